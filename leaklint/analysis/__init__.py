@@ -1,0 +1,1 @@
+"""Shared program facts the rules ask for (provenance, grad context, loops, imports)."""

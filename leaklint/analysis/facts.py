@@ -1,0 +1,170 @@
+"""``ModuleFacts``: the one object rules read. Built once per file, shared by every rule.
+
+Building it runs the provenance pass over the module in rounds: a round interprets the top level
+and every function; the next round knows each local function's return value and which functions
+are only ever called with gradients disabled, and interprets again. Two or three rounds settle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis.names import ImportMap
+from leaklint.analysis.provenance import (
+    FunctionInterpreter,
+    FunctionSummary,
+    ModelCall,
+    Recording,
+    StatementFact,
+)
+from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, scan_structure
+from leaklint.analysis.values import UNKNOWN, Value
+
+MAX_ROUNDS = 3
+_DESCRIPTION_LENGTH = 40
+
+
+@dataclass(frozen=True)
+class Lifetime:
+    """How long a value stored into ``target`` at some statement stays alive."""
+
+    target: str
+    #: Loops (innermost first) across whose iterations the target keeps what was stored.
+    carried_by: tuple[LoopInfo, ...]
+    #: The target is an attribute of ``self`` or a global: it outlives the function call.
+    outlives_call: bool
+    #: The stored graph flows into a ``.backward()`` in the same function: kept on purpose.
+    consumed_by_backward: bool
+    #: The target is returned: the function builds it for its caller.
+    returned: bool
+    #: An enclosing loop that is not carried re-creates the target every training step.
+    reset_each_step: bool
+
+    @property
+    def across_iterations(self) -> bool:
+        """Grows with every training or evaluation step."""
+        return any(loop.is_iteration_loop for loop in self.carried_by)
+
+
+class ModuleFacts:
+    """Program facts about one module: values, statement contexts, loops, model calls."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.imports = ImportMap.from_module(module)
+        self.structure: ModuleStructure = scan_structure(module, self.imports)
+        self._recording = _analyse(module, self.imports, self.structure)
+
+    # --- queries rules use --------------------------------------------------------------------
+    def statements(self) -> Iterator[StatementFact]:
+        """Every simple statement that runs, with its context (function, loops, grad mode)."""
+        return iter(list(self._recording.statements.values()))
+
+    def value(self, node: cst.CSTNode) -> Value:
+        """The abstract value of an expression where it runs (UNKNOWN if never evaluated)."""
+        return self._recording.values.get(node, UNKNOWN)
+
+    def model_calls(self) -> list[ModelCall]:
+        return list(self._recording.model_calls.values())
+
+    def summary(self, function: FunctionInfo) -> FunctionSummary:
+        return self._recording.summaries.get(function) or FunctionSummary()
+
+    def statement_fact(self, node: cst.CSTNode) -> StatementFact | None:
+        return self._recording.statements.get(node)
+
+    def describe(self, node: cst.CSTNode) -> str:
+        """Short source text of ``node`` for messages (one line, at most 40 characters)."""
+        text = " ".join(self.module.code_for_node(node).split())
+        return text if len(text) <= _DESCRIPTION_LENGTH else text[: _DESCRIPTION_LENGTH - 3] + "..."
+
+    def lifetime(self, fact: StatementFact, target: str) -> Lifetime:
+        """What keeps a value stored into ``target`` (a dotted name) at ``fact`` alive."""
+        carried = self.carry_loops(fact, target)
+        function = fact.function
+        bound_here = target in fact.env or target.split(".", 1)[0] in function.params
+        is_attribute = "." in target and target.split(".", 1)[0] in ("self", "cls")
+        outlives_call = (is_attribute and target not in fact.env) or (
+            not function.is_module_level and not bound_here and "." not in target
+        )
+        summary = self.summary(function)
+        outer = fact.loops[: len(fact.loops) - len(carried)]
+        return Lifetime(
+            target=target,
+            carried_by=carried,
+            outlives_call=outlives_call,
+            consumed_by_backward=target in summary.backward_consumed,
+            returned=target in summary.returned_names,
+            reset_each_step=bool(outer) and outer[-1].is_iteration_loop,
+        )
+
+    @staticmethod
+    def carry_loops(fact: StatementFact, target: str) -> tuple[LoopInfo, ...]:
+        """The loops (innermost first) across whose iterations ``target`` keeps its value.
+
+        A loop whose body re-binds ``target`` from scratch (``total = 0``) resets it every
+        iteration; re-binding inside an inner loop resets it for the outer loops too.
+        """
+        carried = []
+        for loop in reversed(fact.loops):
+            if target in loop.rebound:
+                break
+            carried.append(loop)
+        return tuple(carried)
+
+
+def _initial_grad(info: FunctionInfo, inferred_no_grad: set[cst.FunctionDef]) -> GradMode:
+    if info.decorator_grad is not None:
+        return info.decorator_grad
+    if info.is_lightning_no_grad_hook:
+        return GradMode.DISABLED
+    if info.node in inferred_no_grad:
+        return GradMode.DISABLED
+    if info.parent is not None:
+        return _initial_grad(info.parent, inferred_no_grad)
+    return GradMode.ENABLED
+
+
+def _only_called_without_grad(recording: Recording, structure: ModuleStructure) -> set[cst.FunctionDef]:
+    """Functions every known caller runs under no_grad (and no unknown caller can reach)."""
+    inferred = set()
+    for function, sites in recording.call_sites.items():
+        info = structure.functions[function]
+        if not sites or function in recording.escaping:
+            continue
+        if info.is_method and info.name in structure.external_method_calls:
+            continue
+        if all(site is GradMode.DISABLED for site in sites):
+            inferred.add(function)
+    return inferred
+
+
+def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure) -> Recording:
+    previous: Recording | None = None
+    inferred: set[cst.FunctionDef] = set()
+    recording = Recording()
+    for _ in range(MAX_ROUNDS):
+        recording = Recording()
+        module_env = previous.module_env if previous is not None else {}
+        FunctionInterpreter(module, imports, structure, structure.top, recording, previous, module_env).run(
+            GradMode.ENABLED
+        )
+        for info in structure.functions.values():
+            outer = dict(recording.module_env)
+            if info.parent is not None:
+                outer.update(recording.final_envs.get(info.parent, {}))
+            interpreter = FunctionInterpreter(module, imports, structure, info, recording, previous, outer)
+            interpreter.run(_initial_grad(info, inferred))
+        now_inferred = _only_called_without_grad(recording, structure)
+        settled = previous is not None and now_inferred == inferred and _same_returns(previous, recording)
+        previous, inferred = recording, now_inferred
+        if settled:
+            break
+    return recording
+
+
+def _same_returns(a: Recording, b: Recording) -> bool:
+    return {f: s.returns for f, s in a.summaries.items()} == {f: s.returns for f, s in b.summaries.items()}

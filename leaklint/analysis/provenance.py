@@ -1,0 +1,861 @@
+"""The provenance pass: walks each function in statement order and values every expression.
+
+It is a small abstract interpreter. The environment maps local names (and dotted ``self.x``
+names) to :class:`~leaklint.analysis.values.Value` objects; statements update it in order, so a
+value detached on one line is not attached on the next. Branches are joined, and a loop body is
+re-run until the values flowing from one iteration into the next stop changing. Along the way it
+records what rules need: the value of every expression, the context of every statement (function,
+enclosing loops, gradient mode, environment) and every model call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Mapping, Sequence
+
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.names import ImportMap, dotted_name
+from leaklint.analysis.structure import (
+    ClassInfo,
+    FunctionInfo,
+    GradMode,
+    LoopInfo,
+    ModuleStructure,
+    backward_target,
+    bound_names,
+)
+from leaklint.analysis.values import (
+    DETACHED,
+    NOT_TENSOR,
+    UNKNOWN,
+    Evidence,
+    Kind,
+    Role,
+    Value,
+    combine,
+    graph,
+    join,
+    join_envs,
+    role,
+)
+from leaklint.findings import Confidence
+
+MAX_LOOP_PASSES = 3
+_ORIGIN_LENGTH = 40
+
+
+@dataclass(eq=False)
+class StatementFact:
+    """A simple statement with everything known at the point it runs."""
+
+    node: cst.BaseSmallStatement
+    line: cst.SimpleStatementLine | cst.BaseCompoundStatement | None
+    function: FunctionInfo
+    loops: tuple[LoopInfo, ...]  # outermost first
+    grad: GradMode
+    env: Mapping[str, Value]  # before the statement
+
+
+@dataclass(eq=False)
+class ModelCall:
+    """A forward call of something believed to be a model."""
+
+    node: cst.Call
+    statement: StatementFact | None
+    callee: str | None  # dotted name of the model, if it has one
+    model: Value
+    grad: GradMode
+    #: Why this call is evaluation code: "eval-mode" (``.eval()`` on it earlier), "eval-function", or None.
+    eval_reason: str | None
+
+
+@dataclass
+class FunctionSummary:
+    returns: Value = NOT_TENSOR
+    #: Local names whose values flow into a ``return`` (accumulators built for the caller).
+    returned_names: set[str] = field(default_factory=set)
+    #: Names whose values flow into a backward call (the graph is consumed on purpose).
+    backward_consumed: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Recording:
+    """What one round of the pass observed; the final round's recording is the truth."""
+
+    values: dict[cst.CSTNode, Value] = field(default_factory=dict)
+    statements: dict[cst.CSTNode, StatementFact] = field(default_factory=dict)
+    model_calls: dict[cst.Call, ModelCall] = field(default_factory=dict)
+    summaries: dict[FunctionInfo, FunctionSummary] = field(default_factory=dict)
+    #: Gradient mode at each direct call of a local function.
+    call_sites: dict[cst.FunctionDef, list[GradMode]] = field(default_factory=dict)
+    #: Local functions used other than by a direct call (callbacks): callers unknown.
+    escaping: set[cst.FunctionDef] = field(default_factory=set)
+    #: ``self.x`` values per class, from every method.
+    class_attributes: dict[ClassInfo, dict[str, Value]] = field(default_factory=dict)
+    module_env: dict[str, Value] = field(default_factory=dict)
+    #: Each function's environment when its body ends (the outer scope of its nested defs).
+    final_envs: dict[FunctionInfo, dict[str, Value]] = field(default_factory=dict)
+    #: Expressions that are the callee of a call (a function named there is called, not passed).
+    direct_callees: set[cst.CSTNode] = field(default_factory=set)
+
+
+@dataclass
+class Frame:
+    env: dict[str, Value]
+    grad: GradMode
+    loops: tuple[LoopInfo, ...] = ()
+    eval_mode: frozenset[str] = frozenset()
+
+    def copy(self) -> Frame:
+        return replace(self, env=dict(self.env))
+
+
+def _origin(module: cst.Module, node: cst.CSTNode) -> str:
+    text = " ".join(module.code_for_node(node).split())
+    return text if len(text) <= _ORIGIN_LENGTH else text[: _ORIGIN_LENGTH - 3] + "..."
+
+
+_BINARY_SYMBOLS = {
+    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
+    cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@", cst.BitAnd: "&", cst.BitOr: "|",
+    cst.BitXor: "^", cst.LeftShift: "<<", cst.RightShift: ">>",
+}
+_AUG_SYMBOLS = {
+    cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/",
+    cst.FloorDivideAssign: "//", cst.ModuloAssign: "%", cst.PowerAssign: "**", cst.MatrixMultiplyAssign: "@",
+    cst.BitAndAssign: "&", cst.BitOrAssign: "|", cst.BitXorAssign: "^", cst.LeftShiftAssign: "<<",
+    cst.RightShiftAssign: ">>",
+}
+_BITWISE = frozenset({"&", "|", "^", "<<", ">>"})
+
+
+def binary_symbol(operator: cst.CSTNode) -> str:
+    return _BINARY_SYMBOLS.get(type(operator)) or _AUG_SYMBOLS.get(type(operator), "?")
+
+
+class FunctionInterpreter:
+    """Runs one function body (or the module's top level) over abstract values."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        imports: ImportMap,
+        structure: ModuleStructure,
+        function: FunctionInfo,
+        recording: Recording,
+        previous: Recording | None,
+        outer_env: Mapping[str, Value],
+    ) -> None:
+        self.module = module
+        self.imports = imports
+        self.structure = structure
+        self.function = function
+        self.rec = recording
+        self.prev = previous
+        self.outer_env = outer_env
+        self.summary = recording.summaries.setdefault(function, FunctionSummary())
+        self._statement: StatementFact | None = None
+
+    # ==== entry points ==========================================================================
+    def run(self, grad: GradMode) -> Frame:
+        frame = Frame(self._initial_env(), grad)
+        if self.function.node is None:
+            self._block(self.module.body, frame)
+        else:
+            self._body(self.function.node.body, frame)
+        if self.function.is_method and self.function.cls is not None:
+            attributes = self.rec.class_attributes.setdefault(self.function.cls, {})
+            for name, value in frame.env.items():
+                if name.startswith("self."):
+                    attributes[name] = join(attributes[name], value) if name in attributes else value
+        if self.function.node is None:
+            self.rec.module_env.update(frame.env)
+        self.rec.final_envs[self.function] = frame.env
+        return frame
+
+    def _initial_env(self) -> dict[str, Value]:
+        env: dict[str, Value] = {}
+        function = self.function
+        for param in function.params:
+            if param == "self" and function.cls is not None:
+                env["self"] = role(Role.MODEL, Confidence.HIGH, "self") if function.cls.is_module else UNKNOWN
+            else:
+                env[param] = self._guess_from_name(param)
+        return env
+
+    # ==== statements ============================================================================
+    def _body(self, body: cst.BaseSuite, frame: Frame) -> None:
+        if isinstance(body, cst.SimpleStatementSuite):
+            for small in body.body:
+                self._small(small, None, frame)
+        else:
+            self._block(body.body, frame)
+
+    def _block(self, statements: Sequence[cst.BaseStatement], frame: Frame) -> None:
+        for statement in statements:
+            self._statement_node(statement, frame)
+
+    def _statement_node(self, statement: cst.BaseStatement, frame: Frame) -> None:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self._small(small, statement, frame)
+        elif isinstance(statement, cst.If):
+            self._if(statement, frame)
+        elif isinstance(statement, (cst.For, cst.While)):
+            self._loop(statement, frame)
+        elif isinstance(statement, cst.With):
+            self._with(statement, frame)
+        elif isinstance(statement, (cst.Try, cst.TryStar)):
+            self._try(statement, frame)
+        elif isinstance(statement, cst.Match):
+            self._match(statement, frame)
+        elif isinstance(statement, cst.FunctionDef):
+            frame.env[statement.name.value] = role(Role.FUNCTION, Confidence.HIGH, statement.name.value)
+        elif isinstance(statement, cst.ClassDef):
+            frame.env.pop(statement.name.value, None)
+
+    def _enter(self, node: cst.BaseSmallStatement, line: cst.CSTNode | None, frame: Frame) -> StatementFact:
+        fact = StatementFact(node, line, self.function, frame.loops, frame.grad, dict(frame.env))  # type: ignore[arg-type]
+        self.rec.statements[node] = fact
+        self._statement = fact
+        return fact
+
+    def _small(self, node: cst.BaseSmallStatement, line: cst.SimpleStatementLine | None, frame: Frame) -> None:
+        self._enter(node, line, frame)
+        if isinstance(node, cst.Assign):
+            value = self.eval(node.value, frame)
+            for target in node.targets:
+                self._bind(target.target, value, frame)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self._bind(node.target, self.eval(node.value, frame), frame)
+        elif isinstance(node, cst.AugAssign):
+            self._aug_assign(node, frame)
+        elif isinstance(node, cst.Expr):
+            self.eval(node.value, frame)
+        elif isinstance(node, cst.Return):
+            if node.value is not None:
+                self._return(self.eval(node.value, frame), node.value)
+        elif isinstance(node, cst.Raise):
+            if node.exc is not None:
+                self.eval(node.exc, frame)
+        elif isinstance(node, cst.Assert):
+            self.eval(node.test, frame)
+        elif isinstance(node, cst.Del):
+            for name in bound_names(node.target):
+                frame.env.pop(name, None)
+
+    def _return(self, value: Value, expr: cst.BaseExpression) -> None:
+        self.summary.returns = join(self.summary.returns, value)
+        self.summary.returned_names |= value.deps | set(bound_names(expr))
+
+    def _aug_assign(self, node: cst.AugAssign, frame: Frame) -> None:
+        current = self.eval(node.target, frame)
+        operand = self.eval(node.value, frame)
+        symbol = binary_symbol(node.operator)
+        result = self._arithmetic(symbol, [current, operand], frame, origin="")
+        name = dotted_name(node.target)
+        if name is not None:
+            frame.env[name] = result.with_deps(frozenset({name}))
+
+    def _bind(self, target: cst.BaseExpression, value: Value, frame: Frame) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elements = target.elements
+            items = value.items if value.items is not None and len(value.items) == len(elements) else None
+            for index, element in enumerate(elements):
+                part = items[index] if items is not None else self._element_of(value)
+                self._bind(element.value, part, frame)
+            return
+        if isinstance(target, cst.StarredElement):
+            self._bind(target.value, self._element_of(value), frame)
+            return
+        if isinstance(target, cst.Subscript):
+            self.eval(target.value, frame)
+            return
+        name = dotted_name(target)
+        if name is None:
+            return
+        if name in self.function.backward_names and value.kind in (Kind.UNKNOWN, Kind.GRAPH) and value.role is None:
+            if value.evidence is not Evidence.BACKWARD or value.confidence is not Confidence.HIGH:
+                value = replace(value, kind=Kind.GRAPH, evidence=Evidence.BACKWARD, confidence=Confidence.HIGH)
+        elif value.is_graph and value.confidence is not Confidence.HIGH and name in self._upstream_of_backward():
+            # A tensor believed attached that feeds a loss someone calls backward() on: confirmed.
+            value = replace(value, confidence=Confidence.HIGH)
+        elif value.kind is Kind.UNKNOWN and value.role is None:
+            guess = self._guess_from_name(name.rsplit(".", 1)[-1])
+            if guess.kind is Kind.GRAPH or guess.role is not None:
+                value = replace(guess, deps=value.deps, fresh=value.fresh)
+        frame.env[name] = value
+
+    def _upstream_of_backward(self) -> set[str]:
+        previous = self.prev.summaries.get(self.function) if self.prev is not None else None
+        return previous.backward_consumed if previous is not None else set()
+
+    def _element_of(self, value: Value) -> Value:
+        if value.role is not None:
+            return UNKNOWN
+        return replace(value, items=None, fresh=False)
+
+    def _if(self, node: cst.If, frame: Frame) -> None:
+        self.eval(node.test, frame)
+        then = frame.copy()
+        self._body(node.body, then)
+        otherwise = frame.copy()
+        if isinstance(node.orelse, cst.If):
+            self._if(node.orelse, otherwise)
+        elif isinstance(node.orelse, cst.Else):
+            self._body(node.orelse.body, otherwise)
+        self._merge_into(frame, [then, otherwise])
+
+    def _merge_into(self, frame: Frame, branches: Iterable[Frame]) -> None:
+        branches = list(branches)
+        env = branches[0].env
+        for branch in branches[1:]:
+            env = join_envs(env, branch.env)
+        frame.env = env
+        frame.eval_mode = frozenset().union(*(b.eval_mode for b in branches))
+        grads = {b.grad for b in branches}
+        frame.grad = grads.pop() if len(grads) == 1 else GradMode.CONDITIONAL
+
+    def _loop(self, node: cst.For | cst.While, frame: Frame) -> None:
+        info = self.structure.loops.get(node)
+        if isinstance(node, cst.For):
+            iterable = self.eval(node.iter, frame)
+            if iterable.role is Role.LOADER and info is not None:
+                info.iterates_data = True
+        else:
+            iterable = NOT_TENSOR
+        before = frame.copy()
+        current = frame.copy()
+        for _ in range(MAX_LOOP_PASSES):
+            body = current.copy()
+            body.loops = frame.loops + ((info,) if info is not None else ())
+            if isinstance(node, cst.For):
+                self._bind(node.target, self._iteration_value(iterable), body)
+            else:
+                self.eval(node.test, body)
+            self._body(node.body, body)
+            merged = join_envs(before.env, body.env)
+            if merged == current.env:
+                current = body
+                break
+            current = replace(current, env=merged, eval_mode=current.eval_mode | body.eval_mode)
+            current.grad = body.grad
+        after = frame.copy()
+        self._merge_into(after, [before, replace(current, loops=frame.loops)])
+        if node.orelse is not None:
+            self._body(node.orelse.body, after)
+        frame.env, frame.grad, frame.eval_mode = after.env, after.grad, after.eval_mode
+
+    def _iteration_value(self, iterable: Value) -> Value:
+        if iterable.is_graph:
+            return replace(iterable, items=None, fresh=False)
+        return UNKNOWN
+
+    def _with(self, node: cst.With, frame: Frame) -> None:
+        grad = frame.grad
+        for item in node.items:
+            effect = self._grad_effect(item.item, frame)
+            if effect is not None:
+                grad = effect
+            elif item.asname is not None:
+                self._bind(item.asname.name, UNKNOWN, frame)
+            if item.asname is not None and effect is not None:
+                self._bind(item.asname.name, NOT_TENSOR, frame)
+        outer_grad = frame.grad
+        frame.grad = grad
+        self._body(node.body, frame)
+        frame.grad = outer_grad
+
+    def _grad_effect(self, expr: cst.BaseExpression, frame: Frame) -> GradMode | None:
+        """How a ``with`` item changes gradient recording, or None if it does not."""
+        call = expr if isinstance(expr, cst.Call) else None
+        qualified = self.imports.resolve(call.func if call else expr)
+        if call is not None:
+            for arg in call.args:
+                self.eval(arg.value, frame)
+        if qualified in torch_api.INFERENCE_MODE and call is not None and call.args:
+            return _literal_mode(call.args[0].value, enabled=GradMode.DISABLED, disabled=None)
+        if qualified in torch_api.NO_GRAD_CONTEXTS:
+            return GradMode.DISABLED
+        if qualified in torch_api.ENABLE_GRAD_CONTEXTS:
+            return GradMode.ENABLED
+        if qualified in torch_api.SET_GRAD_ENABLED and call is not None and call.args:
+            return _literal_mode(call.args[0].value, enabled=GradMode.ENABLED, disabled=GradMode.DISABLED)
+        return None
+
+    def _try(self, node: cst.Try | cst.TryStar, frame: Frame) -> None:
+        body = frame.copy()
+        self._body(node.body, body)
+        branches = [body]
+        for handler in node.handlers:
+            branch = frame.copy()
+            self._body(handler.body, branch)
+            branches.append(branch)
+        if node.orelse is not None:
+            self._body(node.orelse.body, body)
+        self._merge_into(frame, branches)
+        if node.finalbody is not None:
+            self._body(node.finalbody.body, frame)
+
+    def _match(self, node: cst.Match, frame: Frame) -> None:
+        self.eval(node.subject, frame)
+        branches = []
+        for case in node.cases:
+            branch = frame.copy()
+            self._body(case.body, branch)
+            branches.append(branch)
+        branches.append(frame.copy())
+        self._merge_into(frame, branches)
+
+    # ==== expressions ===========================================================================
+    def eval(self, node: cst.BaseExpression, frame: Frame) -> Value:
+        value = self._eval(node, frame)
+        self.rec.values[node] = value
+        return value
+
+    def _eval(self, node: cst.BaseExpression, frame: Frame) -> Value:
+        if isinstance(node, cst.Name):
+            return self._name(node, frame)
+        if isinstance(node, cst.Attribute):
+            return self._attribute(node, frame)
+        if isinstance(node, cst.Call):
+            return self._call(node, frame)
+        if isinstance(node, cst.BinaryOperation):
+            operands = [self.eval(node.left, frame), self.eval(node.right, frame)]
+            return self._arithmetic(binary_symbol(node.operator), operands, frame, _origin(self.module, node))
+        if isinstance(node, cst.UnaryOperation):
+            inner = self.eval(node.expression, frame)
+            if isinstance(node.operator, cst.Not):
+                return NOT_TENSOR
+            return self._arithmetic("-", [inner], frame, _origin(self.module, node))
+        if isinstance(node, cst.Comparison):
+            operands = [self.eval(node.left, frame)] + [self.eval(c.comparator, frame) for c in node.comparisons]
+            return _comparison(operands)
+        if isinstance(node, cst.BooleanOperation):
+            return join(self.eval(node.left, frame), self.eval(node.right, frame))
+        if isinstance(node, cst.IfExp):
+            self.eval(node.test, frame)
+            return join(self.eval(node.body, frame), self.eval(node.orelse, frame))
+        if isinstance(node, cst.Subscript):
+            return self._subscript(node, frame)
+        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            items = [self.eval(e.value, frame) for e in node.elements]
+            result = combine(items, origin=_origin(self.module, node), fresh=False)
+            known = all(isinstance(e, cst.Element) for e in node.elements)
+            return replace(result, items=tuple(items) if known else None)
+        if isinstance(node, cst.Dict):
+            values = []
+            for element in node.elements:
+                if isinstance(element, cst.DictElement):
+                    self.eval(element.key, frame)
+                values.append(self.eval(element.value, frame))
+            return combine(values, origin=_origin(self.module, node), fresh=False)
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self._comprehension(node, frame)
+        if isinstance(node, cst.NamedExpr):
+            value = self.eval(node.value, frame)
+            self._bind(node.target, value, frame)
+            return value
+        if isinstance(node, cst.Await):
+            return self.eval(node.expression, frame)
+        if isinstance(node, (cst.Yield,)):
+            if isinstance(node.value, cst.BaseExpression):
+                self.eval(node.value, frame)
+            return UNKNOWN
+        if isinstance(node, cst.StarredElement):
+            return self.eval(node.value, frame)
+        if isinstance(node, cst.FormattedString):
+            for part in node.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self.eval(part.expression, frame)
+            return NOT_TENSOR
+        if isinstance(node, cst.Lambda):
+            return NOT_TENSOR
+        return NOT_TENSOR  # literals, strings, Ellipsis
+
+    def _name(self, node: cst.Name, frame: Frame) -> Value:
+        name = node.value
+        if name in frame.env:
+            value = frame.env[name]
+        elif name in self.outer_env:
+            value = self.outer_env[name]
+        elif name in self.structure.module_functions:
+            value = role(Role.FUNCTION, Confidence.HIGH, name)
+        elif self.imports.qualify(name) is not None:
+            return NOT_TENSOR
+        elif name in ("True", "False", "None"):
+            return NOT_TENSOR
+        else:
+            value = self._guess_from_name(name)
+        if value.role is Role.FUNCTION and name in self.structure.module_functions:
+            self._note_reference(node, self.structure.module_functions[name])
+        value = self._upgrade_module_evidence(name, value)
+        return value.with_deps(frozenset({name}))
+
+    def _note_reference(self, node: cst.Name, function: cst.FunctionDef) -> None:
+        """A local function used as a value (not called directly here): its callers are unknown."""
+        if node not in self.rec.direct_callees:
+            self.rec.escaping.add(function)
+
+    def _guess_from_name(self, name: str) -> Value:
+        if torch_api.GRAPH_TENSOR_NAME.match(name):
+            return graph(Evidence.NAME, Confidence.LOW, name, fresh=False)
+        if torch_api.MODEL_NAME.match(name):
+            return role(Role.MODEL, Confidence.LOW, name)
+        if torch_api.LOSS_FUNCTION_NAME.match(name):
+            return role(Role.LOSS_FN, Confidence.MEDIUM, name)
+        return UNKNOWN
+
+    def _upgrade_module_evidence(self, dotted: str, value: Value) -> Value:
+        """``model.eval()`` / ``model.parameters()`` somewhere in the file: ``model`` is a module."""
+        if dotted in self.structure.module_evidence and value.kind is Kind.UNKNOWN:
+            if value.role is None or (value.role is Role.MODEL and value.confidence < Confidence.MEDIUM):
+                return role(Role.MODEL, Confidence.MEDIUM, dotted)
+        return value
+
+    def _attribute(self, node: cst.Attribute, frame: Frame) -> Value:
+        dotted = dotted_name(node)
+        if dotted is not None:
+            if dotted in frame.env:
+                return frame.env[dotted].with_deps(frozenset({dotted}))
+            if dotted.startswith("self.") and self.function.cls is not None:
+                attributes = self._class_attributes(self.function.cls)
+                if dotted in attributes:
+                    return self._upgrade_module_evidence(dotted, attributes[dotted]).with_deps(frozenset({dotted}))
+            if self.imports.qualify(dotted) is not None:
+                return NOT_TENSOR
+        base = self.eval(node.value, frame)
+        attr = node.attr.value
+        if base.role is Role.MODEL:
+            if dotted and dotted in self.structure.module_evidence:
+                return role(Role.MODEL, Confidence.MEDIUM, dotted)
+            if self._is_submodule_of_self(node):
+                return role(Role.MODEL, Confidence.MEDIUM, dotted or attr)
+            return UNKNOWN
+        if attr in torch_api.NON_TENSOR_ATTRIBUTES:
+            return NOT_TENSOR
+        if attr in torch_api.DETACHED_ATTRIBUTES:
+            return replace(DETACHED, deps=base.deps) if base.kind is not Kind.NOT_TENSOR else NOT_TENSOR
+        if base.is_graph:
+            if attr == "loss":
+                return replace(base, evidence=Evidence.LOSS, fresh=False, items=None, origin=_origin(self.module, node))
+            return replace(base, evidence=Evidence.DERIVED if base.evidence is not Evidence.BACKWARD else base.evidence, fresh=False, items=None)
+        if dotted is not None:
+            guess = self._guess_from_name(attr)
+            if guess.kind is not Kind.UNKNOWN or guess.role is not None:
+                return self._upgrade_module_evidence(dotted, replace(guess, deps=base.deps))
+            return self._upgrade_module_evidence(dotted, replace(UNKNOWN, deps=base.deps))
+        return replace(UNKNOWN, deps=base.deps)
+
+    def _known_attribute(self, node: cst.Attribute, frame: Frame) -> Value | None:
+        """The value of ``self.model`` / ``trainer.net`` when it is known as an object, else None."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        if dotted in frame.env:
+            return frame.env[dotted]
+        if dotted.startswith("self.") and self.function.cls is not None:
+            attributes = self._class_attributes(self.function.cls)
+            if dotted in attributes:
+                return self._upgrade_module_evidence(dotted, attributes[dotted])
+        if dotted in self.structure.module_evidence:
+            return role(Role.MODEL, Confidence.MEDIUM, dotted)
+        if self._is_submodule_of_self(node):
+            return role(Role.MODEL, Confidence.MEDIUM, dotted)
+        return None
+
+    def _is_submodule_of_self(self, node: cst.Attribute) -> bool:
+        """``self.body`` inside an ``nn.Module``: an attribute that is not a method is a layer."""
+        cls = self.function.cls
+        return (
+            cls is not None
+            and cls.is_module
+            and isinstance(node.value, cst.Name)
+            and node.value.value == "self"
+            and cls.find_method(node.attr.value) is None
+        )
+
+    def _class_attributes(self, cls: ClassInfo) -> dict[str, Value]:
+        merged: dict[str, Value] = {}
+        for source in (self.prev.class_attributes if self.prev else {}, self.rec.class_attributes):
+            for klass in [cls, *cls.local_bases]:
+                for name, value in source.get(klass, {}).items():
+                    merged[name] = join(merged[name], value) if name in merged else value
+        return merged
+
+    def _subscript(self, node: cst.Subscript, frame: Frame) -> Value:
+        base = self.eval(node.value, frame)
+        index_value: int | None = None
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                self.eval(element.slice.value, frame)
+                if isinstance(element.slice.value, cst.Integer):
+                    index_value = int(element.slice.value.value)
+            else:
+                for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                    if part is not None:
+                        self.eval(part, frame)
+        if base.items is not None and index_value is not None and -len(base.items) <= index_value < len(base.items):
+            return replace(base.items[index_value], deps=base.deps)
+        if base.role is not None:
+            return replace(UNKNOWN, deps=base.deps)
+        if base.is_graph:
+            is_loss_key = any(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.SimpleString) and "loss" in e.slice.value.value
+                for e in node.slice
+            )
+            evidence = Evidence.LOSS if is_loss_key else (Evidence.DERIVED if base.evidence is not Evidence.BACKWARD else base.evidence)
+            return replace(base, evidence=evidence, fresh=False, items=None)
+        return replace(base, fresh=False, items=None)
+
+    def _comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp, frame: Frame) -> Value:
+        inner = frame.copy()
+        for_in: cst.CompFor | None = node.for_in
+        while for_in is not None:
+            iterable = self.eval(for_in.iter, inner)
+            self._bind(for_in.target, self._iteration_value(iterable), inner)
+            for condition in for_in.ifs:
+                self.eval(condition.test, inner)
+            for_in = for_in.inner_for_in
+        if isinstance(node, cst.DictComp):
+            self.eval(node.key, inner)
+            element = self.eval(node.value, inner)
+        else:
+            element = self.eval(node.elt, inner)
+        return replace(combine([element], origin=_origin(self.module, node), fresh=False), items=None)
+
+    # ---- arithmetic --------------------------------------------------------------------------
+    def _arithmetic(self, symbol: str, operands: list[Value], frame: Frame, origin: str) -> Value:
+        if symbol in _BITWISE:
+            kinds = [v.kind for v in operands]
+            return DETACHED if Kind.GRAPH in kinds or Kind.DETACHED in kinds else combine(operands, origin=origin)
+        result = combine(operands, origin=origin)
+        return self._under_grad_mode(result, frame)
+
+    def _under_grad_mode(self, value: Value, frame: Frame) -> Value:
+        return value.detached() if frame.grad is GradMode.DISABLED else value
+
+    # ---- calls -------------------------------------------------------------------------------
+    def _call(self, node: cst.Call, frame: Frame) -> Value:
+        func = node.func
+        self.rec.direct_callees.add(func)
+        origin = _origin(self.module, node)
+        qualified = self.imports.resolve(func)
+        args = [self.eval(arg.value, frame) for arg in node.args]
+        if qualified is not None:
+            return self._qualified_call(qualified, node, args, frame, origin)
+        if isinstance(func, cst.Attribute):
+            return self._method_call(node, func, args, frame, origin)
+        callee = self.eval(func, frame)
+        if isinstance(func, cst.Name):
+            builtin = self._builtin_call(func.value, args, frame, origin)
+            if builtin is not None and func.value not in frame.env:
+                return builtin
+            local = self._local_function(func.value, frame)
+            if local is not None:
+                return self._local_call(local, args, frame)
+            local_class = self._local_class(func.value)
+            if local_class is not None:
+                return role(Role.MODEL, Confidence.HIGH, origin) if local_class.is_module else UNKNOWN
+        return self._value_call(node, callee, dotted_name(func), args, frame, origin)
+
+    def _value_call(self, node: cst.Call, callee: Value, callee_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
+        if callee.role is Role.MODEL:
+            return self._model_call(node, callee, callee_name, args, frame, origin)
+        if callee.role is Role.LOSS_FN:
+            return self._loss_call(args, frame, origin, callee.confidence)
+        return replace(UNKNOWN, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
+
+    def _model_call(self, node: cst.Call, model: Value, callee_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
+        eval_reason = None
+        if callee_name is not None and callee_name in frame.eval_mode:
+            eval_reason = "eval-mode"
+        elif self.function.is_eval_named:
+            eval_reason = "eval-function"
+        self.rec.model_calls[node] = ModelCall(node, self._statement, callee_name, model, frame.grad, eval_reason)
+        confidence = min(model.confidence, Confidence.MEDIUM, key=lambda c: c.rank)
+        result = graph(Evidence.MODEL, confidence, origin, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
+        return self._under_grad_mode(result, frame)
+
+    def _loss_call(self, args: list[Value], frame: Frame, origin: str, confidence: Confidence) -> Value:
+        deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
+        tensors = [a for a in args if a.role is None]
+        if tensors and all(a.kind in (Kind.DETACHED, Kind.NOT_TENSOR) for a in tensors):
+            return replace(DETACHED, deps=deps, fresh=True)
+        if not any(a.is_graph for a in tensors):
+            confidence = min(confidence, Confidence.MEDIUM, key=lambda c: c.rank)
+        return self._under_grad_mode(graph(Evidence.LOSS, confidence, origin, deps=deps), frame)
+
+    def _qualified_call(self, qualified: str, node: cst.Call, args: list[Value], frame: Frame, origin: str) -> Value:
+        name = qualified.rsplit(".", 1)[-1]
+        deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
+        if qualified in torch_api.SET_GRAD_ENABLED and node.args and self._is_statement_call(node):
+            mode = _literal_mode(node.args[0].value, enabled=GradMode.ENABLED, disabled=GradMode.DISABLED)
+            frame.grad = mode or GradMode.CONDITIONAL
+            return NOT_TENSOR
+        if torch_api.is_functional_loss(qualified):
+            return self._loss_call(args, frame, origin, Confidence.HIGH)
+        if torch_api.is_loss_class(qualified):
+            return role(Role.LOSS_FN, Confidence.HIGH, origin)
+        if torch_api.is_module_class(qualified) or torch_api.is_model_factory(qualified):
+            return role(Role.MODEL, Confidence.HIGH, origin)
+        if qualified in torch_api.DATA_LOADER_CLASSES:
+            return role(Role.LOADER, Confidence.HIGH, origin)
+        if qualified.startswith("torch.optim."):
+            return role(Role.OPTIMIZER, Confidence.HIGH, origin)
+        if qualified in torch_api.BACKWARD_FUNCTIONS:
+            self._consume(node, frame)
+            return NOT_TENSOR
+        if qualified.startswith("torch.") and name in torch_api.TENSOR_FACTORIES:
+            requires_grad = any(a.keyword and a.keyword.value == "requires_grad" for a in node.args)
+            return UNKNOWN if requires_grad else replace(DETACHED, fresh=True, deps=deps)
+        if qualified in torch_api.NO_GRAD_RESULT_FUNCTIONS:
+            return replace(DETACHED, deps=deps, fresh=True)
+        if qualified.startswith("torch.") and name in torch_api.VALUES_INDICES_METHODS and _has_dim_argument(node):
+            values = self._under_grad_mode(combine(args[:1], origin=origin), frame)
+            return replace(values, items=(values, replace(DETACHED, deps=deps, fresh=True)), fresh=False)
+        if qualified.startswith(("torch.", "numpy.")) or qualified.startswith("math."):
+            if qualified.startswith(("numpy.", "math.")):
+                return replace(NOT_TENSOR, deps=deps)
+            return self._under_grad_mode(combine(args, origin=origin), frame)
+        return replace(UNKNOWN, deps=deps)
+
+    def _is_statement_call(self, node: cst.Call) -> bool:
+        statement = self._statement
+        return statement is not None and isinstance(statement.node, cst.Expr) and statement.node.value is node
+
+    def _builtin_call(self, name: str, args: list[Value], frame: Frame, origin: str) -> Value | None:
+        deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
+        if name in ("float", "int", "bool", "len", "str", "repr", "print", "isinstance", "hasattr", "format", "range", "id", "hash", "type"):
+            return replace(NOT_TENSOR, deps=deps)
+        if name in ("sum", "max", "min", "abs", "round", "list", "tuple", "sorted", "reversed", "dict", "set", "next", "iter"):
+            return self._under_grad_mode(combine(args, origin=origin, fresh=name in ("sum", "abs")), frame)
+        if name in ("enumerate", "zip", "tqdm", "iter"):
+            return replace(UNKNOWN, deps=deps)
+        return None
+
+    def _local_function(self, name: str, frame: Frame) -> cst.FunctionDef | None:
+        if name in frame.env and frame.env[name].role is not Role.FUNCTION:
+            return None
+        return self.structure.module_functions.get(name) or self._nested_function(name)
+
+    def _nested_function(self, name: str) -> cst.FunctionDef | None:
+        for node, info in self.structure.functions.items():
+            if info.parent is self.function and info.name == name:
+                return node
+        return None
+
+    def _local_class(self, name: str) -> ClassInfo | None:
+        return next((c for c in self.structure.classes.values() if c.name == name), None)
+
+    def _local_call(self, function: cst.FunctionDef, args: list[Value], frame: Frame) -> Value:
+        self.rec.call_sites.setdefault(function, []).append(frame.grad)
+        info = self.structure.functions[function]
+        summary = (self.prev or self.rec).summaries.get(info)
+        if summary is None:
+            return UNKNOWN
+        result = summary.returns
+        if result.role is not None:
+            return result
+        deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
+        return self._under_grad_mode(replace(result, deps=deps), frame)
+
+    def _method_call(self, node: cst.Call, func: cst.Attribute, args: list[Value], frame: Frame, origin: str) -> Value:
+        method = func.attr.value
+        receiver_name = dotted_name(func.value)
+        if method == "backward" or method == "manual_backward":
+            self._consume(node, frame)
+            return NOT_TENSOR
+        if receiver_name == "self" and self.function.cls is not None:
+            local = self.function.cls.find_method(method)
+            if local is not None:
+                self.eval(func.value, frame)
+                return self._local_call(local, args, frame)
+        callee = self._known_attribute(func, frame)
+        if callee is not None and callee.role in (Role.MODEL, Role.LOSS_FN):
+            self.eval(func, frame)
+            return self._value_call(node, callee, dotted_name(func), args, frame, origin)
+        receiver = self.eval(func.value, frame)
+        deps = receiver.deps | (frozenset().union(*(a.deps for a in args)) if args else frozenset())
+        if receiver.role is Role.MODEL:
+            return self._module_method(node, func, receiver, receiver_name, args, frame, origin)
+        if receiver.role is Role.LOSS_FN and method == "forward":
+            return self._loss_call(args, frame, origin, receiver.confidence)
+        if receiver.role is not None:
+            return replace(UNKNOWN, deps=deps)
+        if method in torch_api.TO_PYTHON_METHODS or method in torch_api.NON_TENSOR_METHODS:
+            return replace(NOT_TENSOR, deps=deps)
+        if method in torch_api.DETACH_METHODS:
+            return replace(DETACHED, deps=deps) if receiver.kind is not Kind.NOT_TENSOR else replace(NOT_TENSOR, deps=deps)
+        if method in torch_api.NO_GRAD_RESULT_METHODS:
+            return replace(DETACHED, deps=deps, fresh=True) if receiver.kind is not Kind.NOT_TENSOR else replace(UNKNOWN, deps=deps)
+        if method in torch_api.VALUES_INDICES_METHODS and _has_dim_argument(node):
+            values = self._under_grad_mode(replace(combine([receiver], origin=origin), deps=deps), frame)
+            return replace(values, items=(values, replace(DETACHED, deps=deps, fresh=True)), fresh=False)
+        if method.endswith("_") and not method.startswith("_"):
+            return replace(receiver, deps=deps, fresh=False)  # in place: returns the receiver
+        if receiver.kind is Kind.NOT_TENSOR and not receiver.is_graph:
+            if any(a.is_graph for a in args):
+                return self._under_grad_mode(replace(combine(args, origin=origin), deps=deps), frame)
+            return replace(UNKNOWN if receiver_name is None else NOT_TENSOR, deps=deps) if method not in ("append", "extend") else replace(NOT_TENSOR, deps=deps)
+        fresh = method not in torch_api.VIEW_METHODS
+        result = combine([receiver] + [a for a in args if a.is_graph], origin=origin, fresh=fresh)
+        result = replace(result, deps=deps)
+        if receiver.kind is Kind.UNKNOWN and not any(a.is_graph for a in args):
+            return replace(UNKNOWN, deps=deps, fresh=False)
+        return self._under_grad_mode(result, frame)
+
+    def _module_method(self, node: cst.Call, func: cst.Attribute, model: Value, receiver_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
+        method = func.attr.value
+        if method == "eval" and receiver_name:
+            frame.eval_mode = frame.eval_mode | {receiver_name}
+        elif method == "train" and receiver_name:
+            turns_off = bool(node.args) and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False"
+            frame.eval_mode = (frame.eval_mode | {receiver_name}) if turns_off else (frame.eval_mode - {receiver_name})
+        if method in ("forward", "module"):
+            return self._model_call(node, model, receiver_name, args, frame, origin)
+        if method in torch_api.MODULE_RETURNS_SELF:
+            return model
+        return UNKNOWN
+
+    def _consume(self, node: cst.Call, frame: Frame) -> None:
+        """Record that the tensor a backward call differentiates had its graph used on purpose."""
+        target = backward_target(node, self.imports)
+        if target is None:
+            return
+        value = self.rec.values.get(target) or self.eval(target, frame)
+        self.summary.backward_consumed |= value.deps | set(bound_names(target))
+
+
+def _literal_mode(expr: cst.BaseExpression, *, enabled: GradMode | None, disabled: GradMode | None) -> GradMode | None:
+    """``True``/``False`` literals pick a mode; anything else is a deliberate runtime choice."""
+    if isinstance(expr, cst.Name) and expr.value == "True":
+        return enabled
+    if isinstance(expr, cst.Name) and expr.value == "False":
+        return disabled
+    return GradMode.CONDITIONAL
+
+
+def _comparison(operands: list[Value]) -> Value:
+    deps = frozenset().union(*(v.deps for v in operands))
+    if any(v.kind in (Kind.GRAPH, Kind.DETACHED) and v.role is None for v in operands):
+        return replace(DETACHED, deps=deps, fresh=True)
+    return replace(NOT_TENSOR, deps=deps)
+
+
+def _has_dim_argument(node: cst.Call) -> bool:
+    """``torch.max(x, 1)`` / ``x.max(dim=1)`` return (values, indices); ``torch.max(x)`` does not."""
+    positional = [a for a in node.args if a.keyword is None and a.star == ""]
+    keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+    if "dim" in keywords:
+        return True
+    func = node.func
+    is_method = isinstance(func, cst.Attribute) and not (isinstance(func.value, cst.Name) and func.value.value in ("torch",))
+    needed = 1 if is_method else 2
+    if len(positional) >= needed:
+        candidate = positional[needed - 1].value
+        return isinstance(candidate, (cst.Integer, cst.UnaryOperation)) or isinstance(func, cst.Attribute) and func.attr.value in ("sort", "topk", "kthvalue", "median", "mode")
+    return isinstance(func, cst.Attribute) and func.attr.value in ("sort", "topk")

@@ -1,0 +1,376 @@
+"""The shape of a module, read once before the provenance pass: classes, functions, loops.
+
+Everything here is syntactic (no values yet): which classes are ``nn.Module`` or Lightning
+modules, which functions exist and how they are decorated and called, and for every loop which
+names it re-binds each iteration and whether it runs a training or evaluation step.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.names import ImportMap, dotted_name
+
+
+class GradMode(enum.Enum):
+    ENABLED = "enabled"
+    DISABLED = "disabled"
+    #: ``set_grad_enabled(flag)`` with a flag we cannot evaluate: deliberate, either way.
+    CONDITIONAL = "conditional"
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef = field(repr=False)
+    name: str
+    base_names: tuple[str, ...]
+    is_module: bool = False
+    is_lightning: bool = False
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict, repr=False)
+    local_bases: list[ClassInfo] = field(default_factory=list)
+
+    def find_method(self, name: str) -> cst.FunctionDef | None:
+        if name in self.methods:
+            return self.methods[name]
+        for base in self.local_bases:
+            found = base.find_method(name)
+            if found is not None:
+                return found
+        return None
+
+
+_EVAL_FUNCTION_NAME = re.compile(
+    r"^_*(run_|do_|_)?(eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|infer|inference)"
+    r"(_?(step|epoch|loop|one_epoch|model|fn|batch|batches|all|dataset|loader|set|split|metrics|accuracy|only)s?)?$"
+    r"|^_*(evaluate|validate|predict|infer|inference|run_inference|eval)_\w+$"
+    r"|^\w+_(eval|evaluate|evaluation|validate|validation|inference|predict|prediction|test_epoch|val_epoch|eval_epoch)$"
+)
+
+
+def is_eval_function_name(name: str) -> bool:
+    """``evaluate``, ``validate_epoch``, ``run_inference``... but not pytest's ``test_something``."""
+    return bool(_EVAL_FUNCTION_NAME.match(name))
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: cst.FunctionDef | None = field(repr=False)  # None: the module's top-level code
+    name: str
+    cls: ClassInfo | None = None
+    parent: FunctionInfo | None = None
+    params: tuple[str, ...] = ()
+    decorator_grad: GradMode | None = None
+    #: Names passed to ``.backward()`` (or ``accelerator.backward(...)``) anywhere in the body.
+    backward_names: set[str] = field(default_factory=set)
+
+    @property
+    def is_module_level(self) -> bool:
+        return self.node is None
+
+    @property
+    def is_eval_named(self) -> bool:
+        return self.node is not None and is_eval_function_name(self.name)
+
+    @property
+    def is_lightning_no_grad_hook(self) -> bool:
+        return bool(self.cls and self.cls.is_lightning and self.name in torch_api.LIGHTNING_NO_GRAD_HOOKS)
+
+    @property
+    def is_method(self) -> bool:
+        return self.cls is not None and self.parent is None
+
+
+@dataclass(eq=False)
+class LoopInfo:
+    node: cst.For | cst.While = field(repr=False)
+    #: Dotted names bound afresh in the body each iteration (not ``t = t + x``): they do not carry.
+    rebound: set[str] = field(default_factory=set)
+    has_backward: bool = False
+    has_optimizer_step: bool = False
+    iterates_data: bool = False
+    contains_iteration_loop: bool = False
+
+    @property
+    def is_while(self) -> bool:
+        return isinstance(self.node, cst.While)
+
+    @property
+    def is_iteration_loop(self) -> bool:
+        """Runs once per training/evaluation step, so per-iteration garbage adds up."""
+        return (
+            self.is_while
+            or self.has_backward
+            or self.has_optimizer_step
+            or self.iterates_data
+            or self.contains_iteration_loop
+        )
+
+
+@dataclass
+class ModuleStructure:
+    classes: dict[cst.ClassDef, ClassInfo] = field(default_factory=dict)
+    functions: dict[cst.FunctionDef, FunctionInfo] = field(default_factory=dict)
+    loops: dict[cst.CSTNode, LoopInfo] = field(default_factory=dict)
+    module_functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    #: Dotted names on which module-only methods (``.eval()``, ``.parameters()``...) are called.
+    module_evidence: set[str] = field(default_factory=set)
+    #: Method names called on something other than ``self`` (callers outside the class).
+    external_method_calls: set[str] = field(default_factory=set)
+    top: FunctionInfo = field(default_factory=lambda: FunctionInfo(None, "<module>"))
+
+
+def accumulating_target(node: cst.BaseSmallStatement) -> str | None:
+    """``t`` for ``t += x`` or ``t = t + x`` / ``t = f(t, x)`` (the target feeds its own new value)."""
+    if isinstance(node, cst.AugAssign):
+        return dotted_name(node.target) or _subscript_base(node.target)
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        target = dotted_name(node.targets[0].target)
+        if target and target in _dotted_names_in(node.value):
+            return target
+    return None
+
+
+def _subscript_base(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return dotted_name(node)
+
+
+def _dotted_names_in(node: cst.CSTNode) -> set[str]:
+    collector = _DottedNames()
+    node.visit(collector)
+    return collector.names
+
+
+class _DottedNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        name = dotted_name(node)
+        if name:
+            self.names.add(name)
+
+
+def bound_names(target: cst.BaseExpression) -> list[str]:
+    """Dotted names an assignment target binds (``a, (b, self.c)`` -> a, b, self.c)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: list[str] = []
+        for element in target.elements:
+            names.extend(bound_names(element.value))
+        return names
+    if isinstance(target, cst.StarredElement):
+        return bound_names(target.value)
+    name = dotted_name(target)
+    return [name] if name else []
+
+
+def backward_target(call: cst.Call, imports: ImportMap) -> cst.BaseExpression | None:
+    """The tensor a backward call differentiates: ``loss`` in ``loss.backward()``,
+    ``scaler.scale(loss).backward()``, ``accelerator.backward(loss)``, ``torch.autograd.grad(loss, ...)``."""
+    func = call.func
+    qualified = imports.resolve(func)
+    if qualified in torch_api.BACKWARD_FUNCTIONS:
+        return call.args[0].value if call.args else None
+    if isinstance(func, cst.Attribute) and func.attr.value in torch_api.BACKWARD_METHODS:
+        if call.args and call.args[0].keyword is None and func.attr.value == "manual_backward":
+            return call.args[0].value
+        base = func.value
+        if func.attr.value == "backward" and call.args and call.args[0].keyword is None:
+            # accelerator.backward(loss) / fabric.backward(loss): the tensor is the argument.
+            receiver = dotted_name(base) or ""
+            if re.search(r"(accelerator|fabric|engine|trainer|strategy|amp|deepspeed|model_engine)$", receiver, re.I):
+                return call.args[0].value
+        # scaler.scale(loss).backward()
+        if isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and base.func.attr.value == "scale" and base.args:
+            return base.args[0].value
+        return base
+    return None
+
+
+def _decorator_grad(node: cst.FunctionDef, imports: ImportMap) -> GradMode | None:
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call):
+            qualified = imports.resolve(expr.func)
+            if qualified in torch_api.INFERENCE_MODE and _first_arg_is_false(expr):
+                continue
+        else:
+            qualified = imports.resolve(expr)
+        if qualified in torch_api.NO_GRAD_CONTEXTS:
+            return GradMode.DISABLED
+        if qualified in torch_api.ENABLE_GRAD_CONTEXTS:
+            return GradMode.ENABLED
+    return None
+
+
+def _first_arg_is_false(call: cst.Call) -> bool:
+    return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
+
+
+@dataclass
+class _Scope:
+    function: FunctionInfo | None
+    cls: ClassInfo | None
+    loops: list[LoopInfo] = field(default_factory=list)
+
+
+class StructureScanner(cst.CSTVisitor):
+    """One pass over the module that fills a :class:`ModuleStructure`."""
+
+    def __init__(self, imports: ImportMap) -> None:
+        self.imports = imports
+        self.structure = ModuleStructure()
+        self._scopes: list[_Scope] = [_Scope(self.structure.top, None)]
+
+    @property
+    def _function(self) -> FunctionInfo:
+        return next(s.function for s in reversed(self._scopes) if s.function is not None)
+
+    @property
+    def _loops(self) -> list[LoopInfo]:
+        """Loops of the innermost scope: an outer function's loop does not run a nested def's body."""
+        return self._scopes[-1].loops
+
+    # --- classes and functions ----------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = tuple(filter(None, (dotted_name(arg.value) for arg in node.bases if arg.keyword is None)))
+        info = ClassInfo(node, node.name.value, bases)
+        known = {c.name: c for c in self.structure.classes.values()}
+        for base in bases:
+            local = known.get(base)
+            if local is not None:
+                info.local_bases.append(local)
+                info.is_module |= local.is_module
+                info.is_lightning |= local.is_lightning
+            qualified = self.imports.qualify(base) or ""
+            info.is_module |= torch_api.is_module_base(qualified)
+            info.is_lightning |= qualified in torch_api.LIGHTNING_MODULES
+        self.structure.classes[node] = info
+        self._scopes.append(_Scope(None, info))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._scopes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scope = self._scopes[-1]
+        in_class_body = scope.function is None and scope.cls is not None
+        enclosing = self._function
+        params = tuple(
+            p.name.value
+            for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+        )
+        info = FunctionInfo(
+            node,
+            node.name.value,
+            cls=scope.cls if in_class_body else enclosing.cls,
+            parent=None if (in_class_body or enclosing.is_module_level) else enclosing,
+            params=params,
+            decorator_grad=_decorator_grad(node, self.imports),
+        )
+        if in_class_body:
+            scope.cls.methods.setdefault(node.name.value, node)  # type: ignore[union-attr]
+        elif enclosing.is_module_level:
+            self.structure.module_functions.setdefault(node.name.value, node)
+        self.structure.functions[node] = info
+        self._scopes.append(_Scope(info, info.cls))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+
+    # --- loops --------------------------------------------------------------------------------
+    def visit_For(self, node: cst.For) -> None:
+        loop = LoopInfo(node, iterates_data=_iterates_data(node))
+        loop.rebound.update(bound_names(node.target))
+        self._enter_loop(loop)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._leave_loop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._enter_loop(LoopInfo(node))
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._leave_loop()
+
+    def _enter_loop(self, loop: LoopInfo) -> None:
+        self.structure.loops[loop.node] = loop
+        self._loops.append(loop)
+
+    def _leave_loop(self) -> None:
+        loop = self._loops.pop()
+        if self._loops:
+            outer = self._loops[-1]
+            outer.rebound |= loop.rebound
+            outer.has_backward |= loop.has_backward
+            outer.has_optimizer_step |= loop.has_optimizer_step
+            outer.contains_iteration_loop |= loop.is_iteration_loop
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        accumulating = accumulating_target(node)
+        for target in node.targets:
+            for name in bound_names(target.target):
+                if name != accumulating:
+                    self._rebind(name)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            for name in bound_names(node.target):
+                self._rebind(name)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            for name in bound_names(node.asname.name):
+                self._rebind(name)
+
+    def _rebind(self, name: str) -> None:
+        for loop in self._loops:
+            loop.rebound.add(name)
+
+    # --- calls --------------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        target = backward_target(node, self.imports)
+        if target is not None:
+            for loop in self._loops:
+                loop.has_backward = True
+            self._function.backward_names.update(_dotted_names_in(target))
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        receiver = dotted_name(func.value)
+        method = func.attr.value
+        if method in torch_api.MODULE_EVIDENCE_METHODS and receiver and not _is_optimizer_like(receiver):
+            self.structure.module_evidence.add(receiver)
+        if method == "step" and receiver and torch_api.OPTIMIZER_NAME.search(receiver.rsplit(".", 1)[-1]):
+            for loop in self._loops:
+                loop.has_optimizer_step = True
+        if receiver != "self":
+            self.structure.external_method_calls.add(method)
+
+
+def _is_optimizer_like(receiver: str) -> bool:
+    leaf = receiver.rsplit(".", 1)[-1]
+    return bool(torch_api.OPTIMIZER_NAME.search(leaf)) and not torch_api.MODEL_NAME.match(leaf)
+
+
+def _iterates_data(node: cst.For) -> bool:
+    """``for x, y in loader`` / ``enumerate(tqdm(train_loader))`` / ``range(num_epochs)``."""
+    names = _dotted_names_in(node.iter) | set(bound_names(node.target))
+    leaves = {name.rsplit(".", 1)[-1] for name in names}
+    if any(torch_api.DATA_SOURCE_NAME.search(leaf) for leaf in leaves):
+        return True
+    return any(torch_api.ITERATION_COUNTER_NAME.search(leaf) for leaf in leaves)
+
+
+def scan_structure(module: cst.Module, imports: ImportMap) -> ModuleStructure:
+    scanner = StructureScanner(imports)
+    module.visit(scanner)
+    return scanner.structure

@@ -1,0 +1,199 @@
+"""What leaklint knows about the torch API: which calls make, keep or drop an autograd graph.
+
+Kept in one table-like module so a reader can check (and extend) the knowledge in one place; the
+provenance pass reads these sets and never hard-codes an API name itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- gradient-mode switches (qualified names after import resolution) -------------------------
+NO_GRAD_CONTEXTS = frozenset(
+    {
+        "torch.no_grad",
+        "torch.autograd.no_grad",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.inference_mode",
+        "torch.autograd.inference_mode",
+        "torch.autograd.grad_mode.inference_mode",
+    }
+)
+ENABLE_GRAD_CONTEXTS = frozenset(
+    {"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"}
+)
+SET_GRAD_ENABLED = frozenset(
+    {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
+)
+INFERENCE_MODE = frozenset(
+    {"torch.inference_mode", "torch.autograd.inference_mode", "torch.autograd.grad_mode.inference_mode"}
+)
+
+# --- frameworks --------------------------------------------------------------------------------
+LIGHTNING_MODULES = frozenset(
+    {
+        "pytorch_lightning.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+        "pytorch_lightning.core.module.LightningModule",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "lightning.pytorch.core.LightningModule",
+        "lightning.pytorch.core.module.LightningModule",
+    }
+)
+#: Lightning runs these hooks with gradients disabled.
+LIGHTNING_NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
+
+# --- losses ------------------------------------------------------------------------------------
+_FUNCTIONAL_LOSSES = frozenset(
+    {
+        "cross_entropy",
+        "nll_loss",
+        "binary_cross_entropy",
+        "binary_cross_entropy_with_logits",
+        "kl_div",
+        "ctc_loss",
+    }
+)
+
+
+def is_functional_loss(qualified: str) -> bool:
+    """``torch.nn.functional.mse_loss`` and friends."""
+    module, _, name = qualified.rpartition(".")
+    return module == "torch.nn.functional" and (name.endswith("_loss") or name in _FUNCTIONAL_LOSSES)
+
+
+def is_loss_class(qualified: str) -> bool:
+    """``torch.nn.CrossEntropyLoss`` and friends (the instances are loss functions)."""
+    module, _, name = qualified.rpartition(".")
+    return module in ("torch.nn", "torch.nn.modules.loss") and name.endswith("Loss")
+
+
+#: Local names that, when called, are taken to compute a loss (medium confidence: names only).
+LOSS_FUNCTION_NAME = re.compile(r"^(criterion|.*_criterion|criterion_.*|loss_fn|loss_func|loss_function|lossfn|.*_loss_fn|loss_fn_.*|compute_loss|.*_loss_func)$")
+
+# --- models ------------------------------------------------------------------------------------
+_TORCH_NN_NON_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "init", "functional", "utils"})
+
+
+def is_module_class(qualified: str) -> bool:
+    """``torch.nn.Linear``, ``torch.nn.Sequential``, ``torch.nn.DataParallel``... (not losses)."""
+    module, _, name = qualified.rpartition(".")
+    if not name[:1].isupper() or name in _TORCH_NN_NON_MODULES or is_loss_class(qualified):
+        return False
+    return module.startswith("torch.nn") or module in ("torchvision.ops",)
+
+
+def is_module_base(qualified: str) -> bool:
+    """Base classes that make a class an ``nn.Module`` subclass."""
+    return (
+        is_module_class(qualified)
+        or qualified in LIGHTNING_MODULES
+        or qualified.startswith("transformers.") and qualified.endswith(("PreTrainedModel", "Model"))
+        or qualified == "timm.models.VisionTransformer"
+    )
+
+
+def is_model_factory(qualified: str) -> bool:
+    """Calls that return a model: torchvision/timm factories, ``*.from_pretrained`` model classes."""
+    if qualified.startswith("torchvision.models.") and qualified.rsplit(".", 1)[-1][:1].islower():
+        return True
+    if qualified in ("timm.create_model", "torch.hub.load", "torch.compile", "torch.jit.script", "torch.jit.trace"):
+        return True
+    if qualified.startswith(("transformers.", "diffusers.", "peft.")) and qualified.endswith(
+        (".from_pretrained", ".from_config", "get_peft_model")
+    ):
+        owner = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 2 else ""
+        return "Tokenizer" not in owner and "Processor" not in owner and "Config" not in owner
+    return False
+
+
+#: Methods whose call on a name is evidence that the name is an ``nn.Module``.
+MODULE_EVIDENCE_METHODS = frozenset(
+    {
+        "eval",
+        "train",
+        "parameters",
+        "named_parameters",
+        "state_dict",
+        "load_state_dict",
+        "modules",
+        "named_modules",
+        "children",
+        "requires_grad_",
+        "register_forward_hook",
+        "register_full_backward_hook",
+    }
+)
+#: Module methods that return the module itself.
+MODULE_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_", "apply", "share_memory"})
+#: Parameter / variable names that suggest a model (low confidence on their own).
+MODEL_NAME = re.compile(
+    r"^(model|net|network|module|backbone|encoder|decoder|classifier|generator|discriminator|teacher|student|"
+    r"[a-z0-9_]*_model|model_[a-z0-9_]*|[a-z0-9_]*_net|net_[a-z0-9]+|net[GD]|net_[GD])$"
+)
+#: Names that suggest a graph tensor (low confidence on their own).
+GRAPH_TENSOR_NAME = re.compile(r"^(loss|losses|[a-z0-9_]*_loss|loss_[a-z0-9_]*|[a-z0-9_]*_losses)$")
+
+# --- data and optimisers -----------------------------------------------------------------------
+DATA_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+DATA_SOURCE_NAME = re.compile(r"(loader|dataloader|batches|dataset|_data$|^data$|_iter$|^iterator$)", re.IGNORECASE)
+ITERATION_COUNTER_NAME = re.compile(r"(epoch|step|iter|batch)", re.IGNORECASE)
+OPTIMIZER_NAME = re.compile(r"(optim|optimizer|opt|scheduler)", re.IGNORECASE)
+
+# --- tensor methods and functions --------------------------------------------------------------
+#: Leave autograd: the result is a Python value.
+TO_PYTHON_METHODS = frozenset({"item", "tolist", "numpy", "__float__", "__int__"})
+#: Leave autograd: the result is a tensor without history (``detach`` shares storage: not fresh).
+DETACH_METHODS = frozenset({"detach", "detach_"})
+#: Produce tensors that never require grad (integer / boolean results).
+NO_GRAD_RESULT_METHODS = frozenset(
+    {
+        "argmax", "argmin", "argsort", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite",
+        "nonzero", "long", "int", "bool", "byte", "short", "sign", "logical_and", "logical_or", "logical_not",
+        "bincount", "unique", "count_nonzero", "equal", "allclose", "all", "any",
+    }
+)
+#: Produce Python values that are not tensors.
+NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement", "element_size", "stride", "is_contiguous", "data_ptr", "get_device", "tolist", "item"})
+NON_TENSOR_ATTRIBUTES = frozenset({"shape", "dtype", "device", "requires_grad", "is_cuda", "ndim", "is_leaf", "grad_fn", "layout"})
+#: Attributes that are tensors without history.
+DETACHED_ATTRIBUTES = frozenset({"data", "grad"})
+#: Methods returning (values, indices) when called with a dimension.
+VALUES_INDICES_METHODS = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
+#: Results share storage with the input (in-place on them writes through): never "fresh".
+VIEW_METHODS = frozenset(
+    {
+        "view", "view_as", "reshape", "reshape_as", "transpose", "permute", "t", "squeeze", "unsqueeze", "expand",
+        "expand_as", "narrow", "select", "flatten", "unflatten", "unfold", "chunk", "split", "unbind", "T", "mT",
+        "diagonal", "movedim", "swapaxes", "as_strided", "contiguous", "to", "cpu", "cuda", "type", "float",
+        "double", "half", "bfloat16", "detach", "real", "imag",
+    }
+)
+#: Module-level torch functions that create tensors from nothing (no history).
+TENSOR_FACTORIES = frozenset(
+    {
+        "tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
+        "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+        "randint_like", "as_tensor", "from_numpy", "frombuffer", "Tensor", "FloatTensor", "LongTensor",
+    }
+)
+#: Module-level torch functions whose results never require grad.
+NO_GRAD_RESULT_FUNCTIONS = frozenset(
+    {f"torch.{name}" for name in NO_GRAD_RESULT_METHODS | {"numel", "is_tensor", "manual_seed", "save", "load"}}
+)
+#: Backward entry points taking the tensor as their first argument.
+BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
+#: Methods on trainers/accelerators that run backward on their first argument.
+BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+
+# --- in-place twins (LL401) --------------------------------------------------------------------
+INPLACE_OPERATORS = {"+": "add_", "-": "sub_", "*": "mul_", "/": "div_"}
+#: Operators whose operands may swap (``y + x`` == ``x + y``) for an in-place rewrite of ``x``.
+COMMUTATIVE_OPERATORS = frozenset({"+", "*"})
+#: ``torch.relu(x)`` -> ``torch.relu_(x)`` / ``x.relu()`` -> ``x.relu_()``.
+INPLACE_FUNCTIONS = frozenset({"relu", "sigmoid", "tanh", "clamp", "clamp_min", "clamp_max", "abs", "neg", "exp", "log", "sqrt", "floor", "ceil", "round", "sin", "cos", "reciprocal", "square", "nan_to_num", "add", "sub", "mul", "div", "pow"})
+#: ``F.relu(x)`` -> ``F.relu(x, inplace=True)``.
+FUNCTIONAL_INPLACE = frozenset({"relu", "relu6", "elu", "selu", "celu", "leaky_relu", "hardtanh", "rrelu", "silu", "mish", "hardswish", "hardsigmoid", "threshold", "dropout", "alpha_dropout", "dropout1d", "dropout2d", "dropout3d"})
+#: ``nn.ReLU()`` -> ``nn.ReLU(inplace=True)``.
+MODULES_WITH_INPLACE = frozenset({"ReLU", "ReLU6", "ELU", "SELU", "CELU", "LeakyReLU", "Hardtanh", "RReLU", "SiLU", "Mish", "Hardswish", "Hardsigmoid", "Threshold"})

@@ -1,0 +1,137 @@
+"""The abstract values the provenance pass computes: is this a tensor that drags a graph along?
+
+A :class:`Value` answers the question rules ask ("is ``loss`` attached to an autograd graph
+here, and how do we know?") and carries what they need to explain it: the evidence, a confidence,
+the local names it was computed from, and whether it is a freshly computed tensor (safe to
+overwrite in place) or may share storage with something else.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+
+from leaklint.findings import Confidence
+
+
+class Kind(enum.IntEnum):
+    """Ordered so that joining two possibilities keeps the more dangerous one."""
+
+    NOT_TENSOR = 0  # a Python number, string, None...
+    DETACHED = 1  # a tensor with no autograd history
+    UNKNOWN = 2  # could be anything
+    GRAPH = 3  # a tensor (or a container of tensors) with autograd history
+
+
+class Evidence(enum.Enum):
+    """Why a value is believed to be graph-attached, strongest first."""
+
+    BACKWARD = "backward is called on it"
+    LOSS = "it is a loss"
+    MODEL = "it is a model output"
+    DERIVED = "it is computed from a graph-attached value"
+    NAME = "its name suggests it"
+
+
+class Role(enum.Enum):
+    """What a non-tensor object is, where that matters."""
+
+    MODEL = "model"
+    LOSS_FN = "loss function"
+    LOADER = "data loader"
+    OPTIMIZER = "optimizer"
+    FUNCTION = "local function"
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: Kind
+    confidence: Confidence = Confidence.LOW
+    evidence: Evidence | None = None
+    role: Role | None = None
+    #: Local names (and dotted ``self.x`` names) this value was computed from.
+    deps: frozenset[str] = frozenset()
+    #: A tensor created by this very computation: nothing else can see its storage.
+    fresh: bool = False
+    #: Element values when the value is a tuple/list of known length (for unpacking).
+    items: tuple[Value, ...] | None = None
+    #: Short source text of where the value came from, for messages.
+    origin: str = field(default="", compare=False)
+
+    @property
+    def is_graph(self) -> bool:
+        return self.kind is Kind.GRAPH
+
+    def with_deps(self, names: frozenset[str]) -> Value:
+        return replace(self, deps=self.deps | names) if names - self.deps else self
+
+    def detached(self) -> Value:
+        """The same computation run with gradients disabled: a tensor without history."""
+        if self.kind in (Kind.GRAPH, Kind.UNKNOWN) and self.role is None:
+            items = tuple(item.detached() for item in self.items) if self.items is not None else None
+            return replace(self, kind=Kind.DETACHED, evidence=None, items=items)
+        return self
+
+
+NOT_TENSOR = Value(Kind.NOT_TENSOR)
+UNKNOWN = Value(Kind.UNKNOWN)
+DETACHED = Value(Kind.DETACHED)
+
+
+def graph(evidence: Evidence, confidence: Confidence, origin: str = "", deps: frozenset[str] = frozenset(), fresh: bool = True) -> Value:
+    return Value(Kind.GRAPH, confidence, evidence, None, deps, fresh, None, origin)
+
+
+def role(role: Role, confidence: Confidence, origin: str = "") -> Value:
+    return Value(Kind.UNKNOWN, confidence, None, role, frozenset(), False, None, origin)
+
+
+def strongest_graph(values: list[Value]) -> Value | None:
+    """The graph-attached value with the best evidence and confidence, if any."""
+    graphs = [v for v in values if v.is_graph]
+    if not graphs:
+        return None
+    order = list(Evidence)
+    return max(graphs, key=lambda v: (v.confidence.rank, -order.index(v.evidence) if v.evidence else -99))
+
+
+def combine(values: list[Value], *, origin: str = "", fresh: bool = True) -> Value:
+    """The result of an operation on ``values`` (arithmetic, torch functions, containers)."""
+    deps = frozenset().union(*(v.deps for v in values)) if values else frozenset()
+    strongest = strongest_graph(values)
+    if strongest is not None:
+        evidence = strongest.evidence if strongest.evidence in (Evidence.BACKWARD, Evidence.NAME) else Evidence.DERIVED
+        if strongest.evidence is Evidence.LOSS:
+            evidence = Evidence.LOSS
+        return Value(Kind.GRAPH, strongest.confidence, evidence, None, deps, fresh, None, origin or strongest.origin)
+    kind = max((v.kind for v in values if v.role is None), default=Kind.NOT_TENSOR)
+    if any(v.role is not None for v in values):
+        kind = max(kind, Kind.UNKNOWN)
+    return Value(kind, Confidence.LOW, None, None, deps, fresh and kind is not Kind.NOT_TENSOR, None, origin)
+
+
+def join(a: Value, b: Value) -> Value:
+    """Either ``a`` or ``b`` (two branches, or two loop iterations)."""
+    if a == b:
+        return a
+    if a.role is not None or b.role is not None:
+        if a.role == b.role:
+            return a if a.confidence >= b.confidence else b
+        pick = a if a.role is not None else b
+        return replace(pick, deps=a.deps | b.deps)
+    if a.kind != b.kind:
+        top, other = (a, b) if a.kind > b.kind else (b, a)
+        return replace(top, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=None)
+    best = a if a.confidence >= b.confidence else b
+    items = None
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+    return replace(best, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items)
+
+
+def join_envs(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+    """Names bound on only one side keep that side's value (the other side may not bind them)."""
+    merged = dict(a)
+    for name, value in b.items():
+        merged[name] = join(merged[name], value) if name in merged else value
+    return merged

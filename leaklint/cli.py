@@ -1,0 +1,217 @@
+"""The command line: parse flags, call the engine, pick a reporter, choose the exit code.
+
+``leaklint [PATHS]`` lints; ``leaklint rules`` and ``leaklint rule CODE`` document the rules. Heavy
+modules (libcst, the analysis, the rules) are imported only when a command needs them, so
+``leaklint --version`` stays instant.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import click
+
+from leaklint import __version__
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+LINT_COMMAND = "check"
+
+
+class LeaklintGroup(click.Group):
+    """Routes ``leaklint [OPTIONS] [PATHS]`` to the ``check`` command.
+
+    Only an exact subcommand name as the first argument selects a subcommand, so a directory
+    called ``rules`` is still lintable as ``./rules`` or ``rules/``.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands:
+            args = [LINT_COMMAND, *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=LeaklintGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """leaklint: find memory-leak anti-patterns in PyTorch training code."""
+
+
+def _error(message: str) -> None:
+    click.echo(f"leaklint: error: {message}", err=True)
+
+
+def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
+    return click.option(name, multiple=True, metavar="CODES", help=help_text)
+
+
+@main.command(
+    LINT_COMMAND,
+    epilog=(
+        "Other commands: 'leaklint rules' lists the rules, 'leaklint rule LL101' shows one rule's "
+        "documentation. Exit status: 0 no findings, 1 findings, 2 usage/config error or a file "
+        "that could not be linted."
+    ),
+)
+@click.argument("paths", nargs=-1, metavar="[PATHS]...")
+@_selector_option("--select", "Enable only these rules (codes or prefixes, comma-separated; ALL for every rule).")
+@_selector_option("--extend-select", "Enable these rules on top of the selection (e.g. the off-by-default LL401).")
+@_selector_option("--ignore", "Disable these rules (codes or prefixes, comma-separated).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True, help="Output format.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to this file instead of standard output.")
+@click.option("--exit-zero", is_flag=True, help="Exit with 0 even when findings are reported (errors still exit 2).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes (default: the number of usable CPUs; small runs stay in-process).")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), help="Configuration file to use instead of the nearest pyproject.toml.")
+@click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), help="Hide findings below this confidence [config default: medium].")
+@click.option("--stdin-filename", metavar="NAME", help="The name to report (and match per-file-ignores against) for '-' (standard input).")
+@click.option("--force-exclude", is_flag=True, help="Apply exclude and .gitignore even to files named on the command line (for pre-commit).")
+@click.option("--show-source", is_flag=True, help="Show the offending source line with a caret under each finding.")
+@click.option("--no-color", is_flag=True, help="Never colour the output (it is coloured only on a terminal anyway).")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the findings: no hints, no summary.")
+@click.version_option(__version__, "--version", prog_name="leaklint", message="%(prog)s %(version)s")
+def check(
+    paths: tuple[str, ...],
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str,
+    output_file: str | None,
+    exit_zero: bool,
+    jobs: int | None,
+    config_file: Path | None,
+    min_confidence: str | None,
+    stdin_filename: str | None,
+    force_exclude: bool,
+    show_source: bool,
+    no_color: bool,
+    quiet: bool,
+) -> None:
+    """Lint PATHS (files or directories; default '.'; '-' reads standard input)."""
+    from leaklint.config import ConfigError, load_settings
+
+    try:
+        settings = load_settings(config_file)
+        overrides: dict[str, object] = {}
+        if select:
+            overrides["select"] = list(select)
+        if extend_select:
+            overrides["extend_select"] = list(settings.extend_select) + list(extend_select)
+        if ignore:
+            overrides["ignore"] = list(settings.ignore) + list(ignore)
+        if min_confidence:
+            overrides["min_confidence"] = min_confidence
+        settings = settings.with_overrides(**overrides)
+    except ConfigError as error:
+        _error(str(error))
+        sys.exit(EXIT_ERROR)
+    sys.exit(_lint(paths or (".",), settings, output_format, output_file, exit_zero, jobs, stdin_filename, force_exclude, show_source, no_color, quiet))
+
+
+def _lint(
+    paths: Sequence[str],
+    settings: object,
+    output_format: str,
+    output_file: str | None,
+    exit_zero: bool,
+    jobs: int | None,
+    stdin_filename: str | None,
+    force_exclude: bool,
+    show_source: bool,
+    no_color: bool,
+    quiet: bool,
+) -> int:
+    from leaklint.config import Settings
+    from leaklint.discovery import discover
+    from leaklint.engine import default_jobs, lint_paths
+    from leaklint.registry import all_rules
+    from leaklint.report import ReportOptions, render
+
+    assert isinstance(settings, Settings)
+    known = all_rules()
+    enabled = settings.enabled_codes(known)
+    _warn_unmatched_selectors(settings, known)
+    rules = [known[code] for code in sorted(enabled)]
+    found = discover(paths, settings, force_exclude=force_exclude)
+    keep_text = show_source or output_format == "sarif"
+    result, texts = lint_paths(
+        found.files,
+        rules,
+        settings,
+        jobs=jobs or default_jobs(),
+        keep_text=keep_text,
+        stdin_filename=stdin_filename,
+        pre_errors=found.errors,
+    )
+    to_terminal = output_file is None and sys.stdout.isatty()
+    options = ReportOptions(
+        color=to_terminal and not no_color and "NO_COLOR" not in os.environ,
+        show_source=show_source,
+        quiet=quiet,
+        sources=texts,
+        src_root=str(Path.cwd()),
+    )
+    report = render(output_format, result, known, options)
+    for error in result.errors:
+        click.echo(error.describe(), err=True)
+    if not _write(report, output_file):
+        return EXIT_ERROR
+    if result.errors:
+        return EXIT_ERROR
+    if result.findings and not exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _warn_unmatched_selectors(settings: object, known: dict) -> None:
+    from leaklint.config import matches_selector
+
+    for selector in (*(getattr(settings, "select", None) or ()), *getattr(settings, "extend_select", ()), *getattr(settings, "ignore", ())):
+        if not any(matches_selector(code, selector) for code in known):
+            click.echo(f"leaklint: warning: '{selector}' matches no known rule", err=True)
+
+
+def _write(report: str, output_file: str | None) -> bool:
+    if output_file is None:
+        click.echo(report, nl=False)
+        return True
+    try:
+        Path(output_file).write_text(report, encoding="utf-8")
+    except OSError as error:
+        _error(f"cannot write {output_file}: {error.strerror or error}")
+        return False
+    return True
+
+
+@main.command("rules")
+@click.option("--format", "output_format", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+def list_rules(output_format: str) -> None:
+    """List every rule: code, name, severity, fixable, summary."""
+    from leaklint.registry import all_rules
+    from leaklint.rules_table import rules_as_json, rules_as_markdown, rules_as_table
+
+    known = all_rules()
+    render = {"table": rules_as_table, "json": rules_as_json, "markdown": rules_as_markdown}[output_format]
+    click.echo(render(known), nl=False)
+
+
+@main.command("rule")
+@click.argument("code")
+def show_rule(code: str) -> None:
+    """Print the documentation of one rule (by code, e.g. LL101, or by name)."""
+    from leaklint.registry import all_rules
+
+    known = all_rules()
+    wanted = code.strip()
+    rule = known.get(wanted.upper()) or next((r for r in known.values() if r.name == wanted.lower()), None)
+    if rule is None:
+        choices = [*known, *(r.name for r in known.values())]
+        close = difflib.get_close_matches(wanted.upper(), choices, n=3) + difflib.get_close_matches(wanted.lower(), choices, n=3)
+        hint = f" (did you mean {', '.join(dict.fromkeys(close))}?)" if close else ""
+        _error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
+        sys.exit(EXIT_ERROR)
+    click.echo(rule.doc_page(), nl=False)

@@ -1,0 +1,444 @@
+"""Settings from ``[tool.leaklint]`` (or a ``leaklint.toml``), validated up front.
+
+Every value is checked when the file is read, so a typo fails the run with a message that names the
+file and the key instead of silently linting with the wrong rules. Glob matching lives here too, so
+the CLI, the engine and the file walker all agree on what ``exclude`` and ``per-file-ignores`` mean.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import fnmatch
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from leaklint.findings import Confidence
+from leaklint.rule import Rule
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on 3.10
+    import tomli as tomllib
+
+DEFAULT_EXCLUDES: tuple[str, ...] = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "build",
+    "dist",
+    "site-packages",
+    "node_modules",
+    ".tox",
+    ".nox",
+    ".eggs",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".leaklint_cache",
+)
+
+#: Dedicated config files, in order of precedence; each beats a pyproject.toml beside it.
+DEDICATED_CONFIG_NAMES: tuple[str, ...] = (".leaklint.toml", "leaklint.toml")
+PYPROJECT = "pyproject.toml"
+
+_SELECTOR = re.compile(r"^[A-Z]+[0-9]*$")
+_SELECTOR_SEPARATORS = re.compile(r"[,\s]+")
+
+
+class ConfigError(Exception):
+    """The configuration is unusable; the message names the file and the key."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Selectors
+
+
+def parse_selectors(value: str | Sequence[str], *, key: str) -> tuple[str, ...]:
+    """Normalise ``"LL1, LL201"`` or ``["LL1", "LL201"]`` to ``("LL1", "LL201")``.
+
+    Items of a list may themselves hold several selectors (``--select LL1,LL2 --select LL3``).
+    Order is kept and duplicates dropped so messages and caches stay stable.
+    """
+    if isinstance(value, str):
+        items: Sequence[object] = [value]
+    elif isinstance(value, (list, tuple)):
+        items = value
+    else:
+        raise ConfigError(f"{key}: expected a string or a list of strings, got {_describe(value)}")
+    selectors: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ConfigError(
+                f"{key}: expected a string or a list of strings, got {_describe(item)}"
+            )
+        for part in _SELECTOR_SEPARATORS.split(item.strip()):
+            if not part:
+                continue
+            selector = part.upper()
+            if not _SELECTOR.match(selector):
+                raise ConfigError(
+                    f"{key}: invalid selector {part!r}: expected a rule code such as 'LL101', "
+                    "a prefix such as 'LL1', or 'ALL'"
+                )
+            if selector not in selectors:
+                selectors.append(selector)
+    return tuple(selectors)
+
+
+def matches_selector(code: str, selector: str) -> bool:
+    """``ALL`` matches every code; any other selector matches codes it is a prefix of."""
+    selector = selector.upper()
+    return selector == "ALL" or code.upper().startswith(selector)
+
+
+def _matches_any(code: str, selectors: Sequence[str]) -> bool:
+    return any(matches_selector(code, selector) for selector in selectors)
+
+
+# --------------------------------------------------------------------------------------------------
+# Globs
+
+
+def _clean_pattern(pattern: str) -> str:
+    """``./src/gen/`` and ``src/gen`` mean the same thing."""
+    pattern = pattern.replace("\\", "/").strip()
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    return pattern.rstrip("/") if pattern != "/" else pattern
+
+
+def _glob_matches(relative: str, pattern: str) -> bool:
+    """fnmatch, where ``*`` also crosses ``/`` (so ``**`` works) and ``**/`` may match nothing."""
+    candidates = {pattern}
+    if pattern.startswith("**/"):
+        candidates.add(pattern[3:])
+    if pattern.endswith("/**"):
+        candidates.add(pattern[:-3])  # "tests/**" also names the directory itself
+    return any(fnmatch.fnmatchcase(relative, candidate) for candidate in candidates)
+
+
+def _path_or_parent_matches(relative: str, pattern: str) -> bool:
+    """Whether the path, or one of its parent directories, matches a pattern that holds a ``/``."""
+    parts = relative.split("/")
+    return any(_glob_matches("/".join(parts[:end]), pattern) for end in range(1, len(parts) + 1))
+
+
+def _relative_posix(path: str | os.PathLike[str], root: Path) -> str:
+    """``path`` (relative to cwd, or absolute) relative to ``root`` in posix form.
+
+    A path outside ``root`` is returned as given (normalised), since no root-relative form exists.
+    """
+    given = Path(path)
+    absolute = Path(os.path.abspath(given))
+    root_abs = Path(os.path.abspath(root))
+    try:
+        return absolute.relative_to(root_abs).as_posix()
+    except ValueError:
+        pass
+    try:  # a symlinked root or cwd (macOS /tmp -> /private/tmp)
+        return absolute.resolve().relative_to(root_abs.resolve()).as_posix()
+    except ValueError:
+        return given.as_posix()
+
+
+# --------------------------------------------------------------------------------------------------
+# Settings
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved configuration of one run. Build it with :func:`load_settings`."""
+
+    #: None means "the rules that are on by default".
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    #: Glob patterns; ``exclude`` in a config file replaces these defaults.
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDES
+    extend_exclude: tuple[str, ...] = ()
+    #: ``(glob, selectors)`` pairs, in file order.
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    min_confidence: Confidence = Confidence.MEDIUM
+    respect_gitignore: bool = True
+    #: The directory globs are relative to: the config file's directory, else cwd.
+    root: Path = Path(".")
+    config_path: Path | None = None
+
+    def enabled_codes(self, rules: Mapping[str, type[Rule]]) -> frozenset[str]:
+        """Codes of ``rules`` (code -> class) this configuration turns on.
+
+        Selectors that match no known rule are fine: they may name a plugin that is not installed.
+        """
+        if self.select is None:
+            enabled = {
+                code for code, rule in rules.items() if getattr(rule, "default_enabled", True)
+            }
+        else:
+            enabled = {code for code in rules if _matches_any(code, self.select)}
+        enabled |= {code for code in rules if _matches_any(code, self.extend_select)}
+        return frozenset(code for code in enabled if not _matches_any(code, self.ignore))
+
+    def ignored_codes_for(self, path: str | os.PathLike[str]) -> tuple[str, ...]:
+        """The per-file-ignores selectors whose glob matches ``path``."""
+        relative = _relative_posix(path, self.root)
+        basename = PurePosixPath(relative).name
+        selectors: list[str] = []
+        for pattern, codes in self.per_file_ignores:
+            pattern = _clean_pattern(pattern)
+            hit = _path_or_parent_matches(relative, pattern)
+            if "/" not in pattern:
+                hit = hit or _glob_matches(basename, pattern)
+            if hit:
+                selectors.extend(code for code in codes if code not in selectors)
+        return tuple(selectors)
+
+    def is_excluded(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` falls under ``exclude`` or ``extend-exclude``.
+
+        A pattern without ``/`` matches any single component (``build``, ``*.egg-info``); one with
+        ``/`` matches the root-relative path or one of its parent directories (``src/gen``).
+        """
+        relative = _relative_posix(path, self.root)
+        components = [part for part in relative.split("/") if part not in ("", ".")]
+        for pattern in (*self.exclude, *self.extend_exclude):
+            pattern = _clean_pattern(pattern)
+            if "/" in pattern:
+                if _path_or_parent_matches(relative, pattern):
+                    return True
+            elif any(fnmatch.fnmatchcase(part, pattern) for part in components):
+                return True
+        return False
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        """A copy with command-line overrides applied, validated like the config file.
+
+        Keys are field names (``extend_select=...``); values may be raw strings or lists as the CLI
+        receives them. A bad value raises :class:`ConfigError` naming the option (``--select``).
+        """
+        fields = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - fields)
+        if unknown:
+            raise TypeError(f"Settings has no field(s): {', '.join(unknown)}")
+        normalised = {}
+        for name, value in changes.items():
+            if name in ("exclude", "extend_exclude") and isinstance(value, str):
+                value = (value,)  # a single pattern from the command line
+            normalised[name] = _normalise_field(name, value, key="--" + name.replace("_", "-"))
+        return dataclasses.replace(self, **normalised)
+
+
+# --------------------------------------------------------------------------------------------------
+# Validation of single values (shared by the file loader and with_overrides)
+
+
+def _describe(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"
+
+
+def _check_optional_selectors(value: object, key: str) -> tuple[str, ...] | None:
+    return None if value is None else parse_selectors(value, key=key)  # type: ignore[arg-type]
+
+
+def _check_selectors(value: object, key: str) -> tuple[str, ...]:
+    return parse_selectors(value, key=key)  # type: ignore[arg-type]
+
+
+def _check_patterns(value: object, key: str) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"{key}: expected a list of glob patterns, got {_describe(value)}")
+    for item in value:
+        if not isinstance(item, str):
+            raise ConfigError(
+                f"{key}: expected a list of glob patterns, got item {_describe(item)}"
+            )
+        if not _clean_pattern(item):
+            raise ConfigError(f"{key}: empty glob pattern {item!r}")
+    return tuple(value)
+
+
+def _check_per_file_ignores(value: object, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if isinstance(value, Mapping):
+        pairs = list(value.items())
+    elif isinstance(value, (list, tuple)) and all(
+        isinstance(p, (list, tuple)) and len(p) == 2 for p in value
+    ):
+        pairs = [tuple(p) for p in value]
+    else:
+        raise ConfigError(f"{key}: expected a table of glob = [codes], got {_describe(value)}")
+    result = []
+    for pattern, codes in pairs:
+        if not isinstance(pattern, str) or not _clean_pattern(pattern):
+            raise ConfigError(f"{key}: invalid glob pattern {pattern!r}")
+        result.append((pattern, parse_selectors(codes, key=f"{key} {pattern!r}")))
+    return tuple(result)
+
+
+def _check_confidence(value: object, key: str) -> Confidence:
+    if isinstance(value, Confidence):
+        return value
+    choices = ", ".join(c.value for c in Confidence)
+    if isinstance(value, str):
+        try:
+            return Confidence(value.strip().lower())
+        except ValueError:
+            pass
+    raise ConfigError(f"{key}: expected one of {choices}, got {value!r}")
+
+
+def _check_bool(value: object, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key}: expected true or false, got {_describe(value)}")
+    return value
+
+
+def _check_path(value: object, key: str) -> Path:
+    if not isinstance(value, (str, os.PathLike)):
+        raise ConfigError(f"{key}: expected a path, got {_describe(value)}")
+    return Path(value)
+
+
+def _check_optional_path(value: object, key: str) -> Path | None:
+    return None if value is None else _check_path(value, key)
+
+
+_FIELD_CHECKERS: dict[str, Callable[[object, str], Any]] = {
+    "select": _check_optional_selectors,
+    "extend_select": _check_selectors,
+    "ignore": _check_selectors,
+    "exclude": _check_patterns,
+    "extend_exclude": _check_patterns,
+    "per_file_ignores": _check_per_file_ignores,
+    "min_confidence": _check_confidence,
+    "respect_gitignore": _check_bool,
+    "root": _check_path,
+    "config_path": _check_optional_path,
+}
+
+#: The keys a config file may set (kebab-case), mapped to Settings fields.
+CONFIG_KEYS: dict[str, str] = {
+    name.replace("_", "-"): name for name in _FIELD_CHECKERS if name not in ("root", "config_path")
+}
+
+
+def _normalise_field(name: str, value: object, *, key: str) -> Any:
+    return _FIELD_CHECKERS[name](value, key)
+
+
+# --------------------------------------------------------------------------------------------------
+# Finding and reading the file
+
+
+def _display(path: Path, cwd: Path) -> str:
+    """A short name for messages: relative to cwd when the file is below it."""
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _read_toml(path: Path, display: str) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"{display}: cannot read config file: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{display}: invalid TOML: {exc}") from None
+
+
+def _leaklint_table(data: Mapping[str, Any], display: str) -> dict[str, Any] | None:
+    """The ``[tool.leaklint]`` table, or None when the file has none."""
+    tool = data.get("tool")
+    if not isinstance(tool, Mapping) or "leaklint" not in tool:
+        return None
+    table = tool["leaklint"]
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{display}: [tool.leaklint] must be a table, got {_describe(table)}")
+    return dict(table)
+
+
+def _pyproject_has_table(path: Path, display: str) -> bool:
+    """Whether a pyproject.toml configures leaklint; files that never mention it are not parsed.
+
+    Skipping unrelated files keeps a broken pyproject.toml higher up from failing the run.
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ConfigError(f"{display}: cannot read config file: {exc.strerror or exc}") from None
+    if "leaklint" not in text:
+        return False
+    return _leaklint_table(_read_toml(path, display), display) is not None
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The nearest config file at or above ``start`` (a directory or a file in one).
+
+    In each directory ``.leaklint.toml`` and ``leaklint.toml`` come first; a ``pyproject.toml``
+    counts only when it has a ``[tool.leaklint]`` table, otherwise the search goes on upward.
+    """
+    directory = Path(os.path.abspath(start))
+    if directory.is_file():
+        directory = directory.parent
+    for candidate_dir in (directory, *directory.parents):
+        for name in DEDICATED_CONFIG_NAMES:
+            if (candidate_dir / name).is_file():
+                return candidate_dir / name
+        pyproject = candidate_dir / PYPROJECT
+        if pyproject.is_file() and _pyproject_has_table(pyproject, _display(pyproject, directory)):
+            return pyproject
+    return None
+
+
+def _field_for_key(key: object, where: str) -> str:
+    """Map a TOML key to a Settings field, or explain which keys exist."""
+    if isinstance(key, str) and key in CONFIG_KEYS:
+        return CONFIG_KEYS[key]
+    valid = sorted(CONFIG_KEYS)
+    close = difflib.get_close_matches(str(key), valid, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ConfigError(f"{where}unknown key {key!r}{hint}; valid keys: {', '.join(valid)}")
+
+
+def _settings_from_table(table: Mapping[str, Any], *, where: str, config_path: Path) -> Settings:
+    changes = {}
+    for key, value in table.items():
+        name = _field_for_key(key, where)
+        changes[name] = _normalise_field(name, value, key=f"{where}{key}")
+    return Settings(root=config_path.parent, config_path=config_path, **changes)
+
+
+def load_settings(config_file: Path | None = None, *, cwd: Path | None = None) -> Settings:
+    """Read the settings for a run.
+
+    ``config_file`` (``--config``) must exist. A file with ``[tool.leaklint]`` uses that table; a
+    ``pyproject.toml`` without one gives defaults rooted at its directory; any other TOML file is
+    read by its top-level keys. Without ``config_file`` the nearest config above ``cwd`` is used,
+    and with none at all the defaults, rooted at ``cwd``.
+    """
+    cwd = Path(os.path.abspath(cwd if cwd is not None else Path.cwd()))
+    if config_file is None:
+        config_file = find_config_file(cwd)
+        if config_file is None:
+            return Settings(root=cwd)
+    path = Path(os.path.abspath(cwd / config_file))
+    display = _display(path, cwd)
+    if not path.exists():
+        raise ConfigError(f"{display}: config file not found")
+    if not path.is_file():
+        raise ConfigError(f"{display}: config file is not a file")
+    data = _read_toml(path, display)
+    table = _leaklint_table(data, display)
+    if table is not None:
+        return _settings_from_table(table, where=f"{display}: [tool.leaklint] ", config_path=path)
+    if path.name == PYPROJECT:
+        return Settings(root=path.parent, config_path=path)
+    return _settings_from_table(data, where=f"{display}: ", config_path=path)

@@ -1,0 +1,310 @@
+"""Lint files: read, check, parse, analyse once, run the rules, filter, and collect in order.
+
+One file's problems never stop the run: an unreadable file, a syntax error, or a rule that
+crashes becomes a :class:`~leaklint.findings.FileError` (exit code 2) and the other files are still
+linted. Work for many files is spread over a process pool; results are sorted, so ``--jobs 4``
+prints exactly what ``--jobs 1`` prints.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import sys
+import threading
+import tokenize
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence, TypeVar
+
+from leaklint.config import Settings, matches_selector
+from leaklint.findings import ErrorKind, FileError, Finding, LintResult
+from leaklint.rule import Rule, Violation
+
+#: A file that mentions none of these words cannot hold a finding of any leaklint rule: every
+#: rule needs torch names, a loss, a model, or a backward call as evidence. Skipping the parse
+#: for such files is the cheapest speed-up there is (see the design notes).
+RELEVANT_WORDS = (
+    "torch", "loss", "model", "net", "module", "backbone", "encoder", "decoder", "classifier",
+    "generator", "discriminator", "teacher", "student", "criterion", "backward", "no_grad",
+    "lightning", "keras", "tensorflow",
+)
+STDIN_PATH = "-"
+#: Below this many files a process pool costs more than it saves.
+MIN_FILES_PER_WORKER = 8
+_DEEP_STACK_BYTES = 512 * 1024 * 1024
+_DEEP_RECURSION_LIMIT = 40_000
+
+T = TypeVar("T")
+
+
+@dataclass
+class FileOutcome:
+    """What linting one file produced."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    #: The decoded text, kept only when a reporter needs source lines.
+    text: str | None = None
+
+
+class _FileProblem(Exception):
+    def __init__(self, kind: ErrorKind, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+# --- reading and checking the source ---------------------------------------------------------
+def read_bytes(path: str) -> bytes:
+    """The file's bytes, or a :class:`_FileProblem` with a one-line reason."""
+    try:
+        if path == STDIN_PATH:
+            return sys.stdin.buffer.read()
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise _FileProblem(ErrorKind.NOT_FOUND, "no such file or directory") from None
+    except IsADirectoryError:
+        raise _FileProblem(ErrorKind.IO, "is a directory, not a file") from None
+    except PermissionError:
+        raise _FileProblem(ErrorKind.IO, "permission denied") from None
+    except OSError as error:
+        raise _FileProblem(ErrorKind.IO, error.strerror or str(error)) from None
+
+
+def decode(data: bytes) -> str:
+    """Decode like Python does (BOM, ``# coding:`` cookie, else UTF-8), refusing binary files."""
+    if b"\x00" in data:
+        raise _FileProblem(ErrorKind.DECODE, "contains a NUL byte (binary file?)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise _FileProblem(ErrorKind.DECODE, f"bad encoding declaration: {error.msg}") from None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise _FileProblem(
+            ErrorKind.DECODE,
+            f"cannot decode as {encoding}: byte 0x{data[error.start]:02x} at offset {error.start}",
+        ) from None
+    except LookupError:
+        raise _FileProblem(ErrorKind.DECODE, f"unknown encoding {encoding!r}") from None
+
+
+def check_syntax(text: str, path: str) -> None:
+    """Python's own verdict first: it is fast, and it refuses pathological nesting that would
+    crash libcst's native parser (a segfault cannot be caught)."""
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        where = f" at {error.lineno}:{error.offset}" if error.lineno else ""
+        raise _FileProblem(ErrorKind.SYNTAX, f"syntax error{where}: {error.msg}") from None
+    except (RecursionError, MemoryError):
+        raise _FileProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to parse") from None
+    except ValueError as error:
+        raise _FileProblem(ErrorKind.DECODE, str(error)) from None
+
+
+def is_relevant(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in RELEVANT_WORDS)
+
+
+# --- running the rules ------------------------------------------------------------------------
+def run_deep(function: Callable[[], T]) -> T:
+    """Run ``function`` on a thread with a large stack: syntax trees of generated code nest deeply,
+    and both libcst's visitors and the analysis recurse once per level."""
+    result: list[T] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(function())
+        except BaseException as error:  # re-raised in the caller's thread
+            failure.append(error)
+
+    previous_stack = threading.stack_size()
+    previous_limit = sys.getrecursionlimit()
+    try:
+        threading.stack_size(_DEEP_STACK_BYTES)
+        sys.setrecursionlimit(max(previous_limit, _DEEP_RECURSION_LIMIT))
+        worker = threading.Thread(target=target, name="leaklint-deep")
+        worker.start()
+    finally:
+        threading.stack_size(previous_stack)
+    worker.join()
+    sys.setrecursionlimit(previous_limit)
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
+def _internal_error(path: str, error: BaseException, rule: str | None) -> FileError:
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    what = f"{type(error).__name__}: {error}"
+    stage = f"rule {rule}" if rule else "analysis"
+    return FileError(path, ErrorKind.INTERNAL, f"internal error in {stage}: {what}{where} (please report this)", rule)
+
+
+def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[list[tuple[type[Rule], Violation]], list[FileError], object]:
+    import libcst as cst
+
+    from leaklint.analysis.facts import ModuleFacts
+
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        raise _FileProblem(ErrorKind.SYNTAX, f"syntax error at {error.raw_line}:{error.raw_column + 1}: {error.message}") from None
+    try:
+        facts = ModuleFacts(module)
+    except RecursionError:
+        raise _FileProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None
+    except Exception as error:  # a bug in leaklint, not in the user's file
+        return [], [_internal_error(path, error, None)], module
+    violations: list[tuple[type[Rule], Violation]] = []
+    errors: list[FileError] = []
+    for rule in rules:
+        try:
+            violations.extend((rule, v) for v in rule().check(facts))
+        except RecursionError:
+            errors.append(FileError(path, ErrorKind.TOO_COMPLEX, "too deeply nested to analyse", rule.code))
+        except Exception as error:
+            errors.append(_internal_error(path, error, rule.code))
+    return violations, errors, module
+
+
+def _position_findings(module: object, path: str, violations: list[tuple[type[Rule], Violation]]) -> list[Finding]:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    assert isinstance(module, cst.Module)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    findings = []
+    for rule, violation in violations:
+        where = positions[violation.node]
+        statement = positions.get(violation.statement) if violation.statement is not None else None
+        span = statement or where
+        findings.append(
+            Finding(
+                path=path,
+                line=where.start.line,
+                column=where.start.column + 1,
+                end_line=where.end.line,
+                end_column=where.end.column + 1,
+                code=rule.code,
+                name=rule.name,
+                severity=rule.severity,
+                confidence=violation.confidence,
+                message=violation.message,
+                help=violation.help or rule.help,
+                statement_start=span.start.line,
+                statement_end=span.end.line,
+            )
+        )
+    return findings
+
+
+def _filter(findings: Iterable[Finding], text: str, path: str, settings: Settings) -> list[Finding]:
+    from leaklint.suppressions import is_suppressed, suppression_table
+
+    findings = [f for f in findings if f.confidence >= settings.min_confidence]
+    ignored = settings.ignored_codes_for(path) if path != STDIN_PATH else ()
+    findings = [f for f in findings if not any(matches_selector(f.code, s) for s in ignored)]
+    if not findings:
+        return []
+    table = suppression_table(text)
+    kept = [
+        f for f in findings if not is_suppressed(f.code, {f.line, f.statement_start, f.statement_end}, table)
+    ]
+    unique = {(f.line, f.column, f.code, f.message): f for f in kept}
+    return sorted(unique.values(), key=Finding.sort_key)
+
+
+def lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings) -> FileOutcome:
+    """Lint decoded source ``text`` (reported as ``path``) with ``rules``."""
+    outcome = FileOutcome(path)
+    try:
+        check_syntax(text, path)
+        if not rules or not is_relevant(text):
+            return outcome
+        violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules))
+        if violations:
+            findings = run_deep(lambda: _position_findings(module, path, violations))
+            outcome.findings = _filter(findings, text, path, settings)
+    except _FileProblem as problem:
+        outcome.errors.append(FileError(path, problem.kind, problem.reason))
+    return outcome
+
+
+def lint_file(path: str, rules: Sequence[type[Rule]], settings: Settings, *, display_path: str | None = None, keep_text: bool = False) -> FileOutcome:
+    """Read and lint one file (``-`` is standard input); never raises for a bad file."""
+    shown = display_path or path
+    try:
+        text = decode(read_bytes(path))
+    except _FileProblem as problem:
+        return FileOutcome(shown, errors=[FileError(shown, problem.kind, problem.reason)])
+    outcome = lint_text(text, shown, rules, settings)
+    if keep_text:
+        outcome.text = text
+    return outcome
+
+
+# --- many files -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Job:
+    path: str
+    display_path: str
+    rule_codes: tuple[str, ...]
+    settings: Settings
+    keep_text: bool
+
+
+def _run_job(job: _Job) -> FileOutcome:
+    from leaklint.registry import all_rules
+
+    known = all_rules()
+    rules = [known[code] for code in job.rule_codes]
+    return lint_file(job.path, rules, job.settings, display_path=job.display_path, keep_text=job.keep_text)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def lint_paths(
+    paths: Sequence[str],
+    rules: Sequence[type[Rule]],
+    settings: Settings,
+    *,
+    jobs: int = 1,
+    keep_text: bool = False,
+    stdin_filename: str | None = None,
+    pre_errors: Sequence[FileError] = (),
+) -> tuple[LintResult, dict[str, str]]:
+    """Lint ``paths`` (already discovered) and return the sorted result plus kept source texts."""
+    codes = tuple(rule.code for rule in rules)
+    work = [
+        _Job(path, (stdin_filename or STDIN_PATH) if path == STDIN_PATH else path, codes, settings, keep_text)
+        for path in paths
+    ]
+    stdin_jobs = [job for job in work if job.path == STDIN_PATH]
+    file_jobs = [job for job in work if job.path != STDIN_PATH]
+    outcomes = [_run_job(job) for job in stdin_jobs]
+    workers = min(jobs, len(file_jobs) // MIN_FILES_PER_WORKER)
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            outcomes.extend(pool.map(_run_job, file_jobs, chunksize=max(1, len(file_jobs) // (workers * 8))))
+    else:
+        outcomes.extend(_run_job(job) for job in file_jobs)
+    findings = sorted((f for o in outcomes for f in o.findings), key=Finding.sort_key)
+    errors = sorted([*pre_errors, *(e for o in outcomes for e in o.errors)], key=FileError.sort_key)
+    texts = {o.path: o.text for o in outcomes if o.text is not None}
+    return LintResult(tuple(findings), tuple(errors), len(work)), texts

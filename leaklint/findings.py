@@ -1,0 +1,129 @@
+"""The data model every stage shares: plain frozen dataclasses, no behaviour beyond ordering."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    """What the anti-pattern costs.
+
+    ``leak``: memory grows every iteration until the job dies. ``peak``: no growth, but a higher
+    high-water mark (out-of-memory sooner). ``perf``: time, not memory.
+    """
+
+    LEAK = "leak"
+    PEAK = "peak"
+    PERF = "perf"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Confidence(str, enum.Enum):
+    """How sure the analysis is that the finding is real (not how bad it is)."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+    @property
+    def rank(self) -> int:
+        return _CONFIDENCE_RANK[self]
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __lt__(self, other: object) -> bool:  # type: ignore[override]
+        if not isinstance(other, Confidence):
+            return NotImplemented
+        return self.rank < other.rank
+
+    def __le__(self, other: object) -> bool:  # type: ignore[override]
+        if not isinstance(other, Confidence):
+            return NotImplemented
+        return self.rank <= other.rank
+
+    def __gt__(self, other: object) -> bool:  # type: ignore[override]
+        if not isinstance(other, Confidence):
+            return NotImplemented
+        return self.rank > other.rank
+
+    def __ge__(self, other: object) -> bool:  # type: ignore[override]
+        if not isinstance(other, Confidence):
+            return NotImplemented
+        return self.rank >= other.rank
+
+
+_CONFIDENCE_RANK = {Confidence.LOW: 0, Confidence.MEDIUM: 1, Confidence.HIGH: 2}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reported anti-pattern. Lines are 1-based; columns are 1-based, ``end_column`` exclusive."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    severity: Severity
+    confidence: Confidence
+    message: str
+    help: str
+    # Lines of the statement that holds the finding: a suppression comment on either counts.
+    statement_start: int = field(default=0, compare=False)
+    statement_end: int = field(default=0, compare=False)
+    # Reserved for the autofix issue; always None for now.
+    fix: None = None
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.column, self.code)
+
+
+class ErrorKind(str, enum.Enum):
+    """Why a file could not be linted (completely)."""
+
+    NOT_FOUND = "not-found"
+    IO = "io-error"
+    DECODE = "decode-error"
+    SYNTAX = "syntax-error"
+    TOO_COMPLEX = "too-complex"
+    INTERNAL = "internal-error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file leaklint could not read, parse, or fully analyse. Always exit code 2."""
+
+    path: str
+    kind: ErrorKind
+    reason: str
+    rule: str | None = None
+
+    def sort_key(self) -> tuple[str, str, str]:
+        return (self.path, self.rule or "", self.reason)
+
+    def describe(self) -> str:
+        """The one-line stderr message, e.g. ``a.py: error: syntax error at 3:7: ...``."""
+        where = f" (rule {self.rule})" if self.rule else ""
+        return f"{self.path}: error{where}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class LintResult:
+    """Everything one run produced, in stable order."""
+
+    findings: tuple[Finding, ...]
+    errors: tuple[FileError, ...]
+    files_checked: int
+
+    @property
+    def files_with_findings(self) -> int:
+        return len({f.path for f in self.findings})

@@ -1,0 +1,80 @@
+"""Finds the rules: leaklint's own (every ``leaklint.rules.llNNN_*`` module) and third-party packs.
+
+A rule pack registers under the ``leaklint.rules`` entry-point group; an entry point may name a
+:class:`~leaklint.rule.Rule` subclass or a module that defines subclasses.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import pkgutil
+import re
+from importlib.metadata import entry_points
+from types import ModuleType
+from typing import Iterable
+
+from leaklint.rule import DOC_SECTIONS, RULE_CODE, Rule
+
+ENTRY_POINT_GROUP = "leaklint.rules"
+_OWN_RULE_MODULE = re.compile(r"^ll\d{3}_\w+$")
+
+
+class RegistryError(Exception):
+    """A rule is malformed (bad code, duplicate, missing docs): a bug in the rule, not the input."""
+
+
+def _rules_in_module(module: ModuleType) -> list[type[Rule]]:
+    return [
+        obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj)
+        and issubclass(obj, Rule)
+        and obj is not Rule
+        and obj.__module__ == module.__name__
+    ]
+
+
+def _own_rules() -> Iterable[type[Rule]]:
+    package = importlib.import_module("leaklint.rules")
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if _OWN_RULE_MODULE.match(info.name):
+            yield from _rules_in_module(importlib.import_module(f"leaklint.rules.{info.name}"))
+
+
+def _plugin_rules() -> Iterable[type[Rule]]:
+    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        loaded = entry.load()
+        if inspect.isclass(loaded) and issubclass(loaded, Rule):
+            yield loaded
+        elif inspect.ismodule(loaded):
+            yield from _rules_in_module(loaded)
+        else:
+            raise RegistryError(f"entry point {entry.name!r} names neither a Rule nor a module")
+
+
+def validate_rule(rule: type[Rule]) -> None:
+    """Raise :class:`RegistryError` unless ``rule`` carries everything the tools rely on."""
+    for attribute in ("code", "name", "severity", "summary", "help", "docs"):
+        if not getattr(rule, attribute, None):
+            raise RegistryError(f"{rule.__qualname__} has no {attribute}")
+    if not RULE_CODE.match(rule.code):
+        raise RegistryError(f"{rule.__qualname__}: bad rule code {rule.code!r}")
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name):
+        raise RegistryError(f"{rule.code}: name {rule.name!r} is not kebab-case")
+    missing = [s for s in DOC_SECTIONS if f"## {s}" not in rule.docs]
+    if missing:
+        raise RegistryError(f"{rule.code}: docs lack sections {missing}")
+
+
+@functools.lru_cache(maxsize=None)
+def all_rules() -> dict[str, type[Rule]]:
+    """Every known rule by code, in code order."""
+    found: dict[str, type[Rule]] = {}
+    for rule in (*_own_rules(), *_plugin_rules()):
+        validate_rule(rule)
+        if rule.code in found and found[rule.code] is not rule:
+            raise RegistryError(f"two rules claim {rule.code}: {found[rule.code].__qualname__}, {rule.__qualname__}")
+        found[rule.code] = rule
+    return dict(sorted(found.items()))

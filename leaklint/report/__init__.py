@@ -1,0 +1,62 @@
+"""Output formats: each module turns a :class:`~leaklint.findings.LintResult` into one string.
+
+Every format module exposes the same pure function::
+
+    def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportOptions) -> str
+
+Renderers do no I/O: the CLI decides where the string goes (stdout or ``--output-file``), which keeps
+them trivially testable with golden strings. The findings arrive already filtered and sorted by the
+engine (path, line, column, code); renderers keep that order so every format is deterministic.
+
+The format modules are imported lazily by :func:`render` so that ``leaklint --help`` and a text run
+never pay for building SARIF or JSON machinery they do not use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping
+
+from leaklint import __version__
+
+if TYPE_CHECKING:
+    from leaklint.findings import LintResult
+    from leaklint.rule import Rule
+
+#: The values ``--output-format`` accepts; each names a module in this package.
+FORMATS = ("text", "json", "github", "sarif")
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Everything a renderer may need besides the result and the rule metadata."""
+
+    #: ANSI colours (text format only); the CLI turns this on for a terminal.
+    color: bool = False
+    #: Print the offending source line with carets under each finding (text format only).
+    show_source: bool = False
+    #: Only the finding lines: no hints, no snippets, no summary (text format only).
+    quiet: bool = False
+    #: ``path -> decoded source text``, as the engine read it. Used for ``--show-source`` snippets and
+    #: for SARIF fingerprints that survive lines being inserted above a finding. A missing path is
+    #: fine: renderers fall back silently.
+    sources: Mapping[str, str] = field(default_factory=dict)
+    #: Reported as the tool version in SARIF.
+    tool_version: str = __version__
+    #: Absolute directory that relative paths are relative to (the CLI passes the working
+    #: directory). SARIF uses it for ``originalUriBaseIds["%SRCROOT%"]``; ``None`` leaves it to the
+    #: consumer, as code-scanning uploads do anyway.
+    src_root: str | None = None
+
+
+def render(fmt: str, result: LintResult, rules: Mapping[str, type[Rule]], options: ReportOptions) -> str:
+    """Render ``result`` in format ``fmt`` (one of :data:`FORMATS`)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown output format {fmt!r}; expected one of: {', '.join(FORMATS)}")
+    module = importlib.import_module(f"{__name__}.{fmt}")
+    text: str = module.render(result, rules, options)
+    return text
+
+
+__all__ = ["FORMATS", "ReportOptions", "render"]

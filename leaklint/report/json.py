@@ -1,0 +1,40 @@
+"""A JSON list of findings, for scripts and editor integrations.
+
+Keys appear in a fixed, documented order (location first, then identity, then text) rather than
+sorted, so the output reads naturally and diffs stay stable. ``fix`` is always ``null`` until autofix
+lands; it is there now so consumers can rely on the key. File errors are not part of the list: the
+CLI reports them on stderr and through the exit code (2).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from leaklint.findings import Finding, LintResult
+    from leaklint.report import ReportOptions
+    from leaklint.rule import Rule
+
+
+def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportOptions) -> str:
+    """Render the findings as an indented JSON array (``[]`` when there are none)."""
+    return json.dumps([finding_to_dict(finding) for finding in result.findings], indent=2) + "\n"
+
+
+def finding_to_dict(finding: Finding) -> dict[str, Any]:
+    """One finding as a JSON-ready dict, keys in output order."""
+    return {
+        "path": finding.path,
+        "line": finding.line,
+        "column": finding.column,
+        "end_line": finding.end_line,
+        "end_column": finding.end_column,
+        "code": finding.code,
+        "name": finding.name,
+        "severity": str(finding.severity),
+        "confidence": str(finding.confidence),
+        "message": finding.message,
+        "help": finding.help,
+        "fix": None,
+    }

@@ -1,0 +1,180 @@
+"""SARIF 2.1.0, the format GitHub code scanning and most review tools ingest.
+
+Choices worth knowing:
+
+* ``tool.driver.rules`` lists every known rule, not just those that fired, so viewers can show rule
+  help for any result and ``ruleIndex`` stays meaningful across runs.
+* Columns are Python string offsets (code points), so the run declares
+  ``columnKind: unicodeCodePoints``; SARIF's ``endColumn`` is exclusive, as is
+  :attr:`Finding.end_column`.
+* Relative paths are emitted relative to ``%SRCROOT%``, whose absolute URI is only filled in when
+  the caller knows it (``ReportOptions.src_root``); code-scanning uploads resolve it themselves.
+* ``partialFingerprints["leaklint/v1"]`` hashes the rule, the path, the stripped text of the line
+  (the line number only when the source is not available) and the occurrence index of that same key
+  in the file. Adding or removing unrelated lines above a finding therefore keeps its fingerprint,
+  which is what lets code scanning track an alert across commits instead of closing and reopening it.
+* File errors become ``toolExecutionNotifications`` and make ``executionSuccessful`` false.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from urllib.parse import quote
+
+from leaklint.findings import Severity
+from leaklint.report._source import SourceLines
+
+if TYPE_CHECKING:
+    from leaklint.findings import FileError, Finding, LintResult
+    from leaklint.report import ReportOptions
+    from leaklint.rule import Rule
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/leaklint/leaklint"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "leaklint/v1"
+
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[/\\]")
+
+
+def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportOptions) -> str:
+    """Render the run as an indented SARIF 2.1.0 log with a single run."""
+    return json.dumps(sarif_log(result, rules, options), indent=2) + "\n"
+
+
+def sarif_log(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportOptions) -> dict[str, Any]:
+    """The SARIF log as plain data (what :func:`render` serialises)."""
+    rule_index = {code: index for index, code in enumerate(rules)}
+    src_root: dict[str, Any] = {"uri": _directory_uri(options.src_root)} if options.src_root else {}
+    src_root["description"] = {"text": "The directory leaklint was run in."}
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "leaklint",
+                "version": options.tool_version,
+                "informationUri": INFORMATION_URI,
+                "rules": [_rule_descriptor(rule) for rule in rules.values()],
+            }
+        },
+        "originalUriBaseIds": {SRCROOT: src_root},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [
+            {
+                "executionSuccessful": not result.errors,
+                "toolExecutionNotifications": [_notification(error, rule_index) for error in result.errors],
+            }
+        ],
+        "results": list(_results(result.findings, rule_index, SourceLines(options.sources))),
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _level(severity: Severity | str) -> str:
+    """Leaks and peaks threaten the job (``warning``); perf findings are only ``note``."""
+    return "note" if Severity(severity) is Severity.PERF else "warning"
+
+
+def _rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
+    severity = Severity(rule.severity)
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.summary},
+        "help": {"text": rule.docs, "markdown": rule.docs},
+        "defaultConfiguration": {"level": _level(severity), "enabled": bool(rule.default_enabled)},
+        "properties": {"severity": str(severity), "tags": _tags(severity)},
+    }
+
+
+def _tags(severity: Severity) -> list[str]:
+    """Tags code-scanning UIs filter by: the area, then leaklint's own severity."""
+    area = "performance" if severity is Severity.PERF else "memory"
+    return ["pytorch", area, str(severity)]
+
+
+def _results(
+    findings: Iterable[Finding], rule_index: Mapping[str, int], source_lines: SourceLines
+) -> Iterable[dict[str, Any]]:
+    occurrences: dict[tuple[str, str, str], int] = {}
+    for finding in findings:
+        line_text = source_lines.get(finding.path, finding.line)
+        anchor = f"text:{line_text.strip()}" if line_text and line_text.strip() else f"line:{finding.line}"
+        key = (finding.code, finding.path, anchor)
+        occurrence = occurrences.get(key, 0)
+        occurrences[key] = occurrence + 1
+
+        result: dict[str, Any] = {"ruleId": finding.code}
+        if finding.code in rule_index:
+            result["ruleIndex"] = rule_index[finding.code]
+        message = f"{finding.message} Help: {finding.help}" if finding.help else finding.message
+        result.update(
+            {
+                "level": _level(finding.severity),
+                "message": {"text": message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": _artifact_location(finding.path),
+                            "region": {
+                                "startLine": finding.line,
+                                "startColumn": finding.column,
+                                "endLine": finding.end_line,
+                                "endColumn": finding.end_column,
+                            },
+                        }
+                    }
+                ],
+                "partialFingerprints": {FINGERPRINT_KEY: fingerprint(*key, occurrence)},
+                "properties": {"confidence": str(finding.confidence), "severity": str(finding.severity)},
+            }
+        )
+        yield result
+
+
+def fingerprint(code: str, path: str, anchor: str, occurrence: int) -> str:
+    """SHA-256 (hex) of the parts, NUL-separated so that no two different tuples collide."""
+    return hashlib.sha256("\0".join((code, path, anchor, str(occurrence))).encode("utf-8")).hexdigest()
+
+
+def _notification(error: FileError, rule_index: Mapping[str, int]) -> dict[str, Any]:
+    notification: dict[str, Any] = {
+        "level": "error",
+        "message": {"text": error.reason},
+        "locations": [{"physicalLocation": {"artifactLocation": _artifact_location(error.path)}}],
+        "descriptor": {"id": str(error.kind)},
+    }
+    if error.rule:
+        notification["associatedRule"] = {"id": error.rule}
+        if error.rule in rule_index:
+            notification["associatedRule"]["index"] = rule_index[error.rule]
+    return notification
+
+
+def _is_absolute(path: str) -> bool:
+    return path.startswith("/") or bool(_WINDOWS_DRIVE.match(path))
+
+
+def _artifact_location(path: str) -> dict[str, str]:
+    """A relative path becomes a relative URI under ``%SRCROOT%``; an absolute one a ``file:`` URI."""
+    path = path.replace("\\", "/")
+    if _is_absolute(path):
+        return {"uri": _file_uri(path)}
+    while path.startswith("./"):
+        path = path[2:]
+    return {"uri": quote(path), "uriBaseId": SRCROOT}
+
+
+def _file_uri(absolute: str) -> str:
+    absolute = absolute.replace("\\", "/")
+    if not absolute.startswith("/"):
+        absolute = "/" + absolute  # C:/x -> /C:/x, so the URI reads file:///C:/x
+    return "file://" + quote(absolute, safe="/:")
+
+
+def _directory_uri(directory: str) -> str:
+    uri = _file_uri(directory)
+    return uri if uri.endswith("/") else uri + "/"

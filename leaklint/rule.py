@@ -1,0 +1,68 @@
+"""The base every rule module builds on.
+
+A rule is a class with its metadata, its documentation and its examples as class attributes, and a
+``check`` method that reads the shared program facts (``leaklint.analysis``) and yields
+:class:`Violation` objects. The engine turns violations into positioned :class:`Finding` objects, so
+rules never deal with line numbers, paths, suppressions or configuration.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Iterator
+
+import libcst as cst
+
+from leaklint.findings import Confidence, Severity
+
+if TYPE_CHECKING:
+    from leaklint.analysis.facts import ModuleFacts
+
+RULE_CODE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
+
+#: Sections every rule's ``docs`` must have, in this order (the shape of a Ruff rule page).
+DOC_SECTIONS = ("What it finds", "Why it matters", "Example", "Use instead", "Known false positives")
+
+
+@dataclass(frozen=True)
+class Violation:
+    """What a rule reports: the node to point at, the message, and how sure it is."""
+
+    node: cst.CSTNode
+    message: str
+    confidence: Confidence
+    help: str | None = None
+    #: The statement holding ``node``; suppression comments on its first or last line count.
+    statement: cst.CSTNode | None = None
+
+
+class Rule:
+    """Subclass this in ``rules/llNNN_name.py`` and set every class attribute."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]
+    #: The default hint line (``help: ...``); a violation may override it.
+    help: ClassVar[str]
+    #: Markdown with the sections in :data:`DOC_SECTIONS`.
+    docs: ClassVar[str]
+    #: Off-by-default rules run only when selected explicitly (by code, prefix or ``ALL``).
+    default_enabled: ClassVar[bool] = True
+    #: Whether ``--fix`` can repair findings of this rule (autofix arrives in a later release).
+    fixable: ClassVar[bool] = False
+    #: Code snippets that must produce no finding of this rule.
+    VALID: ClassVar[tuple[str, ...]] = ()
+    #: Code snippets whose lines marked ``# expect: LLNNN`` must produce exactly those findings.
+    INVALID: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        raise NotImplementedError
+
+    @classmethod
+    def doc_page(cls) -> str:
+        """The full page that ``leaklint rule CODE`` prints."""
+        state = "" if cls.default_enabled else " (off by default: enable with --select " + cls.code + ")"
+        header = f"# {cls.code} {cls.name}\n\nSeverity: {cls.severity.value}{state}\n"
+        return f"{header}\n{cls.summary}\n\n{cls.docs.strip()}\n"

@@ -1,0 +1,1 @@
+"""leaklint's own rules, one module per rule (installed as ``leaklint.rules``)."""

@@ -1,0 +1,232 @@
+"""LL101 loss-accumulation: a graph-attached loss summed across iterations."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.structure import GradMode, accumulating_target
+from leaklint.analysis.values import Value, strongest_graph
+from leaklint.findings import Confidence, Severity
+from leaklint.rule import Rule, Violation
+
+
+class LossAccumulation(Rule):
+    code = "LL101"
+    name = "loss-accumulation"
+    severity = Severity.LEAK
+    summary = "A tensor that carries its autograd graph is accumulated across loop iterations."
+    help = "accumulate loss.item() (a float) or loss.detach() (a tensor)"
+    docs = """
+## What it finds
+An accumulation such as `total += loss`, `total = total + loss` or `running -= criterion(out, y)`
+inside a `for`/`while` loop, where the accumulated value is attached to an autograd graph (it is a
+loss, a model output, or computed from one, outside `torch.no_grad()`) and the accumulator lives
+across iterations (it is created before the loop, or is an attribute such as `self.total`).
+
+## Why it matters
+`total + loss` is itself a node of the autograd graph: it keeps `loss` and, through it, everything
+`loss` was computed from. After N iterations `total` holds N graphs. When `backward()` runs every
+step the saved activations are freed, but the graph nodes themselves still pile up in host memory;
+without a backward (evaluation code) every step's activations stay alive too, and memory grows until
+the job dies. This is the first entry of the PyTorch FAQ ("My model reports cuda runtime error(2):
+out of memory"): `total_loss += loss`.
+
+## Example
+```python
+total_loss = 0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss
+```
+
+## Use instead
+```python
+total_loss = 0.0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss.item()  # or loss.detach() to stay on the device without a sync
+```
+
+## Known false positives
+Summing losses on purpose and calling `.backward()` on the sum (chunked or multi-task losses) is
+recognised and not reported, as is a helper that sums loss terms over a small loop and returns the
+sum. A reset of the accumulator anywhere in the loop body (`total = 0` every N steps) silences the
+rule, because the growth is then bounded. If the accumulated value comes from a function leaklint
+cannot see and no `.backward()` is called on it, the finding has low confidence and is hidden unless
+`--min-confidence low` is set.
+"""
+    VALID = (
+        """
+total = 0.0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    total += loss.item()
+""",
+        """
+total = 0
+for x, y in loader:
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    total += loss.detach()
+    total = total + float(loss)
+""",
+        """
+import torch
+total = 0
+with torch.no_grad():
+    for x, y in loader:
+        total += criterion(model(x), y)
+""",
+        """
+import torch
+def train_step(model, chunks, optimizer):
+    for inputs, targets in chunks:
+        optimizer.zero_grad()
+        total = 0
+        for chunk, target in zip(inputs, targets):
+            total += criterion(model(chunk), target)
+        (total / len(inputs)).backward()
+        optimizer.step()
+""",
+        """
+import torch.nn.functional as F
+def multi_head_loss(outputs, targets):
+    total = 0
+    for out, target in zip(outputs, targets):
+        total = total + F.mse_loss(out, target)
+    return total
+""",
+        """
+correct = 0
+seen = 0
+for x, y in loader:
+    out = model(x)
+    correct += (out.argmax(1) == y).sum()
+    seen += y.size(0)
+""",
+    )
+    INVALID = (
+        """
+total_loss = 0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss  # expect: LL101
+""",
+        """
+import torch.nn as nn
+criterion = nn.CrossEntropyLoss()
+running = 0
+for step, (o, y) in enumerate(batches):
+    running = running + criterion(o, y)  # expect: LL101
+""",
+        """
+sum_loss = 0
+for batch in train_loader:
+    outputs = model(**batch)
+    outputs.loss.backward()
+    sum_loss += outputs.loss  # expect: LL101
+""",
+        """
+import torch as th
+class Trainer:
+    def fit(self, loader):
+        for x, y in loader:
+            loss = th.nn.functional.mse_loss(self.model(x), y)
+            self.total -= loss  # expect: LL101
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        for fact in facts.statements():
+            if not fact.loops or fact.grad is GradMode.DISABLED:
+                continue
+            target = accumulating_target(fact.node)
+            if target is None:
+                continue
+            contributors = list(_contributors(fact.node, target))
+            accumulated = strongest_graph([facts.value(c) for c in contributors])
+            if accumulated is None:
+                continue
+            confidence = _confidence(facts, fact, target, accumulated)
+            if confidence is None:
+                continue
+            source = next(c for c in contributors if facts.value(c) is accumulated or facts.value(c) == accumulated)
+            text = facts.describe(source)
+            yield Violation(
+                node=fact.node,
+                message=(
+                    f"'{text}' is accumulated into '{target}' with its autograd graph; "
+                    "every iteration's graph stays alive"
+                ),
+                confidence=confidence,
+                help=f"accumulate {_operand(text)}.item() (a float) or {_operand(text)}.detach() (a tensor)",
+                statement=fact.line,
+            )
+
+
+def _operand(text: str) -> str:
+    """Wrap an expression in parentheses when a method call on it needs them."""
+    simple = text.replace(".", "").replace("_", "").isalnum() or text.endswith(")") and text.count("(") == 1
+    return text if simple else f"({text})"
+
+
+def _confidence(facts: ModuleFacts, fact: StatementFact, target: str, value: Value) -> Confidence | None:
+    """None when the accumulation is harmless; else how sure we are that it leaks."""
+    lifetime = facts.lifetime(fact, target)
+    if not lifetime.carried_by or lifetime.consumed_by_backward:
+        return None
+    if lifetime.across_iterations:
+        return value.confidence
+    # Only "structure" loops (over heads, layers, chunks) carry it: a loss built for one step.
+    if lifetime.returned or lifetime.reset_each_step:
+        return None
+    return Confidence.LOW
+
+
+def _contributors(node: cst.BaseSmallStatement, target: str) -> Iterator[cst.BaseExpression]:
+    """The expressions added into ``target`` (``loss`` in ``t = 0.9 * t + 0.1 * loss``)."""
+    if isinstance(node, cst.AugAssign):
+        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+            yield node.value
+        return
+    if isinstance(node, cst.Assign) and isinstance(node.value, cst.BinaryOperation):
+        if isinstance(node.value.operator, (cst.Add, cst.Subtract)):
+            yield from _terms(node.value, target)
+
+
+def _terms(expr: cst.BaseExpression, target: str) -> Iterator[cst.BaseExpression]:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        yield from _terms(expr.left, target)
+        yield from _terms(expr.right, target)
+        return
+    if dotted_name(expr) == target:
+        return
+    if isinstance(expr, cst.BinaryOperation) and _mentions(expr, target):
+        # 0.9 * avg: the factor next to the accumulator is not accumulated.
+        for side in (expr.left, expr.right):
+            if not _mentions(side, target):
+                yield side
+        return
+    if not _mentions(expr, target):
+        yield expr
+
+
+def _mentions(expr: cst.BaseExpression, target: str) -> bool:
+    if dotted_name(expr) == target:
+        return True
+    return any(_mentions(child, target) for child in expr.children if isinstance(child, cst.BaseExpression))

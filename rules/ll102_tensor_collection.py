@@ -1,0 +1,233 @@
+"""LL102 tensor-collection: a graph-attached tensor kept in a container that outlives the step."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.values import Value, strongest_graph
+from leaklint.findings import Confidence, Severity
+from leaklint.rule import Rule, Violation
+
+#: Container methods that store their argument(s), and which positional argument is stored.
+_STORING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1, "put": 0}
+
+
+class TensorCollection(Rule):
+    code = "LL102"
+    name = "tensor-collection"
+    severity = Severity.LEAK
+    summary = "A tensor that carries its autograd graph is stored in a container that outlives the iteration."
+    help = "store out.detach() (or out.detach().cpu(), or out.item() for a scalar)"
+    docs = """
+## What it finds
+A graph-attached tensor (a loss, a model output, or something computed from one outside
+`torch.no_grad()`) stored with `.append`, `.extend`, `.insert`, `.add`, `lst += [t]`, `d[k] = t` or
+`d.setdefault(k, []).append(t)` into a container that lives longer than one iteration: a list
+created before the loop, an attribute of `self`, or a module-level name. Tuples, lists and dicts
+that hold such a tensor count too. `.cpu()` and `.to(...)` do not help: the copy is still part of
+the graph.
+
+## Why it matters
+Every stored tensor keeps its whole autograd graph alive, and with it the activations saved for
+the backward pass: collecting outputs for a metric at the end of the epoch keeps one forward pass
+per batch in memory. Memory grows with every batch until the epoch ends (or forever, if the list is
+never cleared). `self.outputs.append(out)` in a `training_step` or `forward` is the same leak across
+calls.
+
+## Example
+```python
+predictions = []
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    predictions.append(out.cpu())
+```
+
+## Use instead
+```python
+predictions = []
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    predictions.append(out.detach().cpu())
+```
+
+## Known false positives
+Collecting losses on purpose and calling `.backward()` on their sum or stack in the same function
+is recognised and not reported, as is a `forward` that gathers per-layer features in a loop and
+returns them. Lightning's `validation_step`/`test_step`/`predict_step` run without gradients and are
+not reported. A container passed in by the caller is only reported when the store happens in a loop.
+"""
+    VALID = (
+        """
+preds = []
+for x, y in loader:
+    out = model(x)
+    preds.append(out.detach().cpu())
+""",
+        """
+import torch
+preds = []
+with torch.no_grad():
+    for x, y in loader:
+        preds.append(model(x))
+""",
+        """
+import torch
+def step(model, batches, optimizer):
+    losses = []
+    for x, y in batches:
+        losses.append(criterion(model(x), y))
+    torch.stack(losses).sum().backward()
+    optimizer.step()
+""",
+        """
+import torch.nn as nn
+class Pyramid(nn.Module):
+    def forward(self, x):
+        features = []
+        for layer in self.layers:
+            x = layer(x)
+            features.append(x)
+        return features
+""",
+        """
+history = {}
+for epoch, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    history[epoch] = loss.item()
+""",
+    )
+    INVALID = (
+        """
+preds = []
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    preds.append(out.cpu())  # expect: LL102
+""",
+        """
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        y = self.body(x)
+        self.activations.append(y)  # expect: LL102
+        return y
+""",
+        """
+losses = {}
+for step, batch in enumerate(train_loader):
+    loss = loss_fn(model(batch), batch)
+    loss.backward()
+    losses[step] = loss  # expect: LL102
+    history = []
+    history += [loss]
+""",
+        """
+records = []
+for x, y in loader:
+    out = model(x)
+    out.sum().backward()
+    records.setdefault("out", []).append((out, y))  # expect: LL102
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        for fact in facts.statements():
+            for container, stored in _stores(fact.node):
+                value = strongest_graph([facts.value(expr) for expr in stored])
+                if value is None:
+                    continue
+                confidence = _confidence(facts, fact, container, value)
+                if confidence is None:
+                    continue
+                culprit = next(expr for expr in stored if facts.value(expr).is_graph)
+                text = facts.describe(culprit)
+                yield Violation(
+                    node=fact.node,
+                    message=(
+                        f"'{text}' is stored in '{container}' with its autograd graph; "
+                        f"'{container}' outlives the iteration, so every stored graph stays alive"
+                    ),
+                    confidence=confidence,
+                    help=f"store {text}.detach() (add .cpu() to free device memory, or .item() for a scalar)"
+                    if _is_simple(text)
+                    else None,
+                    statement=fact.line,
+                )
+                break
+
+
+def _is_simple(text: str) -> bool:
+    return text.replace(".", "").replace("_", "").replace("(", "").replace(")", "").isalnum()
+
+
+def _confidence(facts: ModuleFacts, fact: StatementFact, container: str, value: Value) -> Confidence | None:
+    lifetime = facts.lifetime(fact, container)
+    if lifetime.consumed_by_backward:
+        return None
+    if lifetime.outlives_call and (fact.loops or "." in container):
+        return value.confidence
+    if not lifetime.carried_by:
+        return None
+    if lifetime.across_iterations:
+        return value.confidence
+    if lifetime.returned or lifetime.reset_each_step:
+        return None
+    return Confidence.LOW
+
+
+def _container_name(expr: cst.BaseExpression) -> str | None:
+    """``lst`` in ``lst.append``, ``d`` in ``d.setdefault(k, []).append`` / ``d[k].append``."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("setdefault", "get"):
+            expr = expr.func.value
+        else:
+            return dotted_name(expr)
+
+
+def _stores(node: cst.BaseSmallStatement) -> Iterator[tuple[str, list[cst.BaseExpression]]]:
+    """(container, stored expressions) pairs of a statement."""
+    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+        call = node.value
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _STORING_METHODS:
+            position = _STORING_METHODS[call.func.attr.value]
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            container = _container_name(call.func.value)
+            if container and len(positional) > position:
+                yield container, _elements(positional[position])
+    elif isinstance(node, cst.Assign):
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript):
+                container = _container_name(target.target)
+                if container:
+                    yield container, [node.value]
+        if len(node.targets) == 1 and isinstance(node.value, cst.BinaryOperation):
+            target_name = dotted_name(node.targets[0].target)
+            value = node.value
+            if target_name and isinstance(value.operator, cst.Add) and dotted_name(value.left) == target_name:
+                if isinstance(value.right, (cst.List, cst.Tuple)):
+                    yield target_name, _elements(value.right)
+    elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+        if isinstance(node.value, (cst.List, cst.Tuple)):
+            container = _container_name(node.target)
+            if container:
+                yield container, _elements(node.value)
+
+
+def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values a stored expression puts in: list-literal elements, or the expression itself."""
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [element.value for element in expr.elements] + [expr]
+    return [expr]

@@ -1,0 +1,180 @@
+"""LL201 eval-without-no-grad: model forward passes in evaluation code that record a graph."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.structure import GradMode
+from leaklint.findings import Confidence, Severity
+from leaklint.rule import Rule, Violation
+
+
+class EvalWithoutNoGrad(Rule):
+    code = "LL201"
+    name = "eval-without-no-grad"
+    severity = Severity.PEAK
+    summary = "A model runs in evaluation code without torch.no_grad(), so every forward pass records a graph."
+    help = "wrap the evaluation loop in 'with torch.no_grad():' (or decorate the function with @torch.no_grad())"
+    docs = """
+## What it finds
+A forward call of a model (`model(x)`, `self.model(x)`, `model.forward(x)`, `self(x)`) in
+evaluation code that runs with gradients enabled. Evaluation code is everything after
+`model.eval()` in the same function (until `model.train()`), and the body of functions named like
+evaluation: `evaluate`, `validate`, `validation_step`, `test`, `test_epoch`, `predict`, `infer`,
+`run_inference`... (pytest's `test_*` functions are not evaluation code). A call is guarded when it
+runs under `torch.no_grad()`, `torch.inference_mode()` or `torch.set_grad_enabled(False)` — as a
+`with` block, as a decorator on the function or an enclosing one — or when every caller of the
+function in the same file calls it inside such a block.
+
+## Why it matters
+`model.eval()` changes how dropout and batch norm behave; it does not stop autograd. Without
+`no_grad`, each forward pass saves its activations for a backward pass that never comes: the peak
+memory of evaluation is that of training, and larger batches run out of memory. If the outputs are
+also kept (appended to a list, summed into a total), every batch's graph stays alive and memory
+grows through the whole evaluation (see LL101 and LL102).
+
+## Example
+```python
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+```
+
+## Use instead
+```python
+@torch.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+```
+
+## Known false positives
+Evaluation that needs gradients (adversarial examples, saliency maps, input attributions) is
+reported; suppress it with `# noqa: LL201` on the call. `torch.set_grad_enabled(flag)` with a
+runtime flag is taken as a deliberate choice and not reported. Lightning's `validation_step`,
+`test_step` and `predict_step` are not reported (Lightning disables gradients around them). A model
+that leaklint cannot recognise as a model (no `.eval()`, `.parameters()`, known constructor or
+`nn.Module` class in the file) is only a low-confidence guess by its name and hidden by default.
+"""
+    VALID = (
+        """
+import torch
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x)
+""",
+        """
+import torch
+@torch.inference_mode()
+def validate(model, loader):
+    model.eval()
+    return [model(x) for x, _ in loader]
+""",
+        """
+import torch
+def run_epoch(model, loader, phase):
+    model.train() if phase == "train" else model.eval()
+    for x, y in loader:
+        with torch.set_grad_enabled(phase == "train"):
+            out = model(x)
+""",
+        """
+import torch
+def evaluate(model, loader):
+    model.eval()
+    return sum(model(x).sum().item() for x in loader)
+
+def main(model, loader):
+    with torch.no_grad():
+        score = evaluate(model, loader)
+""",
+        """
+import torch
+def train(model, loader, optimizer):
+    model.eval()
+    model.train()
+    for x, y in loader:
+        loss = model(x).sum()
+        loss.backward()
+""",
+        """
+import pytorch_lightning as pl
+class LitModel(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        return self(x)
+""",
+    )
+    INVALID = (
+        """
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        out = model(x)  # expect: LL201
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+""",
+        """
+import torch.nn as nn
+class Classifier(nn.Module):
+    def predict(self, x):
+        return self(x).argmax(-1)  # expect: LL201
+""",
+        """
+import torchvision
+model = torchvision.models.resnet18()
+model.eval()
+for images, _ in loader:
+    features = model.forward(images)  # expect: LL201
+""",
+        """
+import torch
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def validate(self, loader):
+        self.model.eval()
+        for x, y in loader:
+            logits = self.model(x)  # expect: LL201
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        reported = set()
+        for call in facts.model_calls():
+            if call.eval_reason is None or call.grad is not GradMode.ENABLED:
+                continue
+            where = call.statement.line if call.statement is not None else call.node
+            if where in reported:
+                continue
+            reported.add(where)
+            if call.eval_reason == "eval-mode":
+                confidence = Confidence.HIGH
+                why = f"after {call.callee}.eval()"
+            else:
+                confidence = call.model.confidence
+                why = f"in evaluation function '{call.statement.function.name}'" if call.statement else "in evaluation code"
+            name = call.callee or facts.describe(call.node.func)
+            yield Violation(
+                node=call.node,
+                message=(
+                    f"'{name}' runs {why} with gradients enabled; every forward pass records an "
+                    "autograd graph that is never used"
+                ),
+                confidence=confidence,
+                statement=call.statement.line if call.statement is not None else None,
+            )
