@@ -4,3 +4,4 @@ The static linter never imports torch; only ``leaklint verify`` (the runtime ext
 """
 
 __version__ = "0.1.0"
+

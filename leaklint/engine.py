@@ -259,17 +259,13 @@ def lint_file(path: str, rules: Sequence[type[Rule]], settings: Settings, *, dis
 class _Job:
     path: str
     display_path: str
-    rule_codes: tuple[str, ...]
+    rules: tuple[type[Rule], ...]  # pickled by reference: workers import the rule modules
     settings: Settings
     keep_text: bool
 
 
 def _run_job(job: _Job) -> FileOutcome:
-    from leaklint.registry import all_rules
-
-    known = all_rules()
-    rules = [known[code] for code in job.rule_codes]
-    return lint_file(job.path, rules, job.settings, display_path=job.display_path, keep_text=job.keep_text)
+    return lint_file(job.path, job.rules, job.settings, display_path=job.display_path, keep_text=job.keep_text)
 
 
 def default_jobs() -> int:
@@ -290,9 +286,8 @@ def lint_paths(
     pre_errors: Sequence[FileError] = (),
 ) -> tuple[LintResult, dict[str, str]]:
     """Lint ``paths`` (already discovered) and return the sorted result plus kept source texts."""
-    codes = tuple(rule.code for rule in rules)
     work = [
-        _Job(path, (stdin_filename or STDIN_PATH) if path == STDIN_PATH else path, codes, settings, keep_text)
+        _Job(path, (stdin_filename or STDIN_PATH) if path == STDIN_PATH else path, tuple(rules), settings, keep_text)
         for path in paths
     ]
     stdin_jobs = [job for job in work if job.path == STDIN_PATH]

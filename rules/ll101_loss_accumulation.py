@@ -11,6 +11,7 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.structure import GradMode, accumulating_target
 from leaklint.analysis.values import Value, strongest_graph
+from leaklint.analysis.walk import mentions
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
 
@@ -216,17 +217,11 @@ def _terms(expr: cst.BaseExpression, target: str) -> Iterator[cst.BaseExpression
         return
     if dotted_name(expr) == target:
         return
-    if isinstance(expr, cst.BinaryOperation) and _mentions(expr, target):
+    if isinstance(expr, cst.BinaryOperation) and mentions(expr, target):
         # 0.9 * avg: the factor next to the accumulator is not accumulated.
         for side in (expr.left, expr.right):
-            if not _mentions(side, target):
+            if not mentions(side, target):
                 yield side
         return
-    if not _mentions(expr, target):
+    if not mentions(expr, target):
         yield expr
-
-
-def _mentions(expr: cst.BaseExpression, target: str) -> bool:
-    if dotted_name(expr) == target:
-        return True
-    return any(_mentions(child, target) for child in expr.children if isinstance(child, cst.BaseExpression))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from leaklint.analysis.walk import Walker
+
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a chain of names and attributes, else None (calls, subscripts, literals)."""
@@ -39,7 +41,7 @@ class ImportMap:
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportMap:
         imports = cls()
-        module.visit(_ImportCollector(imports))
+        _ImportCollector(imports).run(module)
         return imports
 
     def add(self, local: str, qualified: str) -> None:
@@ -70,7 +72,7 @@ class ImportMap:
         return self.qualify(dotted_name(node))
 
 
-class _ImportCollector(cst.CSTVisitor):
+class _ImportCollector(Walker):
     def __init__(self, imports: ImportMap) -> None:
         self.imports = imports
 

@@ -17,6 +17,7 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.names import ImportMap, dotted_name
+from leaklint.analysis.walk import Walker
 from leaklint.analysis.structure import (
     ClassInfo,
     FunctionInfo,
@@ -43,7 +44,6 @@ from leaklint.analysis.values import (
 from leaklint.findings import Confidence
 
 MAX_LOOP_PASSES = 3
-_ORIGIN_LENGTH = 40
 
 
 @dataclass(eq=False)
@@ -110,11 +110,6 @@ class Frame:
 
     def copy(self) -> Frame:
         return replace(self, env=dict(self.env))
-
-
-def _origin(module: cst.Module, node: cst.CSTNode) -> str:
-    text = " ".join(module.code_for_node(node).split())
-    return text if len(text) <= _ORIGIN_LENGTH else text[: _ORIGIN_LENGTH - 3] + "..."
 
 
 _BINARY_SYMBOLS = {
@@ -224,6 +219,14 @@ class FunctionInterpreter:
 
     def _small(self, node: cst.BaseSmallStatement, line: cst.SimpleStatementLine | None, frame: Frame) -> None:
         self._enter(node, line, frame)
+        self._interpret_small(node, frame)
+        if any(value.fresh for value in frame.env.values()):
+            for name in _shared_names(node, self.imports):
+                value = frame.env.get(name)
+                if value is not None and value.fresh:
+                    frame.env[name] = replace(value, fresh=False)
+
+    def _interpret_small(self, node: cst.BaseSmallStatement, frame: Frame) -> None:
         if isinstance(node, cst.Assign):
             value = self.eval(node.value, frame)
             for target in node.targets:
@@ -425,12 +428,12 @@ class FunctionInterpreter:
             return self._call(node, frame)
         if isinstance(node, cst.BinaryOperation):
             operands = [self.eval(node.left, frame), self.eval(node.right, frame)]
-            return self._arithmetic(binary_symbol(node.operator), operands, frame, _origin(self.module, node))
+            return self._arithmetic(binary_symbol(node.operator), operands, frame, "")
         if isinstance(node, cst.UnaryOperation):
             inner = self.eval(node.expression, frame)
             if isinstance(node.operator, cst.Not):
                 return NOT_TENSOR
-            return self._arithmetic("-", [inner], frame, _origin(self.module, node))
+            return self._arithmetic("-", [inner], frame, "")
         if isinstance(node, cst.Comparison):
             operands = [self.eval(node.left, frame)] + [self.eval(c.comparator, frame) for c in node.comparisons]
             return _comparison(operands)
@@ -443,7 +446,7 @@ class FunctionInterpreter:
             return self._subscript(node, frame)
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             items = [self.eval(e.value, frame) for e in node.elements]
-            result = combine(items, origin=_origin(self.module, node), fresh=False)
+            result = combine(items, origin="", fresh=False)
             known = all(isinstance(e, cst.Element) for e in node.elements)
             return replace(result, items=tuple(items) if known else None)
         if isinstance(node, cst.Dict):
@@ -452,7 +455,7 @@ class FunctionInterpreter:
                 if isinstance(element, cst.DictElement):
                     self.eval(element.key, frame)
                 values.append(self.eval(element.value, frame))
-            return combine(values, origin=_origin(self.module, node), fresh=False)
+            return combine(values, origin="", fresh=False)
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self._comprehension(node, frame)
         if isinstance(node, cst.NamedExpr):
@@ -541,7 +544,7 @@ class FunctionInterpreter:
             return replace(DETACHED, deps=base.deps) if base.kind is not Kind.NOT_TENSOR else NOT_TENSOR
         if base.is_graph:
             if attr == "loss":
-                return replace(base, evidence=Evidence.LOSS, fresh=False, items=None, origin=_origin(self.module, node))
+                return replace(base, evidence=Evidence.LOSS, fresh=False, items=None, origin="")
             return replace(base, evidence=Evidence.DERIVED if base.evidence is not Evidence.BACKWARD else base.evidence, fresh=False, items=None)
         if dotted is not None:
             guess = self._guess_from_name(attr)
@@ -625,7 +628,7 @@ class FunctionInterpreter:
             element = self.eval(node.value, inner)
         else:
             element = self.eval(node.elt, inner)
-        return replace(combine([element], origin=_origin(self.module, node), fresh=False), items=None)
+        return replace(combine([element], origin="", fresh=False), items=None)
 
     # ---- arithmetic --------------------------------------------------------------------------
     def _arithmetic(self, symbol: str, operands: list[Value], frame: Frame, origin: str) -> Value:
@@ -642,7 +645,7 @@ class FunctionInterpreter:
     def _call(self, node: cst.Call, frame: Frame) -> Value:
         func = node.func
         self.rec.direct_callees.add(func)
-        origin = _origin(self.module, node)
+        origin = ""
         qualified = self.imports.resolve(func)
         args = [self.eval(arg.value, frame) for arg in node.args]
         if qualified is not None:
@@ -828,6 +831,58 @@ class FunctionInterpreter:
             return
         value = self.rec.values.get(target) or self.eval(target, frame)
         self.summary.backward_consumed |= value.deps | set(bound_names(target))
+
+
+def _shared_names(node: cst.BaseSmallStatement, imports: ImportMap) -> set[str]:
+    """Names whose tensor another reference may now share: aliased (``y = x``), stored in a
+    container or attribute, or handed to a function that is not a known torch operation."""
+    collector = _SharingCollector(imports)
+    collector.run(node)
+    return collector.shared
+
+
+class _SharingCollector(Walker):
+    def __init__(self, imports: ImportMap) -> None:
+        self.imports = imports
+        self.shared: set[str] = set()
+
+    def _note(self, expr: cst.BaseExpression) -> None:
+        name = dotted_name(expr)
+        if name is not None:
+            self.shared.add(name)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._note(node.value)
+        if dotted_name(node.value) is not None:
+            for target in node.targets:
+                self._note(target.target)
+
+    def visit_Element(self, node: cst.Element) -> None:
+        self._note(node.value)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        self._note(node.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self._note(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if isinstance(node.value, cst.BaseExpression):
+            self._note(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.imports.resolve(node.func) or ""
+        if qualified.startswith("torch.") or (isinstance(node.func, cst.Name) and node.func.value in _NON_STORING_BUILTINS):
+            return
+        for arg in node.args:
+            self._note(arg.value)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+_NON_STORING_BUILTINS = frozenset({"print", "len", "float", "int", "bool", "str", "repr", "isinstance", "format", "round", "abs"})
 
 
 def _literal_mode(expr: cst.BaseExpression, *, enabled: GradMode | None, disabled: GradMode | None) -> GradMode | None:

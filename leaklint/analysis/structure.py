@@ -15,6 +15,7 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.names import ImportMap, dotted_name
+from leaklint.analysis.walk import Walker, dotted_names_in
 
 
 class GradMode(enum.Enum):
@@ -130,7 +131,7 @@ def accumulating_target(node: cst.BaseSmallStatement) -> str | None:
         return dotted_name(node.target) or _subscript_base(node.target)
     if isinstance(node, cst.Assign) and len(node.targets) == 1:
         target = dotted_name(node.targets[0].target)
-        if target and target in _dotted_names_in(node.value):
+        if target and target in dotted_names_in(node.value):
             return target
     return None
 
@@ -139,25 +140,6 @@ def _subscript_base(node: cst.BaseExpression) -> str | None:
     while isinstance(node, cst.Subscript):
         node = node.value
     return dotted_name(node)
-
-
-def _dotted_names_in(node: cst.CSTNode) -> set[str]:
-    collector = _DottedNames()
-    node.visit(collector)
-    return collector.names
-
-
-class _DottedNames(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        name = dotted_name(node)
-        if name:
-            self.names.add(name)
 
 
 def bound_names(target: cst.BaseExpression) -> list[str]:
@@ -223,7 +205,7 @@ class _Scope:
     loops: list[LoopInfo] = field(default_factory=list)
 
 
-class StructureScanner(cst.CSTVisitor):
+class StructureScanner(Walker):
     """One pass over the module that fills a :class:`ModuleStructure`."""
 
     def __init__(self, imports: ImportMap) -> None:
@@ -341,7 +323,7 @@ class StructureScanner(cst.CSTVisitor):
         if target is not None:
             for loop in self._loops:
                 loop.has_backward = True
-            self._function.backward_names.update(_dotted_names_in(target))
+            self._function.backward_names.update(dotted_names_in(target))
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
@@ -363,7 +345,7 @@ def _is_optimizer_like(receiver: str) -> bool:
 
 def _iterates_data(node: cst.For) -> bool:
     """``for x, y in loader`` / ``enumerate(tqdm(train_loader))`` / ``range(num_epochs)``."""
-    names = _dotted_names_in(node.iter) | set(bound_names(node.target))
+    names = dotted_names_in(node.iter) | set(bound_names(node.target))
     leaves = {name.rsplit(".", 1)[-1] for name in names}
     if any(torch_api.DATA_SOURCE_NAME.search(leaf) for leaf in leaves):
         return True
@@ -372,5 +354,5 @@ def _iterates_data(node: cst.For) -> bool:
 
 def scan_structure(module: cst.Module, imports: ImportMap) -> ModuleStructure:
     scanner = StructureScanner(imports)
-    module.visit(scanner)
+    scanner.run(module)
     return scanner.structure

@@ -1,0 +1,105 @@
+"""Fast, non-recursive traversal of libcst trees.
+
+libcst's ``CSTVisitor`` rebuilds every node it passes (``_visit_and_replace_children``), which
+made visiting cost several times the parse. The analysis only reads trees, so it walks the
+dataclass fields directly, skipping the whitespace and punctuation fields that never hold code.
+Iterative traversal also means deeply nested generated code cannot exhaust the Python stack.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Iterator
+
+import libcst as cst
+
+_SKIPPED_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header",
+        "footer", "dot", "equal", "colon", "newline", "indent", "trailing_whitespace", "whitespace",
+        "star", "operator", "lbracket", "rbracket", "lbrace", "rbrace", "asynchronous",
+    }
+)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(node_type)
+    if names is None:
+        names = tuple(
+            f.name
+            for f in dataclasses.fields(node_type)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )
+        _CHILD_FIELDS[node_type] = names
+    return names
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Child nodes that can hold code, in source order."""
+    found: list[cst.CSTNode] = []
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(item for item in value if isinstance(item, cst.CSTNode))
+    return found
+
+
+def walk(node: cst.CSTNode, *, into: Callable[[cst.CSTNode], bool] | None = None) -> Iterator[cst.CSTNode]:
+    """Every node under ``node`` (itself included), pre-order. ``into(n)`` False prunes ``n``'s children."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if into is None or into(current):
+            stack.extend(reversed(children(current)))
+
+
+def not_into_scopes(node: cst.CSTNode) -> bool:
+    """Prune nested functions, lambdas and classes: their bodies run elsewhere, later."""
+    return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+
+
+def dotted_names_in(node: cst.CSTNode) -> set[str]:
+    """Every name and dotted attribute chain mentioned in ``node`` (``a``, ``a.b``, ``a.b.c``)."""
+    from leaklint.analysis.names import dotted_name
+
+    names: set[str] = set()
+    for current in walk(node):
+        if isinstance(current, cst.Name):
+            names.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            name = dotted_name(current)
+            if name:
+                names.add(name)
+    return names
+
+
+def mentions(node: cst.CSTNode, name: str) -> bool:
+    """Whether the dotted ``name`` appears anywhere in ``node``."""
+    return name in dotted_names_in(node)
+
+
+class Walker:
+    """A read-only visitor on the fast traversal: define ``visit_<Node>`` / ``leave_<Node>``.
+
+    ``visit_*`` returning False skips the node's children (``leave_*`` still runs).
+    """
+
+    def run(self, node: cst.CSTNode) -> None:
+        stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+        while stack:
+            current, leaving = stack.pop()
+            name = type(current).__name__
+            if leaving:
+                leave = getattr(self, "leave_" + name, None)
+                if leave is not None:
+                    leave(current)
+                continue
+            visit = getattr(self, "visit_" + name, None)
+            descend = visit(current) if visit is not None else None
+            stack.append((current, True))
+            if descend is not False:
+                stack.extend((child, False) for child in reversed(children(current)))

@@ -1,0 +1,58 @@
+"""Shared helpers: run the real command line in a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LEAKY_LOOP = textwrap.dedent(
+    """\
+    import torch
+
+    def train(model, loader, optimizer, criterion):
+        total_loss = 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total_loss += loss
+        return total_loss
+    """
+)
+CLEAN_LOOP = LEAKY_LOOP.replace("total_loss += loss", "total_loss += loss.item()")
+
+
+def run_leaklint(*args: str, cwd: Path | str | None = None, input: bytes | None = None, env: dict | None = None, user: int | None = None) -> subprocess.CompletedProcess:
+    """``python -m leaklint ARGS`` with output captured as text."""
+    environment = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    environment.pop("FORCE_COLOR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "leaklint", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=environment,
+        timeout=300,
+        user=user,
+    )
+
+
+def text(result: subprocess.CompletedProcess) -> tuple[str, str]:
+    return result.stdout.decode(), result.stderr.decode()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty directory to lint, with no config above it that could interfere."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[tool.leaklint]\n")
+    return root

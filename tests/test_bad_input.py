@@ -1,0 +1,156 @@
+"""Bad input, end to end: each problem is one line on stderr naming the file and the reason, the
+other files are still linted, and the exit status is 2. Valid-but-unusual files lint normally."""
+
+from __future__ import annotations
+
+import os
+import stat
+import textwrap
+
+import pytest
+
+from conftest import LEAKY_LOOP, run_leaklint, text
+
+GOOD_FINDING = "good.py:10:9: LL101"
+
+
+def lint_with_good_file(project, *paths):
+    (project / "good.py").write_text(LEAKY_LOOP)
+    result = run_leaklint(*paths, "good.py", cwd=project)
+    out, err = text(result)
+    assert GOOD_FINDING in out, "the good file must still be linted"
+    assert "Traceback" not in err
+    return result, err
+
+
+def assert_one_error_line(err, path, reason):
+    lines = [line for line in err.splitlines() if line]
+    assert lines == [f"{path}: error: {reason}"] or (
+        len(lines) == 1 and lines[0].startswith(f"{path}: error: ") and reason in lines[0]
+    ), err
+
+
+def test_syntax_error(project):
+    (project / "broken.py").write_text("def f(:\n    pass\n")
+    result, err = lint_with_good_file(project, "broken.py")
+    assert result.returncode == 2
+    assert_one_error_line(err, "broken.py", "syntax error at 1:")
+
+
+def test_undecodable_bytes(project):
+    (project / "latin.py").write_bytes(b"x = 'caf\xe9'\n")
+    result, err = lint_with_good_file(project, "latin.py")
+    assert result.returncode == 2
+    assert_one_error_line(err, "latin.py", "cannot decode as utf-8: byte 0xe9 at offset 8")
+
+
+def test_a_coding_cookie_is_honoured(project):
+    (project / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\nx = 'caf\xe9'\n")
+    result, err = lint_with_good_file(project, "latin.py")
+    assert result.returncode == 1 and err == ""
+
+
+def test_nul_byte(project):
+    (project / "binary.py").write_bytes(b"x = 1\x00\x01\x02\n")
+    result, err = lint_with_good_file(project, "binary.py")
+    assert result.returncode == 2
+    assert_one_error_line(err, "binary.py", "contains a NUL byte (binary file?)")
+
+
+def test_empty_file_is_fine(project):
+    (project / "empty.py").write_bytes(b"")
+    result, err = lint_with_good_file(project, "empty.py")
+    assert result.returncode == 1 and err == ""
+
+
+def test_bom_and_crlf_are_linted_at_the_right_place(project):
+    source = LEAKY_LOOP.replace("\n", "\r\n").encode("utf-8-sig")
+    (project / "windows.py").write_bytes(source)
+    result = run_leaklint("windows.py", cwd=project)
+    out, err = text(result)
+    assert result.returncode == 1 and err == ""
+    assert out.startswith("windows.py:10:9: LL101")
+
+
+def test_a_five_megabyte_file(project):
+    block = LEAKY_LOOP.replace("def train", "def train_{n}")
+    count = 5 * 1024 * 1024 // len(block) + 1
+    (project / "huge.py").write_text("".join(block.format(n=n) for n in range(count)))
+    result = run_leaklint("--format", "json", "huge.py", cwd=project)
+    assert result.returncode == 1, text(result)[1]
+    assert result.stdout.count(b'"LL101"') == count
+
+
+def test_deep_but_legal_nesting_is_analysed(project):
+    deep = "total = 0\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    total += loss + " + " + ".join(["1"] * 900) + "\n"
+    (project / "deep.py").write_text(deep)
+    result = run_leaklint("deep.py", cwd=project)
+    out, err = text(result)
+    assert result.returncode == 1, err
+    assert "deep.py:5:5: LL101" in out
+
+
+def test_pathological_nesting_is_refused_clearly(project):
+    (project / "nested.py").write_text("x = " + " + ".join(["1"] * 20000) + "\n")
+    (project / "parens.py").write_text("x = " + "(" * 300 + "1" + ")" * 300 + "\n")
+    result, err = lint_with_good_file(project, "nested.py", "parens.py")
+    assert result.returncode == 2
+    lines = sorted(err.splitlines())
+    assert lines[0].startswith("nested.py: error: ") and "too deeply nested" in lines[0]
+    assert lines[1].startswith("parens.py: error: syntax error") and "nested parentheses" in lines[1]
+
+
+def test_a_path_that_does_not_exist(project):
+    result, err = lint_with_good_file(project, "missing.py")
+    assert result.returncode == 2
+    assert_one_error_line(err, "missing.py", "no such file or directory")
+
+
+@pytest.fixture
+def unreadable(project):
+    path = project / "secret.py"
+    path.write_text(LEAKY_LOOP)
+    path.chmod(0)
+    yield path
+    path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+
+
+def test_an_unreadable_file(project, unreadable, tmp_path):
+    if os.geteuid() == 0:
+        # root reads anything: run the linter as 'nobody' on a world-readable copy of the project.
+        shared = tmp_path.parent
+        for directory in (tmp_path, project):
+            directory.chmod(0o755)
+        shared.chmod(shared.stat().st_mode | 0o755)
+        (project / "good.py").write_text(LEAKY_LOOP)
+        (project / "good.py").chmod(0o644)
+        result = run_leaklint("secret.py", "good.py", cwd=project, user=65534)
+        out, err = text(result)
+        assert GOOD_FINDING in out, err
+    else:
+        result, err = lint_with_good_file(project, "secret.py")
+    assert result.returncode == 2
+    assert_one_error_line(err, "secret.py", "permission denied")
+
+
+def test_a_symlink_loop(project):
+    os.symlink("loop.py", project / "loop.py")
+    result, err = lint_with_good_file(project, "loop.py")
+    assert result.returncode == 2
+    assert_one_error_line(err, "loop.py", "symbolic link loop")
+
+
+def test_a_symlink_loop_met_while_walking(project):
+    (project / "src").mkdir()
+    os.symlink("a.py", project / "src" / "a.py")
+    result, err = lint_with_good_file(project, "src")
+    assert result.returncode == 2
+    assert_one_error_line(err, "src/a.py", "symbolic link loop")
+
+
+def test_a_directory_named_like_a_python_file_is_walked(project):
+    (project / "x.py").mkdir()
+    (project / "x.py" / "train.py").write_text(LEAKY_LOOP)
+    result, err = lint_with_good_file(project, "x.py")
+    assert result.returncode == 1 and err == ""
+    assert "x.py/train.py:10:9: LL101" in text(result)[0]

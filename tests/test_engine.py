@@ -1,0 +1,105 @@
+"""The engine's promises: one file's problem never stops the run, and results are stable."""
+
+from __future__ import annotations
+
+import textwrap
+
+from click.testing import CliRunner
+
+from conftest import LEAKY_LOOP
+
+import leaklint.registry
+from leaklint.cli import main
+from leaklint.config import Settings
+from leaklint.engine import is_relevant, lint_paths, lint_text
+from leaklint.findings import ErrorKind
+from leaklint.registry import all_rules
+from leaklint.rule import Rule
+from leaklint.findings import Severity
+
+
+class ExplodingRule(Rule):
+    code = "LL999"
+    name = "exploding"
+    severity = Severity.LEAK
+    summary = "Always crashes."
+    help = "none"
+    docs = "## What it finds\n## Why it matters\n## Example\n## Use instead\n## Known false positives\n"
+
+    def check(self, facts):
+        raise ValueError("boom")
+
+
+def test_a_crashing_rule_is_reported_with_file_and_rule_and_the_others_still_run(tmp_path):
+    (tmp_path / "train.py").write_text(LEAKY_LOOP)
+    rules = [ExplodingRule, *all_rules().values()]
+    result, _ = lint_paths([str(tmp_path / "train.py")], rules, Settings())
+    [error] = result.errors
+    assert error.kind is ErrorKind.INTERNAL and error.rule == "LL999"
+    assert "ValueError: boom" in error.reason
+    assert [f.code for f in result.findings] == ["LL101"]
+
+
+def test_the_cli_reports_a_crashing_rule_without_a_traceback(tmp_path, monkeypatch):
+    (tmp_path / "train.py").write_text(LEAKY_LOOP)
+    monkeypatch.chdir(tmp_path)
+    rules = {"LL999": ExplodingRule, **all_rules()}
+    monkeypatch.setattr(leaklint.registry, "all_rules", lambda: rules)
+    result = CliRunner().invoke(main, ["--select", "ALL", "train.py"])
+    assert result.exit_code == 2
+    assert "train.py: error (rule LL999): internal error in rule LL999: ValueError: boom" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "train.py:10:9: LL101" in result.stdout
+
+
+def test_files_that_cannot_hold_a_finding_are_not_parsed():
+    assert not is_relevant("import os\nprint(os.getcwd())\n")
+    assert is_relevant("import torch\n")
+    assert is_relevant("total += loss\n")
+
+
+def test_the_relevance_gate_changes_no_finding():
+    """Every rule example that produces a finding passes the gate (the gate only skips work)."""
+    for rule in all_rules().values():
+        for snippet in rule.INVALID:
+            assert is_relevant(textwrap.dedent(snippet)), (rule.code, snippet)
+
+
+def test_findings_below_min_confidence_are_dropped():
+    source = "total = 0\nfor batch in loader:\n    loss = compute(batch)\n    total += loss\n"
+    rules = list(all_rules().values())
+    assert lint_text(source, "a.py", rules, Settings()).findings == []
+    [finding] = lint_text(source, "a.py", rules, Settings(min_confidence=__import__("leaklint.findings").findings.Confidence.LOW)).findings
+    assert finding.confidence.value == "low"
+
+
+def test_suppression_on_the_first_or_last_line_of_a_statement():
+    source = textwrap.dedent(
+        """\
+        total = 0
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            total = (total +  # noqa: LL101
+                     loss)
+            total = (total +
+                     loss)  # leaklint: ignore[LL101]
+            total = (total +
+                     loss)
+        """
+    )
+    findings = lint_text(source, "a.py", list(all_rules().values()), Settings()).findings
+    assert [(f.line, f.code) for f in findings] == [(9, "LL101")]
+
+
+def test_a_foreign_noqa_code_does_not_suppress():
+    source = LEAKY_LOOP.replace("total_loss += loss", "total_loss += loss  # noqa: E501")
+    findings = lint_text(source, "a.py", list(all_rules().values()), Settings()).findings
+    assert [f.code for f in findings] == ["LL101"]
+
+
+def test_per_file_ignores_apply_to_the_reported_path(tmp_path):
+    settings = Settings(per_file_ignores=(("scripts/*.py", ("LL1",)),), root=tmp_path)
+    rules = list(all_rules().values())
+    assert lint_text(LEAKY_LOOP, str(tmp_path / "scripts" / "a.py"), rules, settings).findings == []
+    assert lint_text(LEAKY_LOOP, str(tmp_path / "src" / "a.py"), rules, settings).findings != []
