@@ -210,7 +210,8 @@ def show_rule(code: str) -> None:
     rule = known.get(wanted.upper()) or next((r for r in known.values() if r.name == wanted.lower()), None)
     if rule is None:
         choices = [*known, *(r.name for r in known.values())]
-        close = difflib.get_close_matches(wanted.upper(), choices, n=3) + difflib.get_close_matches(wanted.lower(), choices, n=3)
+        prefixed = [c for c in known if c.startswith(wanted.upper())]
+        close = prefixed + difflib.get_close_matches(wanted.upper(), choices, n=3) + difflib.get_close_matches(wanted.lower(), choices, n=3)
         hint = f" (did you mean {', '.join(dict.fromkeys(close))}?)" if close else ""
         _error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
         sys.exit(EXIT_ERROR)

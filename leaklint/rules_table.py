@@ -36,8 +36,15 @@ def rules_as_table(rules: Mapping[str, type[Rule]]) -> str:
 
 def rules_as_json(rules: Mapping[str, type[Rule]]) -> str:
     rows = [
-        {**row, "fixable": row["fixable"] == "yes", "default_enabled": row.pop("default") == "on"}
-        for row in _rows(rules)
+        {
+            "code": rule.code,
+            "name": rule.name,
+            "severity": rule.severity.value,
+            "fixable": rule.fixable,
+            "default_enabled": rule.default_enabled,
+            "summary": rule.summary,
+        }
+        for rule in rules.values()
     ]
     return json.dumps(rows, indent=2) + "\n"
 

@@ -21,7 +21,7 @@ class LossAccumulation(Rule):
     name = "loss-accumulation"
     severity = Severity.LEAK
     summary = "A tensor that carries its autograd graph is accumulated across loop iterations."
-    help = "accumulate loss.item() (a float) or loss.detach() (a tensor)"
+    help = "accumulate the value's .item() (a float) or .detach() (a tensor)"
     docs = """
 ## What it finds
 An accumulation such as `total += loss`, `total = total + loss` or `running -= criterion(out, y)`
@@ -166,24 +166,23 @@ class Trainer:
             confidence = _confidence(facts, fact, target, accumulated)
             if confidence is None:
                 continue
-            source = next(c for c in contributors if facts.value(c) is accumulated or facts.value(c) == accumulated)
-            text = facts.describe(source)
+            source = next(c for c in contributors if facts.value(c) == accumulated)
+            receiver = facts.describe_receiver(source)
             yield Violation(
                 node=fact.node,
                 message=(
-                    f"'{text}' is accumulated into '{target}' with its autograd graph; "
-                    "every iteration's graph stays alive"
+                    f"'{facts.describe(source)}' is accumulated into '{_target_text(facts, fact.node)}' "
+                    "with its autograd graph; every iteration's graph stays alive"
                 ),
                 confidence=confidence,
-                help=f"accumulate {_operand(text)}.item() (a float) or {_operand(text)}.detach() (a tensor)",
+                help=f"accumulate {receiver}.item() (a float) or {receiver}.detach() (a tensor)" if receiver else None,
                 statement=fact.line,
             )
 
 
-def _operand(text: str) -> str:
-    """Wrap an expression in parentheses when a method call on it needs them."""
-    simple = text.replace(".", "").replace("_", "").isalnum() or text.endswith(")") and text.count("(") == 1
-    return text if simple else f"({text})"
+def _target_text(facts: ModuleFacts, node: cst.BaseSmallStatement) -> str:
+    target = node.target if isinstance(node, cst.AugAssign) else node.targets[0].target  # type: ignore[union-attr]
+    return facts.describe(target)
 
 
 def _confidence(facts: ModuleFacts, fact: StatementFact, target: str, value: Value) -> Confidence | None:
@@ -202,12 +201,17 @@ def _confidence(facts: ModuleFacts, fact: StatementFact, target: str, value: Val
 def _contributors(node: cst.BaseSmallStatement, target: str) -> Iterator[cst.BaseExpression]:
     """The expressions added into ``target`` (``loss`` in ``t = 0.9 * t + 0.1 * loss``)."""
     if isinstance(node, cst.AugAssign):
-        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+        # `lst += [t]` extends a list: that is LL102's business, not an accumulation.
+        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and not _is_sequence_literal(node.value):
             yield node.value
         return
     if isinstance(node, cst.Assign) and isinstance(node.value, cst.BinaryOperation):
         if isinstance(node.value.operator, (cst.Add, cst.Subtract)):
             yield from _terms(node.value, target)
+
+
+def _is_sequence_literal(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp))
 
 
 def _terms(expr: cst.BaseExpression, target: str) -> Iterator[cst.BaseExpression]:
@@ -223,5 +227,5 @@ def _terms(expr: cst.BaseExpression, target: str) -> Iterator[cst.BaseExpression
             if not mentions(side, target):
                 yield side
         return
-    if not mentions(expr, target):
+    if not mentions(expr, target) and not _is_sequence_literal(expr):
         yield expr

@@ -22,7 +22,7 @@ class TensorCollection(Rule):
     name = "tensor-collection"
     severity = Severity.LEAK
     summary = "A tensor that carries its autograd graph is stored in a container that outlives the iteration."
-    help = "store out.detach() (or out.detach().cpu(), or out.item() for a scalar)"
+    help = "store the tensor's .detach() (add .cpu() to free device memory, or use .item() for a scalar)"
     docs = """
 ## What it finds
 A graph-attached tensor (a loss, a model output, or something computed from one outside
@@ -151,24 +151,26 @@ for x, y in loader:
                 if confidence is None:
                     continue
                 culprit = next(expr for expr in stored if facts.value(expr).is_graph)
-                text = facts.describe(culprit)
+                receiver = facts.describe_receiver(culprit)
                 yield Violation(
                     node=fact.node,
                     message=(
-                        f"'{text}' is stored in '{container}' with its autograd graph; "
+                        f"'{facts.describe(culprit)}' is stored in '{container}' with its autograd graph; "
                         f"'{container}' outlives the iteration, so every stored graph stays alive"
                     ),
                     confidence=confidence,
-                    help=f"store {text}.detach() (add .cpu() to free device memory, or .item() for a scalar)"
-                    if _is_simple(text)
-                    else None,
+                    help=_help(receiver),
                     statement=fact.line,
                 )
                 break
 
 
-def _is_simple(text: str) -> bool:
-    return text.replace(".", "").replace("_", "").replace("(", "").replace(")", "").isalnum()
+def _help(receiver: str | None) -> str | None:
+    if receiver is None:
+        return None
+    if receiver.endswith(".cpu()"):
+        return f"store {receiver[: -len('.cpu()')]}.detach().cpu() (or use .item() for a scalar)"
+    return f"store {receiver}.detach() (add .cpu() to free device memory, or use .item() for a scalar)"
 
 
 def _confidence(facts: ModuleFacts, fact: StatementFact, container: str, value: Value) -> Confidence | None:

@@ -7,8 +7,9 @@ are only ever called with gradients disabled, and interprets again. Two or three
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Mapping
 
 import libcst as cst
 
@@ -80,6 +81,14 @@ class ModuleFacts:
         """Short source text of ``node`` for messages (one line, at most 40 characters)."""
         text = " ".join(self.module.code_for_node(node).split())
         return text if len(text) <= _DESCRIPTION_LENGTH else text[: _DESCRIPTION_LENGTH - 3] + "..."
+
+    def describe_receiver(self, node: cst.BaseExpression) -> str | None:
+        """Source text to call a method on (``(a - b)``), or None when too long to quote."""
+        text = " ".join(self.module.code_for_node(node).split())
+        if len(text) > _DESCRIPTION_LENGTH:
+            return None
+        atomic = isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or bool(getattr(node, "lpar", None))
+        return text if atomic else f"({text})"
 
     def lifetime(self, fact: StatementFact, target: str) -> Lifetime:
         """What keeps a value stored into ``target`` (a dotted name) at ``fact`` alive."""
@@ -153,9 +162,9 @@ def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure)
             GradMode.ENABLED
         )
         for info in structure.functions.values():
-            outer = dict(recording.module_env)
+            outer: Mapping[str, Value] = recording.module_env
             if info.parent is not None:
-                outer.update(recording.final_envs.get(info.parent, {}))
+                outer = ChainMap(recording.final_envs.get(info.parent, {}), recording.module_env)
             interpreter = FunctionInterpreter(module, imports, structure, info, recording, previous, outer)
             interpreter.run(_initial_grad(info, inferred))
         now_inferred = _only_called_without_grad(recording, structure)

@@ -207,7 +207,10 @@ class FunctionInterpreter:
         elif isinstance(statement, cst.Match):
             self._match(statement, frame)
         elif isinstance(statement, cst.FunctionDef):
-            frame.env[statement.name.value] = role(Role.FUNCTION, Confidence.HIGH, statement.name.value)
+            if self.function.node is not None:  # module-level defs are known from the structure
+                frame.env[statement.name.value] = role(Role.FUNCTION, Confidence.HIGH, statement.name.value)
+            else:
+                frame.env.pop(statement.name.value, None)
         elif isinstance(statement, cst.ClassDef):
             frame.env.pop(statement.name.value, None)
 
@@ -746,13 +749,10 @@ class FunctionInterpreter:
         return self.structure.module_functions.get(name) or self._nested_function(name)
 
     def _nested_function(self, name: str) -> cst.FunctionDef | None:
-        for node, info in self.structure.functions.items():
-            if info.parent is self.function and info.name == name:
-                return node
-        return None
+        return self.structure.nested_functions.get((self.function, name))
 
     def _local_class(self, name: str) -> ClassInfo | None:
-        return next((c for c in self.structure.classes.values() if c.name == name), None)
+        return self.structure.classes_by_name.get(name)
 
     def _local_call(self, function: cst.FunctionDef, args: list[Value], frame: Frame) -> Value:
         self.rec.call_sites.setdefault(function, []).append(frame.grad)

@@ -118,6 +118,10 @@ class ModuleStructure:
     functions: dict[cst.FunctionDef, FunctionInfo] = field(default_factory=dict)
     loops: dict[cst.CSTNode, LoopInfo] = field(default_factory=dict)
     module_functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    #: Functions defined inside another function, by (enclosing function, name).
+    nested_functions: dict[tuple[FunctionInfo, str], cst.FunctionDef] = field(default_factory=dict)
+    #: Classes by name (the first definition wins, as for functions).
+    classes_by_name: dict[str, ClassInfo] = field(default_factory=dict)
     #: Dotted names on which module-only methods (``.eval()``, ``.parameters()``...) are called.
     module_evidence: set[str] = field(default_factory=set)
     #: Method names called on something other than ``self`` (callers outside the class).
@@ -226,9 +230,8 @@ class StructureScanner(Walker):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = tuple(filter(None, (dotted_name(arg.value) for arg in node.bases if arg.keyword is None)))
         info = ClassInfo(node, node.name.value, bases)
-        known = {c.name: c for c in self.structure.classes.values()}
         for base in bases:
-            local = known.get(base)
+            local = self.structure.classes_by_name.get(base)
             if local is not None:
                 info.local_bases.append(local)
                 info.is_module |= local.is_module
@@ -237,6 +240,7 @@ class StructureScanner(Walker):
             info.is_module |= torch_api.is_module_base(qualified)
             info.is_lightning |= qualified in torch_api.LIGHTNING_MODULES
         self.structure.classes[node] = info
+        self.structure.classes_by_name.setdefault(info.name, info)
         self._scopes.append(_Scope(None, info))
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
@@ -262,6 +266,8 @@ class StructureScanner(Walker):
             scope.cls.methods.setdefault(node.name.value, node)  # type: ignore[union-attr]
         elif enclosing.is_module_level:
             self.structure.module_functions.setdefault(node.name.value, node)
+        else:
+            self.structure.nested_functions.setdefault((enclosing, node.name.value), node)
         self.structure.functions[node] = info
         self._scopes.append(_Scope(info, info.cls))
 

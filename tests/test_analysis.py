@@ -1,0 +1,261 @@
+"""The shared analysis, question by question: is this value attached to a graph, and why?"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.structure import GradMode, is_eval_function_name
+from leaklint.analysis.values import Evidence, Kind, Role
+from leaklint.findings import Confidence
+
+
+def facts_of(source: str) -> ModuleFacts:
+    return ModuleFacts(cst.parse_module(textwrap.dedent(source)))
+
+
+def value_at_end(source: str, name: str, function: str = "<module>"):
+    """The value ``name`` holds in the statement ``probe(name)`` of ``function``."""
+    facts = facts_of(source)
+    for fact in facts.statements():
+        node = fact.node
+        if (
+            fact.function.name == function
+            and isinstance(node, cst.Expr)
+            and isinstance(node.value, cst.Call)
+            and isinstance(node.value.func, cst.Name)
+            and node.value.func.value == "probe"
+        ):
+            return facts.value(node.value.args[0].value)
+    raise AssertionError("no probe(...) statement")
+
+
+def test_backward_is_the_strongest_evidence():
+    value = value_at_end("loss = compute(batch)\nloss.backward()\nprobe(loss)\n", "loss")
+    assert (value.kind, value.evidence, value.confidence) == (Kind.GRAPH, Evidence.BACKWARD, Confidence.HIGH)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch.nn.functional as F\nloss = F.cross_entropy(out, y)\n",
+        "from torch import nn\ncriterion = nn.MSELoss()\nloss = criterion(out, y)\n",
+        "import torch as th\nloss = th.nn.functional.l1_loss(out, y)\n",
+    ],
+)
+def test_loss_functions_are_resolved_through_import_aliases(source):
+    value = value_at_end(source + "probe(loss)\n", "loss")
+    assert value.is_graph and value.evidence is Evidence.LOSS
+
+
+def test_model_outputs_are_attached_with_medium_confidence():
+    source = """
+        import torch.nn as nn
+        class Net(nn.Module):
+            pass
+        model = Net()
+        out = model(x)
+        probe(out)
+    """
+    value = value_at_end(source, "out")
+    assert value.is_graph and value.evidence is Evidence.MODEL and value.confidence is Confidence.MEDIUM
+
+
+def test_a_name_alone_gives_low_confidence():
+    value = value_at_end("out = net(x)\nprobe(out)\n", "out")
+    assert value.is_graph and value.confidence is Confidence.LOW
+
+
+def test_module_methods_are_evidence_of_a_model():
+    value = value_at_end("opt = make(encoder.parameters())\nfeats = encoder(x)\nprobe(feats)\n", "feats")
+    assert value.is_graph and value.confidence is Confidence.MEDIUM
+
+
+@pytest.mark.parametrize(
+    "expression, kind",
+    [
+        ("loss.item()", Kind.NOT_TENSOR),
+        ("float(loss)", Kind.NOT_TENSOR),
+        ("loss.tolist()", Kind.NOT_TENSOR),
+        ("loss.detach()", Kind.DETACHED),
+        ("loss.detach().cpu()", Kind.DETACHED),
+        ("loss.cpu()", Kind.GRAPH),
+        ("loss * 2 + 1", Kind.GRAPH),
+        ("(out.argmax(1) == y).sum()", Kind.DETACHED),
+        ("torch.max(out, 1)[1]", Kind.DETACHED),
+        ("torch.max(out, 1)[0]", Kind.GRAPH),
+        ("out.shape[0]", Kind.NOT_TENSOR),
+        ("[out, y]", Kind.GRAPH),
+        ("{'out': out.detach()}", Kind.DETACHED),
+    ],
+)
+def test_what_removes_or_keeps_the_graph(expression, kind):
+    source = f"""
+        import torch
+        loss = criterion(model(x), y)
+        loss.backward()
+        out = model(x)
+        value = {expression}
+        probe(value)
+    """
+    assert value_at_end(source, "value").kind is kind
+
+
+def test_tuple_unpacking_keeps_each_part():
+    source = "import torch\n_, predicted = torch.max(model(x), 1)\nprobe(predicted)\n"
+    assert value_at_end(source, "predicted").kind is Kind.DETACHED
+
+
+def test_flow_order_matters():
+    source = """
+        loss = criterion(model(x), y)
+        loss = loss.item()
+        probe(loss)
+    """
+    assert value_at_end(source, "loss").kind is Kind.NOT_TENSOR
+
+
+def test_no_grad_blocks_and_decorators_detach_what_they_compute():
+    source = """
+        import torch
+        with torch.no_grad():
+            out = model(x)
+        probe(out)
+    """
+    assert value_at_end(source, "out").kind is Kind.DETACHED
+    decorated = """
+        import torch
+        @torch.inference_mode()
+        def predict(model, x):
+            out = model(x)
+            probe(out)
+    """
+    assert value_at_end(decorated, "out", "predict").kind is Kind.DETACHED
+
+
+def test_a_function_only_called_under_no_grad_runs_without_grad():
+    source = """
+        import torch
+        def helper(model, x):
+            out = model(x)
+            probe(out)
+        def main(model, x):
+            with torch.no_grad():
+                helper(model, x)
+    """
+    assert value_at_end(source, "out", "helper").kind is Kind.DETACHED
+
+
+def test_a_function_also_passed_as_a_callback_is_not_assumed_guarded():
+    source = """
+        import torch
+        def helper(model, x):
+            out = model(x)
+            probe(out)
+        def main(model, x):
+            with torch.no_grad():
+                helper(model, x)
+            register(helper)
+    """
+    assert value_at_end(source, "out", "helper").is_graph
+
+
+def test_set_grad_enabled_with_a_runtime_flag_is_conditional():
+    facts = facts_of(
+        """
+        import torch
+        with torch.set_grad_enabled(phase == "train"):
+            out = model(x)
+        """
+    )
+    [fact] = [f for f in facts.statements() if isinstance(f.node, cst.Assign)]
+    assert fact.grad is GradMode.CONDITIONAL
+
+
+def test_local_helpers_that_return_a_loss_make_their_call_sites_attached():
+    source = """
+        import torch.nn.functional as F
+        def step(model, x, y):
+            return F.cross_entropy(model(x), y)
+        loss = step(model, x, y)
+        probe(loss)
+    """
+    value = value_at_end(source, "loss")
+    assert value.is_graph and value.evidence is Evidence.LOSS
+
+
+def test_attributes_assigned_in_init_are_known_in_other_methods():
+    source = """
+        import torch.nn as nn
+        class Trainer:
+            def __init__(self):
+                self.net = nn.Linear(3, 3)
+            def step(self, x):
+                out = self.net(x)
+                probe(out)
+    """
+    assert value_at_end(source, "out", "step").is_graph
+
+
+def test_values_flow_from_one_iteration_to_the_next():
+    source = """
+        hidden = None
+        for x in loader:
+            probe(hidden)
+            hidden = model(x)
+    """
+    assert value_at_end(source, "hidden").is_graph
+
+
+def test_lightning_validation_step_runs_without_grad():
+    source = """
+        import pytorch_lightning as pl
+        class Lit(pl.LightningModule):
+            def validation_step(self, batch, idx):
+                out = self(batch)
+                probe(out)
+    """
+    assert value_at_end(source, "out", "validation_step").kind is Kind.DETACHED
+
+
+def test_a_loop_knows_what_it_rebinds_and_whether_it_trains():
+    facts = facts_of(
+        """
+        total = 0
+        for x, y in loader:
+            running = 0
+            loss = criterion(model(x), y)
+            loss.backward()
+            total += loss
+        """
+    )
+    [loop] = facts.structure.loops.values()
+    assert {"x", "y", "running", "loss"} <= loop.rebound and "total" not in loop.rebound
+    assert loop.has_backward and loop.is_iteration_loop
+
+
+@pytest.mark.parametrize("name", ["evaluate", "validate", "validation_step", "test", "test_epoch", "predict", "infer", "run_inference", "evaluate_model", "val_epoch", "eval_step"])
+def test_evaluation_function_names(name):
+    assert is_eval_function_name(name)
+
+
+@pytest.mark.parametrize("name", ["test_forward_shapes", "train", "training_step", "forward", "attest", "evaluation_metrics_to_csv"])
+def test_names_that_are_not_evaluation(name):
+    assert not is_eval_function_name(name)
+
+
+def test_roles_of_constructed_objects():
+    source = """
+        import torch
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds)
+        opt = torch.optim.Adam(params)
+        probe(loader)
+        probe(opt)
+    """
+    facts = facts_of(source)
+    probes = [f.node.value.args[0].value for f in facts.statements() if isinstance(f.node, cst.Expr)]
+    assert [facts.value(p).role for p in probes] == [Role.LOADER, Role.OPTIMIZER]

@@ -1,0 +1,36 @@
+"""Every fixture script is linted with every rule on; findings must match its ``# expect:``
+comments exactly, both ways: nothing missing, nothing extra."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT
+
+from leaklint.config import Settings
+from leaklint.engine import lint_file
+from leaklint.registry import all_rules
+from leaklint.testing import expected_findings, found_pairs
+
+FIXTURES = sorted((ROOT / "fixtures").glob("*.py"))
+
+
+def test_there_are_enough_fixtures_of_both_kinds():
+    names = [path.name for path in FIXTURES]
+    assert len(names) >= 12
+    assert sum(name.startswith("leaky_") for name in names) >= 6
+    assert sum(name.startswith("clean_") for name in names) >= 6
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_fixture_findings_match_expectations(path):
+    outcome = lint_file(str(path), list(all_rules().values()), Settings(select=("ALL",)))
+    assert outcome.errors == []
+    expected = expected_findings(path.read_text(encoding="utf-8"))
+    found = found_pairs(outcome.findings)
+    assert sorted(found - expected) == [], "unexpected findings (false positives)"
+    assert sorted(expected - found) == [], "missing findings (false negatives)"
+    if path.name.startswith("leaky_"):
+        assert expected, "a leaky fixture must expect at least one finding"
+    else:
+        assert not expected, "a clean fixture must expect no finding"

@@ -1,0 +1,152 @@
+"""The pre-commit hook, configured exactly as the README shows, in a user's git repository.
+
+pre-commit clones the hook repository at ``rev``, builds a virtualenv, pip-installs leaklint into
+it (libcst and click come from PyPI) and runs ``.pre-commit-hooks.yaml``'s entry on the staged
+Python files. The hook repository here is a snapshot of the working tree, committed and tagged
+like a release, so the tests check the code as it is now (uncommitted and new files included).
+
+(``pre-commit try-repo`` would do the same in one command, but it builds its environment in a
+throw-away store each time; a real ``.pre-commit-config.yaml`` and one shared ``PRE_COMMIT_HOME``
+build it once for the whole module.)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import CLEAN_LOOP, LEAKY_LOOP, ROOT
+from leaklint import __version__
+
+# What a clean clone does not have: the developer's virtual environment and build output.
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", "*.py[cod]",
+    ".pytest_cache", ".leaklint_cache", ".mypy_cache", ".ruff_cache",
+)
+
+if shutil.which("git") is None:
+    pytest.skip("pre-commit needs git", allow_module_level=True)
+
+
+def environment(pre_commit_home: Path | None = None) -> dict[str, str]:
+    """The test's environment without the settings of whatever git repository or hook runs pytest."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT")) and k not in {"SKIP", "PYTHONPATH", "VIRTUAL_ENV", "FORCE_COLOR"}}
+    env.update(NO_COLOR="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    if pre_commit_home:
+        env["PRE_COMMIT_HOME"] = str(pre_commit_home)
+    return env
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, env=environment(), check=True, capture_output=True, timeout=60)
+
+
+def commit_all(repo: Path) -> None:
+    """``git init`` (if needed) and commit everything in ``repo``, with a local identity."""
+    if not (repo / ".git").exists():
+        git("init", "--quiet", cwd=repo)
+        git("config", "user.name", "leaklint tests", cwd=repo)
+        git("config", "user.email", "tests@leaklint.invalid", cwd=repo)
+        git("config", "commit.gpgsign", "false", cwd=repo)
+        git("config", "tag.gpgsign", "false", cwd=repo)
+    git("add", "--all", cwd=repo)
+    git("commit", "--quiet", "--message", "snapshot", cwd=repo)
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The working tree committed and tagged ``v<version>``, as the README's ``rev`` expects."""
+    repo = tmp_path_factory.mktemp("hook-repo") / "leaklint"
+    shutil.copytree(ROOT, repo, ignore=NOT_SOURCE)
+    commit_all(repo)
+    git("tag", f"v{__version__}", cwd=repo)
+    return repo
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One pre-commit cache for the module: the hook's virtualenv is built by the first test only."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def user_repo(path: Path, hook_repo: Path, files: dict[str, str]) -> Path:
+    """A user's git repository with ``files`` and the README's pre-commit configuration, committed."""
+    path.mkdir()
+    (path / ".pre-commit-config.yaml").write_text(
+        textwrap.dedent(
+            f"""\
+            repos:
+              - repo: {hook_repo.as_posix()}
+                rev: v{__version__}
+                hooks:
+                  - id: leaklint
+            """
+        )
+    )
+    for name, content in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(content)
+    commit_all(path)
+    return path
+
+
+def pre_commit_run(repo: Path, pre_commit_home: Path) -> tuple[int, str]:
+    """``pre-commit run --all-files --verbose`` in ``repo``: the exit code and all the output."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--verbose", "--color=never"],
+        cwd=repo,
+        env=environment(pre_commit_home),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output, output
+    return result.returncode, output
+
+
+@pytest.mark.slow
+def test_the_hook_fails_a_commit_with_a_leak(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    repo = user_repo(tmp_path / "project", hook_repo, {"train.py": LEAKY_LOOP, "README.md": "# project\n"})
+    code, output = pre_commit_run(repo, pre_commit_home)
+    assert code == 1, output
+    assert re.search(r"^leaklint\.+Failed$", output, re.MULTILINE), output
+    assert "- exit code: 1" in output
+    assert "train.py:10:9: LL101" in output
+
+
+@pytest.mark.slow
+def test_the_hook_passes_clean_code(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    repo = user_repo(tmp_path / "project", hook_repo, {"train.py": CLEAN_LOOP})
+    code, output = pre_commit_run(repo, pre_commit_home)
+    assert code == 0, output
+    assert re.search(r"^leaklint\.+Passed$", output, re.MULTILINE), output
+
+
+@pytest.mark.slow
+def test_the_hook_skips_a_commit_without_python_files(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    repo = user_repo(tmp_path / "project", hook_repo, {"README.md": "# not a line of Python\n"})
+    code, output = pre_commit_run(repo, pre_commit_home)
+    assert code == 0, output
+    assert re.search(r"^leaklint\.+\(no files to check\)Skipped$", output, re.MULTILINE), output
+
+
+@pytest.mark.slow
+def test_the_hook_respects_leaklint_excludes(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    """pre-commit names every staged file; the hook's --force-exclude still honours the config."""
+    files = {
+        "pyproject.toml": '[tool.leaklint]\nextend-exclude = ["generated"]\n',
+        "train.py": CLEAN_LOOP,
+        "generated/train_copy.py": LEAKY_LOOP,
+    }
+    repo = user_repo(tmp_path / "project", hook_repo, files)
+    code, output = pre_commit_run(repo, pre_commit_home)
+    assert code == 0, output
+    assert "generated" not in output
