@@ -45,6 +45,9 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".leaklint_cache",
 )
 
+#: libcst parses roughly 1 MB/s of dense code here; a bigger .py file is generated data.
+DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
+
 #: Dedicated config files, in order of precedence; each beats a pyproject.toml beside it.
 DEDICATED_CONFIG_NAMES: tuple[str, ...] = (".leaklint.toml", "leaklint.toml")
 PYPROJECT = "pyproject.toml"
@@ -168,6 +171,8 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     min_confidence: Confidence = Confidence.MEDIUM
     respect_gitignore: bool = True
+    #: Larger files are refused with a clear error (generated data, not training code).
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
     #: The directory globs are relative to: the config file's directory, else cwd.
     root: Path = Path(".")
     config_path: Path | None = None
@@ -299,6 +304,25 @@ def _check_bool(value: object, key: str) -> bool:
     return value
 
 
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|KIB|MB|MIB|GB|GIB)?\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"B": 1, "KB": 1000, "KIB": 1024, "MB": 1000**2, "MIB": 1024**2, "GB": 1000**3, "GIB": 1024**3}
+
+
+def _check_size(value: object, key: str) -> int:
+    """A byte count: ``2097152``, ``"2 MiB"``, ``"500KB"``."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{key}: expected a size such as 2097152 or \"2 MiB\", got {_describe(value)}")
+    if isinstance(value, int) and value > 0:
+        return value
+    if isinstance(value, str):
+        match = _SIZE.match(value)
+        if match:
+            size = int(float(match.group(1)) * _SIZE_UNITS[(match.group(2) or "B").upper()])
+            if size > 0:
+                return size
+    raise ConfigError(f"{key}: expected a positive size such as 2097152 or \"2 MiB\", got {value!r}")
+
+
 def _check_path(value: object, key: str) -> Path:
     if not isinstance(value, (str, os.PathLike)):
         raise ConfigError(f"{key}: expected a path, got {_describe(value)}")
@@ -318,6 +342,7 @@ _FIELD_CHECKERS: dict[str, Callable[[object, str], Any]] = {
     "per_file_ignores": _check_per_file_ignores,
     "min_confidence": _check_confidence,
     "respect_gitignore": _check_bool,
+    "max_file_size": _check_size,
     "root": _check_path,
     "config_path": _check_optional_path,
 }

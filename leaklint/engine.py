@@ -287,13 +287,24 @@ def lint_file(path: str, rules: Sequence[type[Rule]], settings: Settings, *, dis
     """Read and lint one file (``-`` is standard input); never raises for a bad file."""
     shown = display_path or path
     try:
-        text = decode(read_bytes(path))
+        data = read_bytes(path)
+        if len(data) > settings.max_file_size:
+            raise _FileProblem(
+                ErrorKind.TOO_LARGE,
+                f"file is {_size(len(data))}, above max-file-size ({_size(settings.max_file_size)}); not linted "
+                "(raise max-file-size in [tool.leaklint] or exclude the file)",
+            )
+        text = decode(data)
     except _FileProblem as problem:
         return FileOutcome(shown, errors=[FileError(shown, problem.kind, problem.reason)])
     outcome = lint_text(text, shown, rules, settings)
     if keep_text:
         outcome.text = text
     return outcome
+
+
+def _size(count: int) -> str:
+    return f"{count / 1024 / 1024:.1f} MiB" if count >= 1024 * 1024 else f"{count / 1024:.0f} KiB"
 
 
 # --- many files -------------------------------------------------------------------------------

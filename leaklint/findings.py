@@ -92,6 +92,7 @@ class ErrorKind(str, enum.Enum):
     DECODE = "decode-error"
     SYNTAX = "syntax-error"
     TOO_COMPLEX = "too-complex"
+    TOO_LARGE = "too-large"
     INTERNAL = "internal-error"
 
     def __str__(self) -> str:

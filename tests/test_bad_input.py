@@ -74,13 +74,27 @@ def test_bom_and_crlf_are_linted_at_the_right_place(project):
     assert out.startswith("windows.py:10:9: LL101")
 
 
-def test_a_five_megabyte_file(project):
-    block = LEAKY_LOOP.replace("def train", "def train_{n}")
-    count = 5 * 1024 * 1024 // len(block) + 1
-    (project / "huge.py").write_text("".join(block.format(n=n) for n in range(count)))
-    result = run_leaklint("--format", "json", "huge.py", cwd=project)
-    assert result.returncode == 1, text(result)[1]
-    assert result.stdout.count(b'"LL101"') == count
+def generated_file(size: int) -> str:
+    """A leaky function followed by a generated table of numbers, ``size`` bytes in all."""
+    row = "    [" + ", ".join(["0.123456"] * 8) + "],\n"
+    rows = (size - len(LEAKY_LOOP) - 20) // len(row)
+    return LEAKY_LOOP + "TABLE = [\n" + row * rows + "]\n"
+
+
+def test_a_five_megabyte_file_is_refused_clearly(project):
+    (project / "huge.py").write_text(generated_file(5 * 1024 * 1024))
+    result, err = lint_with_good_file(project, "huge.py")
+    assert result.returncode == 2
+    assert_one_error_line(err, "huge.py", "file is 5.0 MiB, above max-file-size (2.0 MiB); not linted")
+
+
+def test_max_file_size_lets_a_big_file_through(project):
+    (project / "pyproject.toml").write_text('[tool.leaklint]\nmax-file-size = "1 MiB"\n')
+    (project / "big.py").write_text(generated_file(900 * 1024))
+    result = run_leaklint("big.py", cwd=project)
+    out, err = text(result)
+    assert result.returncode == 1, err
+    assert out.startswith("big.py:10:9: LL101")
 
 
 def test_deep_but_legal_nesting_is_analysed(project):

@@ -257,6 +257,17 @@ def test_respect_gitignore_takes_a_bool(tmp_path: Path) -> None:
     assert settings_from(tmp_path, "respect-gitignore = false").respect_gitignore is False
 
 
+def test_max_file_size_takes_bytes_or_a_size_with_a_unit(tmp_path: Path) -> None:
+    assert settings_from(tmp_path, "max-file-size = 1000").max_file_size == 1000
+    assert settings_from(tmp_path, 'max-file-size = "2 MiB"').max_file_size == 2 * 1024 * 1024
+    assert settings_from(tmp_path, 'max-file-size = "500KB"').max_file_size == 500_000
+
+
+def test_a_bad_max_file_size_names_the_key(tmp_path: Path) -> None:
+    message = config_error(tmp_path, 'max-file-size = "big"')
+    assert "max-file-size: expected a positive size" in message
+
+
 # --- bad configuration ---------------------------------------------------------------------------
 
 
@@ -264,7 +275,7 @@ def test_an_unknown_key_is_an_error_with_a_suggestion(tmp_path: Path) -> None:
     message = config_error(tmp_path, "min_confidence = 'high'")
     assert message.startswith("pyproject.toml: [tool.leaklint] unknown key 'min_confidence'")
     assert "did you mean 'min-confidence'?" in message
-    assert "valid keys: exclude, extend-exclude, extend-select, ignore, min-confidence" in message
+    assert "valid keys: exclude, extend-exclude, extend-select, ignore, max-file-size, min-confidence" in message
 
 
 def test_an_unknown_key_with_no_close_match_lists_the_valid_keys(tmp_path: Path) -> None:
