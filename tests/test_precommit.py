@@ -5,9 +5,10 @@ it (libcst and click come from PyPI) and runs ``.pre-commit-hooks.yaml``'s entry
 Python files. The hook repository here is a snapshot of the working tree, committed and tagged
 like a release, so the tests check the code as it is now (uncommitted and new files included).
 
-(``pre-commit try-repo`` would do the same in one command, but it builds its environment in a
-throw-away store each time; a real ``.pre-commit-config.yaml`` and one shared ``PRE_COMMIT_HOME``
-build it once for the whole module.)
+The two cases a new user meets first run through ``pre-commit try-repo`` (the command hook
+authors document for trying a hook); the others use a real ``.pre-commit-config.yaml`` and one
+shared ``PRE_COMMIT_HOME``, so their environment is built once for the module (``try-repo`` builds
+its own in a throw-away store every time).
 """
 
 from __future__ import annotations
@@ -97,10 +98,10 @@ def user_repo(path: Path, hook_repo: Path, files: dict[str, str]) -> Path:
     return path
 
 
-def pre_commit_run(repo: Path, pre_commit_home: Path) -> tuple[int, str]:
-    """``pre-commit run --all-files --verbose`` in ``repo``: the exit code and all the output."""
+def pre_commit_run(repo: Path, pre_commit_home: Path, *command: str) -> tuple[int, str]:
+    """``pre-commit COMMAND`` (default ``run``) ``--all-files --verbose`` in ``repo``: exit code and output."""
     result = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--verbose", "--color=never"],
+        [sys.executable, "-m", "pre_commit", *(command or ("run",)), "--all-files", "--verbose", "--color=never"],
         cwd=repo,
         env=environment(pre_commit_home),
         capture_output=True,
@@ -113,12 +114,29 @@ def pre_commit_run(repo: Path, pre_commit_home: Path) -> tuple[int, str]:
 
 
 @pytest.mark.slow
+def test_try_repo_fails_on_a_leaky_file(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    repo = user_repo(tmp_path / "project", hook_repo, {"train.py": LEAKY_LOOP, "README.md": "# project\n"})
+    code, output = pre_commit_run(repo, pre_commit_home, "try-repo", str(hook_repo), "leaklint")
+    assert code == 1, output
+    assert re.search(r"^leaklint\.+Failed$", output, re.MULTILINE), output
+    assert "- exit code: 1" in output
+    assert "train.py:10:9: LL101" in output
+
+
+@pytest.mark.slow
+def test_try_repo_passes_when_no_python_file_is_staged(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    repo = user_repo(tmp_path / "project", hook_repo, {"README.md": "# not a line of Python\n"})
+    code, output = pre_commit_run(repo, pre_commit_home, "try-repo", str(hook_repo), "leaklint")
+    assert code == 0, output
+    assert re.search(r"^leaklint\.+\(no files to check\)Skipped$", output, re.MULTILINE), output
+
+
+@pytest.mark.slow
 def test_the_hook_fails_a_commit_with_a_leak(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
     repo = user_repo(tmp_path / "project", hook_repo, {"train.py": LEAKY_LOOP, "README.md": "# project\n"})
     code, output = pre_commit_run(repo, pre_commit_home)
     assert code == 1, output
     assert re.search(r"^leaklint\.+Failed$", output, re.MULTILINE), output
-    assert "- exit code: 1" in output
     assert "train.py:10:9: LL101" in output
 
 
@@ -128,14 +146,6 @@ def test_the_hook_passes_clean_code(tmp_path: Path, hook_repo: Path, pre_commit_
     code, output = pre_commit_run(repo, pre_commit_home)
     assert code == 0, output
     assert re.search(r"^leaklint\.+Passed$", output, re.MULTILINE), output
-
-
-@pytest.mark.slow
-def test_the_hook_skips_a_commit_without_python_files(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
-    repo = user_repo(tmp_path / "project", hook_repo, {"README.md": "# not a line of Python\n"})
-    code, output = pre_commit_run(repo, pre_commit_home)
-    assert code == 0, output
-    assert re.search(r"^leaklint\.+\(no files to check\)Skipped$", output, re.MULTILINE), output
 
 
 @pytest.mark.slow
