@@ -8,7 +8,6 @@ modules (libcst, the analysis, the rules) are imported only when a command needs
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import sys
 from pathlib import Path

@@ -8,11 +8,10 @@ import libcst as cst
 
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
-from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.structure import GradMode, accumulating_target
-from leaklint.analysis.values import Value, strongest_graph
+from leaklint.analysis.values import strongest_graph
 from leaklint.analysis.walk import mentions
-from leaklint.findings import Confidence, Severity
+from leaklint.findings import Severity
 from leaklint.rule import Rule, Violation
 
 
@@ -163,7 +162,7 @@ class Trainer:
             accumulated = strongest_graph([facts.value(c) for c in contributors])
             if accumulated is None:
                 continue
-            confidence = _confidence(facts, fact, target, accumulated)
+            confidence = facts.lifetime(fact, target).leak_confidence(accumulated.confidence)
             if confidence is None:
                 continue
             source = next(c for c in contributors if facts.value(c) == accumulated)
@@ -183,19 +182,6 @@ class Trainer:
 def _target_text(facts: ModuleFacts, node: cst.BaseSmallStatement) -> str:
     target = node.target if isinstance(node, cst.AugAssign) else node.targets[0].target  # type: ignore[union-attr]
     return facts.describe(target)
-
-
-def _confidence(facts: ModuleFacts, fact: StatementFact, target: str, value: Value) -> Confidence | None:
-    """None when the accumulation is harmless; else how sure we are that it leaks."""
-    lifetime = facts.lifetime(fact, target)
-    if not lifetime.carried_by or lifetime.consumed_by_backward:
-        return None
-    if lifetime.across_iterations:
-        return value.confidence
-    # Only "structure" loops (over heads, layers, chunks) carry it: a loss built for one step.
-    if lifetime.returned or lifetime.reset_each_step:
-        return None
-    return Confidence.LOW
 
 
 def _contributors(node: cst.BaseSmallStatement, target: str) -> Iterator[cst.BaseExpression]:

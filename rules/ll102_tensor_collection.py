@@ -8,9 +8,8 @@ import libcst as cst
 
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
-from leaklint.analysis.provenance import StatementFact
-from leaklint.analysis.values import Value, strongest_graph
-from leaklint.findings import Confidence, Severity
+from leaklint.analysis.values import strongest_graph
+from leaklint.findings import Severity
 from leaklint.rule import Rule, Violation
 
 #: Container methods that store their argument(s), and which positional argument is stored.
@@ -147,7 +146,10 @@ for x, y in loader:
                 value = strongest_graph([facts.value(expr) for expr in stored])
                 if value is None:
                     continue
-                confidence = _confidence(facts, fact, container, value)
+                lifetime = facts.lifetime(fact, container)
+                confidence = lifetime.leak_confidence(
+                    value.confidence, count_call_lifetime=bool(fact.loops) or "." in container
+                )
                 if confidence is None:
                     continue
                 culprit = next(expr for expr in stored if facts.value(expr).is_graph)
@@ -171,21 +173,6 @@ def _help(receiver: str | None) -> str | None:
     if receiver.endswith(".cpu()"):
         return f"store {receiver[: -len('.cpu()')]}.detach().cpu() (or use .item() for a scalar)"
     return f"store {receiver}.detach() (add .cpu() to free device memory, or use .item() for a scalar)"
-
-
-def _confidence(facts: ModuleFacts, fact: StatementFact, container: str, value: Value) -> Confidence | None:
-    lifetime = facts.lifetime(fact, container)
-    if lifetime.consumed_by_backward:
-        return None
-    if lifetime.outlives_call and (fact.loops or "." in container):
-        return value.confidence
-    if not lifetime.carried_by:
-        return None
-    if lifetime.across_iterations:
-        return value.confidence
-    if lifetime.returned or lifetime.reset_each_step:
-        return None
-    return Confidence.LOW
 
 
 def _container_name(expr: cst.BaseExpression) -> str | None:

@@ -23,6 +23,7 @@ from leaklint.analysis.provenance import (
 )
 from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, scan_structure
 from leaklint.analysis.values import UNKNOWN, Value
+from leaklint.findings import Confidence
 
 MAX_ROUNDS = 3
 _DESCRIPTION_LENGTH = 40
@@ -48,6 +49,26 @@ class Lifetime:
     def across_iterations(self) -> bool:
         """Grows with every training or evaluation step."""
         return any(loop.is_iteration_loop for loop in self.carried_by)
+
+    def leak_confidence(self, confidence: Confidence, *, count_call_lifetime: bool = False) -> Confidence | None:
+        """How sure we are that graphs (believed attached with ``confidence``) kept here pile up
+        step after step; None when they do not (reset, consumed by backward, built for a caller).
+
+        ``count_call_lifetime``: a target that outlives the function call (``self.x``, a global)
+        grows with every call, loop or not.
+        """
+        if self.consumed_by_backward:
+            return None
+        if count_call_lifetime and self.outlives_call:
+            return confidence
+        if not self.carried_by:
+            return None
+        if self.across_iterations:
+            return confidence
+        # Only "structure" loops (over heads, layers, chunks) carry it: a value built for one step.
+        if self.returned or self.reset_each_step:
+            return None
+        return Confidence.LOW
 
 
 class ModuleFacts:
