@@ -194,3 +194,20 @@ def test_fingerprints_distinguish_repeated_lines_by_occurrence() -> None:
 def test_fingerprints_fall_back_to_line_number_without_source() -> None:
     assert fingerprints(sarif(ACCUMULATE_FINDING)) != fingerprints(sarif(shifted(ACCUMULATE_FINDING, 1)))
     assert fingerprints(sarif(ACCUMULATE_FINDING)) == fingerprints(sarif(ACCUMULATE_FINDING))
+
+
+def test_the_cli_sarif_for_the_fixtures_is_valid(validator: Any) -> None:
+    """End to end: what `leaklint --format sarif fixtures/` prints is a valid SARIF 2.1.0 log."""
+    from conftest import ROOT, run_leaklint
+
+    completed = run_leaklint("--format", "sarif", "--select", "ALL", "fixtures", cwd=ROOT)
+    assert completed.returncode == 1, completed.stderr
+    log = json.loads(completed.stdout)
+    problems = sorted(validator.iter_errors(log), key=str)
+    assert not problems, "\n".join(f"{list(p.absolute_path)}: {p.message}" for p in problems)
+    run = log["runs"][0]
+    rule_ids = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    assert {"LL101", "LL102", "LL201", "LL401"} <= set(rule_ids)
+    for sarif_result in run["results"]:
+        assert rule_ids[sarif_result["ruleIndex"]] == sarif_result["ruleId"]
+        assert sarif_result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("fixtures/")
