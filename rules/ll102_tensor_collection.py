@@ -60,7 +60,8 @@ for x, y in loader:
 
 ## Known false positives
 Collecting losses on purpose and calling `.backward()` on their sum or stack in the same function
-is recognised and not reported, as is a `forward` that gathers per-layer features in a loop and
+is recognised and not reported, as is a store under a constant key (`stats["last"] = loss` keeps
+one graph, not one per step), as is a `forward` that gathers per-layer features in a loop and
 returns them. Lightning's `validation_step`/`test_step`/`predict_step` run without gradients and are
 not reported. A container passed in by the caller is only reported when the store happens in a loop.
 """
@@ -96,6 +97,13 @@ class Pyramid(nn.Module):
             x = layer(x)
             features.append(x)
         return features
+""",
+        """
+latest = {}
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    latest["loss"] = loss
 """,
         """
 history = {}
@@ -198,7 +206,7 @@ def _stores(node: cst.BaseSmallStatement) -> Iterator[tuple[str, list[cst.BaseEx
                 yield container, _elements(positional[position])
     elif isinstance(node, cst.Assign):
         for target in node.targets:
-            if isinstance(target.target, cst.Subscript):
+            if isinstance(target.target, cst.Subscript) and not _constant_key(target.target):
                 container = _container_name(target.target)
                 if container:
                     yield container, [node.value]
@@ -213,6 +221,16 @@ def _stores(node: cst.BaseSmallStatement) -> Iterator[tuple[str, list[cst.BaseEx
             container = _container_name(node.target)
             if container:
                 yield container, _elements(node.value)
+
+
+def _constant_key(target: cst.Subscript) -> bool:
+    """``stats["last"] = t`` overwrites one slot every iteration: one graph kept, not a growing
+    pile (a peak, not a leak)."""
+    literals = (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)
+    return all(
+        isinstance(element.slice, cst.Index) and isinstance(element.slice.value, literals)
+        for element in target.slice
+    )
 
 
 def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -259,3 +259,52 @@ def test_roles_of_constructed_objects():
     facts = facts_of(source)
     probes = [f.node.value.args[0].value for f in facts.statements() if isinstance(f.node, cst.Expr)]
     assert [facts.value(p).role for p in probes] == [Role.LOADER, Role.OPTIMIZER]
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "from torch import no_grad\n@no_grad()\n",
+        "import torch\n@torch.no_grad\n",
+        "import torch as th\n@th.inference_mode()\n",
+    ],
+)
+def test_no_grad_decorators_in_every_spelling(guard):
+    source = guard + "def predict(model, x):\n    out = model(x)\n    probe(out)\n"
+    assert value_at_end(source, "out", "predict").kind is Kind.DETACHED
+
+
+def test_set_grad_enabled_false_as_a_statement_disables_grad_for_what_follows():
+    source = """
+        import torch
+        def evaluate(model, x):
+            before = model(x)
+            torch.set_grad_enabled(False)
+            after = model(x)
+            probe(after)
+    """
+    assert value_at_end(source, "after", "evaluate").kind is Kind.DETACHED
+
+
+def test_enable_grad_inside_no_grad_records_again():
+    source = """
+        import torch
+        with torch.no_grad():
+            with torch.enable_grad():
+                out = model(x)
+        probe(out)
+    """
+    assert value_at_end(source, "out").is_graph
+
+
+def test_train_false_puts_a_model_in_eval_mode():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.Linear(2, 2)
+        model.train(False)
+        out = model(x)
+        """
+    )
+    [call] = facts.model_calls()
+    assert call.eval_reason == "eval-mode"
