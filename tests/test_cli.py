@@ -181,3 +181,57 @@ def test_a_directory_named_like_a_subcommand_is_lintable(project):
 def test_our_own_rules_directory_is_lintable_and_clean():
     result = run_leaklint("./rules", cwd=ROOT)
     assert result.returncode == 0, text(result)
+
+
+def test_config_is_found_upward_and_command_line_flags_override_it(project):
+    (project / "pyproject.toml").write_text('[tool.leaklint]\nignore = ["LL101"]\n')
+    (project / "src").mkdir()
+    (project / "src" / "train.py").write_text(LEAKY_LOOP)
+    assert run_leaklint("train.py", cwd=project / "src").returncode == 0
+    assert run_leaklint("--select", "LL101", "--ignore", "LL2", "train.py", cwd=project / "src").returncode == 0
+    overridden = run_leaklint("--config", "other.toml", "train.py", cwd=project / "src")
+    assert overridden.returncode == 2 and "other.toml: config file not found" in text(overridden)[1]
+    (project / "src" / "other.toml").write_text('select = ["LL1"]\n')
+    assert run_leaklint("--config", "other.toml", "train.py", cwd=project / "src").returncode == 1
+
+
+def test_per_file_ignores_from_the_config(project):
+    (project / "pyproject.toml").write_text('[tool.leaklint.per-file-ignores]\n"scripts/*.py" = ["LL101"]\n')
+    for folder in ("scripts", "src"):
+        (project / folder).mkdir()
+        (project / folder / "train.py").write_text(LEAKY_LOOP)
+    out, _ = text(run_leaklint(".", cwd=project))
+    assert "src/train.py:10:9: LL101" in out and "scripts/" not in out
+
+
+def test_a_bad_config_names_the_key_and_exits_2(project):
+    (project / "pyproject.toml").write_text('[tool.leaklint]\nmin-confidence = "extreme"\nselect = ["LL1"]\n')
+    (project / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint("train.py", cwd=project)
+    out, err = text(result)
+    assert result.returncode == 2 and out == ""
+    assert err.strip() == (
+        "leaklint: error: pyproject.toml: [tool.leaklint] min-confidence: expected one of low, medium, high, got 'extreme'"
+    )
+
+
+def test_an_unknown_config_key_is_an_error(project):
+    (project / "pyproject.toml").write_text('[tool.leaklint]\nselct = ["LL1"]\n')
+    result = run_leaklint(".", cwd=project)
+    assert result.returncode == 2
+    assert "unknown key 'selct' (did you mean 'select'?)" in text(result)[1]
+
+
+def test_inline_suppressions_end_to_end(project):
+    (project / "train.py").write_text(LEAKY_LOOP.replace("total_loss += loss", "total_loss += loss  # noqa: LL101"))
+    assert run_leaklint("train.py", cwd=project).returncode == 0
+
+
+def test_gitignored_files_are_skipped_when_walking_but_not_when_named(project):
+    (project / ".git").mkdir()  # a repository root: its .gitignore covers the whole tree
+    (project / ".gitignore").write_text("generated/\n")
+    (project / "generated").mkdir()
+    (project / "generated" / "train.py").write_text(LEAKY_LOOP)
+    assert run_leaklint(".", cwd=project).returncode == 0
+    assert run_leaklint("generated/train.py", cwd=project).returncode == 1
+    assert run_leaklint("--force-exclude", "generated/train.py", cwd=project).returncode == 0
