@@ -99,6 +99,45 @@ class Pyramid(nn.Module):
         return features
 """,
         """
+import torch
+def run(model, train_loader, eval_loader, optimizer):
+    for batch in train_loader:
+        loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    losses = []
+    for batch in eval_loader:
+        with torch.no_grad():
+            outputs = model(**batch)
+        loss = outputs.loss
+        losses.append(loss)
+    return torch.stack(losses).mean().item()
+""",
+        """
+import torch.nn as nn
+class Policy(nn.Module):
+    def forward(self, x):
+        return x
+policy = Policy()
+def step(x):
+    out = policy(x)
+    return out.sum().item(), out
+def collect(loader):
+    history = []
+    for x in loader:
+        value, out = step(x)
+        history.append(value)
+    return history
+def episode(env):
+    log_probs = []
+    done = False
+    while not done:
+        log_probs.append(policy(env.obs).log_softmax(-1)[0])
+        done = env.done
+    return log_probs
+""",
+        """
 latest = {}
 for x, y in loader:
     loss = criterion(model(x), y)

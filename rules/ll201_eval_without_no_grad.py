@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.structure import GradMode
+from leaklint.analysis.provenance import ModelCall
+from leaklint.analysis.structure import GradMode, bound_names
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+
+def _feeds_backward(facts: ModuleFacts, call: ModelCall) -> bool:
+    statement = call.statement
+    if statement is None or not isinstance(statement.node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        return False
+    targets = statement.node.targets if isinstance(statement.node, cst.Assign) else [statement.node]
+    names = {name for target in targets for name in bound_names(target.target)}
+    return bool(names & facts.summary(statement.function).backward_consumed)
 
 
 class EvalWithoutNoGrad(Rule):
@@ -109,6 +121,31 @@ def train(model, loader, optimizer):
         loss.backward()
 """,
         """
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+def train(loader, optimizer, device):
+    net = Net()
+    for x in loader:
+        y = net(x)
+        loss = y.sum()
+        loss.backward()
+        optimizer.step()
+        if x.shape[0] == 3:
+            net.eval().cpu()
+            net.to(device).train()
+""",
+        """
+def evaluate_and_adapt(model, loader, optimizer):
+    model.eval()
+    for x, y in loader:
+        out = model(x)
+        loss = (out - y).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+""",
+        """
 import pytorch_lightning as pl
 class LitModel(pl.LightningModule):
     def validation_step(self, batch, batch_idx):
@@ -141,6 +178,15 @@ for images, _ in loader:
 """,
         """
 import torch
+def infer(loader):
+    model = torch.load("model.pt")
+    model.eval()
+    total = 0
+    for x in loader:
+        total += model(x).sum().item()  # expect: LL201
+""",
+        """
+import torch
 class Trainer:
     def __init__(self, model):
         self.model = model
@@ -158,6 +204,8 @@ class Trainer:
         for call in facts.model_calls():
             if call.eval_reason is None or call.grad is not GradMode.ENABLED:
                 continue
+            if _feeds_backward(facts, call):
+                continue  # its output is differentiated: this forward pass is training
             where = call.statement.line if call.statement is not None else call.node
             if where in reported:
                 continue

@@ -178,14 +178,14 @@ def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure)
     recording = Recording()
     for _ in range(MAX_ROUNDS):
         recording = Recording()
-        module_env = previous.module_env if previous is not None else {}
+        module_env = previous.module_bindings if previous is not None else {}
         FunctionInterpreter(module, imports, structure, structure.top, recording, previous, module_env).run(
             GradMode.ENABLED
         )
         for info in structure.functions.values():
-            outer: Mapping[str, Value] = recording.module_env
+            outer: Mapping[str, Value] = recording.module_bindings
             if info.parent is not None:
-                outer = ChainMap(recording.final_envs.get(info.parent, {}), recording.module_env)
+                outer = ChainMap(recording.final_envs.get(info.parent, {}), recording.module_bindings)
             interpreter = FunctionInterpreter(module, imports, structure, info, recording, previous, outer)
             interpreter.run(_initial_grad(info, inferred))
         now_inferred = _only_called_without_grad(recording, structure)

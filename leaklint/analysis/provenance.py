@@ -73,7 +73,8 @@ class ModelCall:
 
 @dataclass
 class FunctionSummary:
-    returns: Value = NOT_TENSOR
+    #: What the function returns (None: no ``return`` with a value seen).
+    returns: Value | None = None
     #: Local names whose values flow into a ``return`` (accumulators built for the caller).
     returned_names: set[str] = field(default_factory=set)
     #: Names whose values flow into a backward call (the graph is consumed on purpose).
@@ -95,6 +96,8 @@ class Recording:
     #: ``self.x`` values per class, from every method.
     class_attributes: dict[ClassInfo, dict[str, Value]] = field(default_factory=dict)
     module_env: dict[str, Value] = field(default_factory=dict)
+    #: Every value a module-level name was bound to, joined: a function may run at any point.
+    module_bindings: dict[str, Value] = field(default_factory=dict)
     #: Each function's environment when its body ends (the outer scope of its nested defs).
     final_envs: dict[FunctionInfo, dict[str, Value]] = field(default_factory=dict)
     #: Expressions that are the callee of a call (a function named there is called, not passed).
@@ -254,7 +257,8 @@ class FunctionInterpreter:
                 frame.env.pop(name, None)
 
     def _return(self, value: Value, expr: cst.BaseExpression) -> None:
-        self.summary.returns = join(self.summary.returns, value)
+        seen = self.summary.returns
+        self.summary.returns = value if seen is None else join(seen, value)
         self.summary.returned_names |= value.deps | set(bound_names(expr))
 
     def _aug_assign(self, node: cst.AugAssign, frame: Frame) -> None:
@@ -283,7 +287,8 @@ class FunctionInterpreter:
         name = dotted_name(target)
         if name is None:
             return
-        if name in self.function.backward_names and value.kind in (Kind.UNKNOWN, Kind.GRAPH) and value.role is None:
+        backward_here = name in self.function.backward_names and self._backward_reachable(frame)
+        if backward_here and value.kind in (Kind.UNKNOWN, Kind.GRAPH) and value.role is None:
             if value.evidence is not Evidence.BACKWARD or value.confidence is not Confidence.HIGH:
                 value = replace(value, kind=Kind.GRAPH, evidence=Evidence.BACKWARD, confidence=Confidence.HIGH)
         elif value.is_graph and value.confidence is not Confidence.HIGH and name in self._upstream_of_backward():
@@ -294,6 +299,15 @@ class FunctionInterpreter:
             if guess.kind is Kind.GRAPH or guess.role is not None:
                 value = replace(guess, deps=value.deps, fresh=value.fresh)
         frame.env[name] = value
+        if self.function.is_module_level:
+            seen = self.rec.module_bindings.get(name)
+            self.rec.module_bindings[name] = value if seen is None else join(seen, value)
+
+    @staticmethod
+    def _backward_reachable(frame: Frame) -> bool:
+        """Inside a loop, only a loop that runs backward can differentiate what it assigns
+        (an evaluation loop next to the training loop reuses the name ``loss`` harmlessly)."""
+        return not frame.loops or frame.loops[-1].has_backward
 
     def _upstream_of_backward(self) -> set[str]:
         previous = self.prev.summaries.get(self.function) if self.prev is not None else None
@@ -549,7 +563,9 @@ class FunctionInterpreter:
             if attr == "loss":
                 return replace(base, evidence=Evidence.LOSS, fresh=False, items=None, origin="")
             return replace(base, evidence=Evidence.DERIVED if base.evidence is not Evidence.BACKWARD else base.evidence, fresh=False, items=None)
-        if dotted is not None:
+        if base.kind is Kind.DETACHED:
+            return replace(DETACHED, deps=base.deps)  # outputs.loss of a forward run under no_grad
+        if dotted is not None and base.kind is Kind.UNKNOWN:
             guess = self._guess_from_name(attr)
             if guess.kind is not Kind.UNKNOWN or guess.role is not None:
                 return self._upgrade_module_evidence(dotted, replace(guess, deps=base.deps))
@@ -712,6 +728,8 @@ class FunctionInterpreter:
             return role(Role.LOADER, Confidence.HIGH, origin)
         if qualified.startswith("torch.optim."):
             return role(Role.OPTIMIZER, Confidence.HIGH, origin)
+        if qualified in torch_api.LOADERS_OF_ANYTHING:
+            return replace(UNKNOWN, deps=deps)  # a model, a state dict, a tensor: its use tells
         if qualified in torch_api.BACKWARD_FUNCTIONS:
             self._consume(node, frame)
             return NOT_TENSOR
@@ -760,7 +778,7 @@ class FunctionInterpreter:
         summary = (self.prev or self.rec).summaries.get(info)
         if summary is None:
             return UNKNOWN
-        result = summary.returns
+        result = summary.returns if summary.returns is not None else NOT_TENSOR
         if result.role is not None:
             return result
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
@@ -813,6 +831,7 @@ class FunctionInterpreter:
 
     def _module_method(self, node: cst.Call, func: cst.Attribute, model: Value, receiver_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
         method = func.attr.value
+        receiver_name = receiver_name or _chain_root(func.value)
         if method == "eval" and receiver_name:
             frame.eval_mode = frame.eval_mode | {receiver_name}
         elif method == "train" and receiver_name:
@@ -883,6 +902,17 @@ class _SharingCollector(Walker):
 
 
 _NON_STORING_BUILTINS = frozenset({"print", "len", "float", "int", "bool", "str", "repr", "isinstance", "format", "round", "abs"})
+
+
+def _chain_root(expr: cst.BaseExpression) -> str | None:
+    """``net`` in ``net.to(device).cuda()``: module methods that return the module itself."""
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in torch_api.MODULE_RETURNS_SELF
+    ):
+        expr = expr.func.value
+    return dotted_name(expr)
 
 
 def _literal_mode(expr: cst.BaseExpression, *, enabled: GradMode | None, disabled: GradMode | None) -> GradMode | None:

@@ -97,15 +97,14 @@ class LoopInfo:
     contains_iteration_loop: bool = False
 
     @property
-    def is_while(self) -> bool:
-        return isinstance(self.node, cst.While)
-
-    @property
     def is_iteration_loop(self) -> bool:
-        """Runs once per training/evaluation step, so per-iteration garbage adds up."""
+        """Runs once per training/evaluation step, so per-iteration garbage adds up.
+
+        A ``while`` loop counts only by what it does (backward, optimizer step, a nested data
+        loop): ``while not done:`` over one RL episode is a structure loop like ``for t in range(T)``.
+        """
         return (
-            self.is_while
-            or self.has_backward
+            self.has_backward
             or self.has_optimizer_step
             or self.iterates_data
             or self.contains_iteration_loop

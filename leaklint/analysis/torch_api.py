@@ -180,8 +180,10 @@ TENSOR_FACTORIES = frozenset(
 )
 #: Module-level torch functions whose results never require grad.
 NO_GRAD_RESULT_FUNCTIONS = frozenset(
-    {f"torch.{name}" for name in NO_GRAD_RESULT_METHODS | {"numel", "is_tensor", "manual_seed", "save", "load"}}
+    {f"torch.{name}" for name in NO_GRAD_RESULT_METHODS | {"numel", "is_tensor", "manual_seed", "save"}}
 )
+#: Deserialisers whose result may be a whole model (``torch.load`` of a pickled module).
+LOADERS_OF_ANYTHING = frozenset({"torch.load", "torch.jit.load", "torch.hub.load_state_dict_from_url"})
 #: Backward entry points taking the tensor as their first argument.
 BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
 #: Methods on trainers/accelerators that run backward on their first argument.
