@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 RULE_CODE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 
 #: Sections every rule's ``docs`` must have, in this order (the shape of a Ruff rule page).
-DOC_SECTIONS = ("What it finds", "Why it matters", "Example", "Use instead", "Known false positives")
+DOC_SECTIONS = ("What it finds", "Why it matters", "Example", "Use instead", "Known false positives", "References")
 
 
 @dataclass(frozen=True)

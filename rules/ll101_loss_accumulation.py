@@ -65,6 +65,14 @@ sum. A reset of the accumulator anywhere in the loop body (`total = 0` every N s
 rule, because the growth is then bounded. If the accumulated value comes from a function leaklint
 cannot see and no `.backward()` is called on it, the finding has low confidence and is hidden unless
 `--min-confidence low` is set.
+
+## References
+- PyTorch FAQ, "Don't accumulate history across your training loop":
+  https://pytorch.org/docs/stable/notes/faq.html
+- `losses += loss.float()` running out of memory: https://github.com/microsoft/DeepSpeedExamples/issues/824
+- CPU memory used up after 10k steps by `self.loss` kept with its graph:
+  https://github.com/ULTR-Community/ULTRA_pytorch/issues/6
+- Runtime repro: `leaklint verify LL101` (the runtime verifier arrives in a later release).
 """
     VALID = (
         """

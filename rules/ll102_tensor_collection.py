@@ -64,6 +64,13 @@ is recognised and not reported, as is a store under a constant key (`stats["last
 one graph, not one per step), as is a `forward` that gathers per-layer features in a loop and
 returns them. Lightning's `validation_step`/`test_step`/`predict_step` run without gradients and are
 not reported. A container passed in by the caller is only reported when the store happens in a loop.
+
+## References
+- PyTorch FAQ, "Don't accumulate history across your training loop":
+  https://pytorch.org/docs/stable/notes/faq.html
+- Appending model outputs in a loop grows memory until it runs out (256 GB):
+  https://github.com/allenai/longformer/issues/36
+- Runtime repro: `leaklint verify LL102` (the runtime verifier arrives in a later release).
 """
     VALID = (
         """

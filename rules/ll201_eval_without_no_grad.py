@@ -76,6 +76,14 @@ runtime flag is taken as a deliberate choice and not reported. Lightning's `vali
 `test_step` and `predict_step` are not reported (Lightning disables gradients around them). A model
 that leaklint cannot recognise as a model (no `.eval()`, `.parameters()`, known constructor or
 `nn.Module` class in the file) is only a low-confidence guess by its name and hidden by default.
+
+## References
+- `torch.no_grad` ("useful for inference... reduce memory consumption"):
+  https://pytorch.org/docs/stable/generated/torch.no_grad.html
+- `Module.eval` does not disable autograd ("This is equivalent with self.train(False)"; see the
+  note on locally disabling gradient computation): https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation
+- Inference in a loop without no_grad exhausting memory: https://github.com/allenai/longformer/issues/36
+- Runtime repro: `leaklint verify LL201` (the runtime verifier arrives in a later release).
 """
     VALID = (
         """

@@ -64,6 +64,11 @@ leaklint cannot see shapes or dtypes: an in-place op fails loudly if `y` broadca
 shape than `x`, or if `x` is an integer tensor and the result is a float (`x / 2`). Outside
 `no_grad`, autograd may need the old value, so the rule never reports there unless the tensor was
 created without history in the same function (`torch.zeros(...)`).
+
+## References
+- In-place operations and autograd: https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
+- `inplace` flags of activation modules, e.g. https://pytorch.org/docs/stable/generated/torch.nn.ReLU.html
+- Runtime repro: `leaklint verify LL401` (the runtime verifier arrives in a later release).
 """
     VALID = (
         """
