@@ -8,6 +8,8 @@ import libcst as cst
 
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.values import strongest_graph
 from leaklint.findings import Severity
 from leaklint.rule import Rule, Violation
@@ -28,7 +30,9 @@ A graph-attached tensor (a loss, a model output, or something computed from one 
 `torch.no_grad()`) stored with `.append`, `.extend`, `.insert`, `.add`, `lst += [t]`, `d[k] = t` or
 `d.setdefault(k, []).append(t)` into a container that lives longer than one iteration: a list
 created before the loop, an attribute of `self`, or a module-level name. Tuples, lists and dicts
-that hold such a tensor count too. `.cpu()` and `.to(...)` do not help: the copy is still part of
+that hold such a tensor count too, as does a tensor grown by concatenation
+(`preds = torch.cat([preds, out])`) and a comprehension over a data loader
+(`outputs = [model(x) for x, _ in loader]`). `.cpu()` and `.to(...)` do not help: the copy is still part of
 the graph.
 
 ## Why it matters
@@ -78,6 +82,12 @@ preds = []
 for x, y in loader:
     out = model(x)
     preds.append(out.detach().cpu())
+""",
+        """
+import torch
+with torch.no_grad():
+    logits = [model(x) for x, _ in val_loader]
+heads = [head(features) for head in model.heads]
 """,
         """
 import torch
@@ -161,6 +171,16 @@ for epoch, (x, y) in enumerate(loader):
     )
     INVALID = (
         """
+import torch
+def predict(model, loader):
+    model.eval()
+    outputs = [model(x) for x, _ in loader]  # expect: LL102
+    preds = torch.zeros(0)
+    for x, _ in loader:
+        preds = torch.cat([preds, model(x)])  # expect: LL102
+    return outputs, preds
+""",
+        """
 preds = []
 for x, y in loader:
     out = model(x)
@@ -196,7 +216,8 @@ for x, y in loader:
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         for fact in facts.statements():
-            for container, stored in _stores(fact.node):
+            yield from _collected_by_comprehension(facts, fact)
+            for container, stored in _stores(fact.node, facts):
                 value = strongest_graph([facts.value(expr) for expr in stored])
                 if value is None:
                     continue
@@ -221,6 +242,33 @@ for x, y in loader:
                 break
 
 
+def _collected_by_comprehension(facts: ModuleFacts, fact: StatementFact) -> Iterator[Violation]:
+    """``outputs = [model(x) for x in loader]``: the comprehension is the loop, the list the container."""
+    node = fact.node
+    if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+        return
+    value = node.value
+    if not isinstance(value, (cst.ListComp, cst.SetComp, cst.DictComp)):
+        return
+    target = dotted_name(node.targets[0].target)
+    if target is None or not iterates_data(value.for_in.iter, value.for_in.target):
+        return
+    element = value.value if isinstance(value, cst.DictComp) else value.elt
+    stored = facts.value(element)
+    if not stored.is_graph or target in facts.summary(fact.function).backward_consumed:
+        return
+    yield Violation(
+        node=node,
+        message=(
+            f"'{facts.describe(element)}' is collected for every batch into '{target}' with its autograd graph; "
+            "every batch's graph stays alive until the list goes"
+        ),
+        confidence=stored.confidence,
+        help=_help(facts.describe_receiver(element)),
+        statement=fact.line,
+    )
+
+
 def _help(receiver: str | None) -> str | None:
     if receiver is None:
         return None
@@ -240,7 +288,7 @@ def _container_name(expr: cst.BaseExpression) -> str | None:
             return dotted_name(expr)
 
 
-def _stores(node: cst.BaseSmallStatement) -> Iterator[tuple[str, list[cst.BaseExpression]]]:
+def _stores(node: cst.BaseSmallStatement, facts: ModuleFacts) -> Iterator[tuple[str, list[cst.BaseExpression]]]:
     """(container, stored expressions) pairs of a statement."""
     if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
         call = node.value
@@ -262,11 +310,35 @@ def _stores(node: cst.BaseSmallStatement) -> Iterator[tuple[str, list[cst.BaseEx
             if target_name and isinstance(value.operator, cst.Add) and dotted_name(value.left) == target_name:
                 if isinstance(value.right, (cst.List, cst.Tuple)):
                     yield target_name, _elements(value.right)
+        if len(node.targets) == 1:
+            grown = _grown_tensor(node, facts)
+            if grown is not None:
+                yield grown
     elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
         if isinstance(node.value, (cst.List, cst.Tuple)):
             container = _container_name(node.target)
             if container:
                 yield container, _elements(node.value)
+
+
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack", "torch.row_stack"})
+
+
+def _grown_tensor(node: cst.Assign, facts: ModuleFacts) -> tuple[str, list[cst.BaseExpression]] | None:
+    """``preds = torch.cat([preds, out])``: the tensor itself is the growing container."""
+    target = dotted_name(node.targets[0].target)
+    value = node.value
+    if target is None or not isinstance(value, cst.Call) or not value.args:
+        return None
+    if facts.imports.resolve(value.func) not in _CONCATENATIONS:
+        return None
+    sequence = value.args[0].value
+    if not isinstance(sequence, (cst.List, cst.Tuple)):
+        return None
+    parts = [element.value for element in sequence.elements]
+    if not any(dotted_name(part) == target for part in parts):
+        return None
+    return target, [part for part in parts if dotted_name(part) != target]
 
 
 def _constant_key(target: cst.Subscript) -> bool:

@@ -275,7 +275,7 @@ class StructureScanner(Walker):
 
     # --- loops --------------------------------------------------------------------------------
     def visit_For(self, node: cst.For) -> None:
-        loop = LoopInfo(node, iterates_data=_iterates_data(node))
+        loop = LoopInfo(node, iterates_data=iterates_data(node.iter, node.target))
         loop.rebound.update(bound_names(node.target))
         self._enter_loop(loop)
 
@@ -348,9 +348,10 @@ def _is_optimizer_like(receiver: str) -> bool:
     return bool(torch_api.OPTIMIZER_NAME.search(leaf)) and not torch_api.MODEL_NAME.match(leaf)
 
 
-def _iterates_data(node: cst.For) -> bool:
-    """``for x, y in loader`` / ``enumerate(tqdm(train_loader))`` / ``range(num_epochs)``."""
-    names = dotted_names_in(node.iter) | set(bound_names(node.target))
+def iterates_data(iterable: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """``for x, y in loader`` / ``enumerate(tqdm(train_loader))`` / ``range(num_epochs)``
+    (also the ``for ... in ...`` of a comprehension): one iteration per training/eval step."""
+    names = dotted_names_in(iterable) | set(bound_names(target))
     leaves = {name.rsplit(".", 1)[-1] for name in names}
     if any(torch_api.DATA_SOURCE_NAME.search(leaf) for leaf in leaves):
         return True
