@@ -11,7 +11,8 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import GradMode, accumulating_target
 from leaklint.analysis.values import strongest_graph
 from leaklint.analysis.walk import mentions
-from leaklint.findings import Severity
+from leaklint.analysis.provenance import StatementFact
+from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
 
 
@@ -23,10 +24,14 @@ class LossAccumulation(Rule):
     help = "accumulate the value's .item() (a float) or .detach() (a tensor)"
     docs = """
 ## What it finds
-An accumulation such as `total += loss`, `total = total + loss` or `running -= criterion(out, y)`
-inside a `for`/`while` loop, where the accumulated value is attached to an autograd graph (it is a
-loss, a model output, or computed from one, outside `torch.no_grad()`) and the accumulator lives
-across iterations (it is created before the loop, or is an attribute such as `self.total`).
+An accumulation such as `total += loss`, `total = total + loss`, `running -= criterion(out, y)` or
+an exponential moving average `avg = 0.9 * avg + 0.1 * loss` inside a `for`/`while` loop, where the
+accumulated value is attached to an autograd graph (it is a loss, a model output, or computed from
+one, outside `torch.no_grad()`) and the accumulator lives across iterations (it is created before
+the loop, or is an attribute such as `self.total`). The same accumulation into `self.*` in a method
+a framework calls once per step (`training_step`, `train_step`, `forward`...) counts without a loop,
+and so does passing the loss to a method of a class in the same file that accumulates its argument
+(`meter.update(loss)` where `update` does `self.sum += val * n`) — reported at the call.
 
 ## Why it matters
 `total + loss` is itself a node of the autograd graph: it keeps `loss` and, through it, everything
@@ -127,6 +132,36 @@ for x, y in loader:
     )
     INVALID = (
         """
+class AverageMeter:
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+def train(model, loader, optimizer, criterion):
+    losses = AverageMeter()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.update(loss, x.size(0))  # expect: LL101
+        losses.update(loss.item(), x.size(0))
+""",
+        """
+import torch.nn.functional as F
+import pytorch_lightning as pl
+class Lit(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self(x), y)
+        self.epoch_loss += loss  # expect: LL101
+        self.ema = 0.9 * self.ema + 0.1 * loss  # expect: LL101
+        return loss
+""",
+        """
 total_loss = 0
 for x, y in loader:
     optimizer.zero_grad()
@@ -161,7 +196,7 @@ class Trainer:
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         for fact in facts.statements():
-            if not fact.loops or fact.grad is GradMode.DISABLED:
+            if fact.grad is GradMode.DISABLED or not (fact.loops or fact.function.runs_per_step):
                 continue
             target = accumulating_target(fact.node)
             if target is None:
@@ -170,26 +205,40 @@ class Trainer:
             accumulated = strongest_graph([facts.value(c) for c in contributors])
             if accumulated is None:
                 continue
-            confidence = facts.lifetime(fact, target).leak_confidence(accumulated.confidence)
+            lifetime = facts.lifetime(fact, target)
+            confidence = lifetime.leak_confidence(accumulated.confidence, count_call_lifetime=fact.function.runs_per_step)
             if confidence is None:
                 continue
             source = next(c for c in contributors if facts.value(c) == accumulated)
-            receiver = facts.describe_receiver(source)
-            yield Violation(
-                node=fact.node,
-                message=(
-                    f"'{facts.describe(source)}' is accumulated into '{_target_text(facts, fact.node)}' "
-                    "with its autograd graph; every iteration's graph stays alive"
-                ),
-                confidence=confidence,
-                help=f"accumulate {receiver}.item() (a float) or {receiver}.detach() (a tensor)" if receiver else None,
-                statement=fact.line,
-            )
+            yield _violation(facts, fact, source, _target_text(facts, fact.node), confidence)
+        yield from _through_methods(facts)
+
+
+def _violation(facts: ModuleFacts, fact: StatementFact, source: cst.BaseExpression, into: str, confidence: Confidence, node: cst.CSTNode | None = None) -> Violation:
+    receiver = facts.describe_receiver(source)
+    return Violation(
+        node=node or fact.node,
+        message=(
+            f"'{facts.describe(source)}' is accumulated into {into} with its autograd graph; "
+            "every iteration's graph stays alive"
+        ),
+        confidence=confidence,
+        help=f"accumulate {receiver}.item() (a float) or {receiver}.detach() (a tensor)" if receiver else None,
+        statement=fact.line,
+    )
+
+
+def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
+    """``meter.update(loss)`` where ``update`` does ``self.sum += val``: reported at the call."""
+    for store, argument, confidence in facts.graphs_kept_by_methods("accumulate"):
+        into = f"'{store.receiver}' ({store.method.name}() adds it to {argument.attribute})"
+        assert store.statement is not None
+        yield _violation(facts, store.statement, argument.expr, into, confidence, node=store.node)
 
 
 def _target_text(facts: ModuleFacts, node: cst.BaseSmallStatement) -> str:
     target = node.target if isinstance(node, cst.AugAssign) else node.targets[0].target  # type: ignore[union-attr]
-    return facts.describe(target)
+    return f"'{facts.describe(target)}'"
 
 
 def _contributors(node: cst.BaseSmallStatement, target: str) -> Iterator[cst.BaseExpression]:

@@ -215,6 +215,7 @@ for x, y in loader:
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        yield from _through_methods(facts)
         for fact in facts.statements():
             yield from _collected_by_comprehension(facts, fact)
             for container, stored in _stores(fact.node, facts):
@@ -240,6 +241,22 @@ for x, y in loader:
                     statement=fact.line,
                 )
                 break
+
+
+def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
+    """``history.record(out)`` where ``record`` does ``self.values.append(value)``."""
+    for store, argument, confidence in facts.graphs_kept_by_methods("append"):
+        assert store.statement is not None
+        yield Violation(
+            node=store.node,
+            message=(
+                f"'{facts.describe(argument.expr)}' is stored by '{store.receiver}' ({store.method.name}() appends it "
+                f"to {argument.attribute}) with its autograd graph; every stored graph stays alive"
+            ),
+            confidence=confidence,
+            help=_help(facts.describe_receiver(argument.expr)),
+            statement=store.statement.line,
+        )
 
 
 def _collected_by_comprehension(facts: ModuleFacts, fact: StatementFact) -> Iterator[Violation]:

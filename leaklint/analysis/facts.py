@@ -17,7 +17,9 @@ from leaklint.analysis.names import ImportMap
 from leaklint.analysis.provenance import (
     FunctionInterpreter,
     FunctionSummary,
+    MethodStore,
     ModelCall,
+    StoredArgument,
     Recording,
     StatementFact,
 )
@@ -91,6 +93,28 @@ class ModuleFacts:
 
     def model_calls(self) -> list[ModelCall]:
         return list(self._recording.model_calls.values())
+
+    def method_stores(self) -> list[MethodStore]:
+        """Calls such as ``meter.update(loss)`` whose method keeps an argument on ``self``."""
+        return list(self._recording.method_stores.values())
+
+    def graphs_kept_by_methods(self, kind: str) -> Iterator[tuple[MethodStore, StoredArgument, Confidence]]:
+        """Graph-attached arguments that a method keeps (``kind``: "accumulate" or "append") on an
+        object living across steps, with the confidence that this piles up."""
+        for store in self.method_stores():
+            fact = store.statement
+            if fact is None or fact.grad is GradMode.DISABLED:
+                continue
+            for argument in store.stored:
+                value = self.value(argument.expr)
+                if argument.kind != kind or not value.is_graph:
+                    continue
+                per_call = fact.function.runs_per_step or bool(fact.loops)
+                lifetime = self.lifetime(fact, store.receiver)
+                confidence = lifetime.leak_confidence(value.confidence, count_call_lifetime=per_call)
+                if confidence is not None:
+                    yield store, argument, confidence
+                    break
 
     def summary(self, function: FunctionInfo) -> FunctionSummary:
         return self._recording.summaries.get(function) or FunctionSummary()

@@ -37,6 +37,7 @@ from leaklint.analysis.values import (
     Value,
     combine,
     graph,
+    instance,
     join,
     join_envs,
     role,
@@ -71,6 +72,24 @@ class ModelCall:
     eval_reason: str | None
 
 
+@dataclass(frozen=True)
+class StoredArgument:
+    expr: cst.BaseExpression
+    kind: str  # "accumulate" (self.sum += val) or "append" (self.values.append(val))
+    attribute: str  # where the method keeps it, e.g. "self.sum"
+
+
+@dataclass(eq=False)
+class MethodStore:
+    """``meter.update(loss, n)``: a call whose method keeps (some of) its arguments on ``self``."""
+
+    node: cst.Call
+    statement: StatementFact | None
+    receiver: str
+    method: FunctionInfo
+    stored: tuple[StoredArgument, ...]
+
+
 @dataclass
 class FunctionSummary:
     #: What the function returns (None: no ``return`` with a value seen).
@@ -79,6 +98,8 @@ class FunctionSummary:
     returned_names: set[str] = field(default_factory=set)
     #: Names whose values flow into a backward call (the graph is consumed on purpose).
     backward_consumed: set[str] = field(default_factory=set)
+    #: For methods: parameter -> (kind, attribute) when the method keeps the argument on ``self``.
+    param_stores: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -88,6 +109,7 @@ class Recording:
     values: dict[cst.CSTNode, Value] = field(default_factory=dict)
     statements: dict[cst.CSTNode, StatementFact] = field(default_factory=dict)
     model_calls: dict[cst.Call, ModelCall] = field(default_factory=dict)
+    method_stores: dict[cst.Call, MethodStore] = field(default_factory=dict)
     summaries: dict[FunctionInfo, FunctionSummary] = field(default_factory=dict)
     #: Gradient mode at each direct call of a local function.
     call_sites: dict[cst.FunctionDef, list[GradMode]] = field(default_factory=dict)
@@ -126,6 +148,8 @@ _AUG_SYMBOLS = {
     cst.BitAndAssign: "&", cst.BitOrAssign: "|", cst.BitXorAssign: "^", cst.LeftShiftAssign: "<<",
     cst.RightShiftAssign: ">>",
 }
+#: Container methods that keep their argument.
+STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "put"})
 _BITWISE = frozenset({"&", "|", "^", "<<", ">>"})
 
 
@@ -237,6 +261,9 @@ class FunctionInterpreter:
             value = self.eval(node.value, frame)
             for target in node.targets:
                 self._bind(target.target, value, frame)
+                name = dotted_name(target.target)
+                if name is not None and name.startswith("self.") and name in value.deps:
+                    self._note_param_store([value], "accumulate", name)  # self.sum = self.sum + val
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
                 self._bind(node.target, self.eval(node.value, frame), frame)
@@ -268,7 +295,37 @@ class FunctionInterpreter:
         result = self._arithmetic(symbol, [current, operand], frame, origin="")
         name = dotted_name(node.target)
         if name is not None:
+            if name.startswith("self."):
+                self._note_param_store([operand], "accumulate", name)
             frame.env[name] = result.with_deps(frozenset({name}))
+
+    # ---- objects that keep what they are given (meters, loggers) -----------------------------
+    def _note_param_store(self, values: list[Value], kind: str, attribute: str) -> None:
+        """In a method: a parameter's value is accumulated / appended into ``self.*``."""
+        if not self.function.is_method:
+            return
+        parameters = set(self.function.params[1:])
+        for value in values:
+            for name in value.deps & parameters:
+                self.summary.param_stores.setdefault(name, (kind, attribute))
+
+    def _note_method_store(self, node: cst.Call, receiver: str | None, method: cst.FunctionDef) -> None:
+        """A call like ``meter.update(loss)`` on an object whose method keeps that argument."""
+        info = self.structure.functions[method]
+        summary = (self.prev or self.rec).summaries.get(info)
+        if summary is None or not summary.param_stores or receiver is None:
+            return
+        parameters = list(info.params[1:])
+        stored = []
+        for position, arg in enumerate(node.args):
+            if arg.star:
+                continue
+            name = arg.keyword.value if arg.keyword is not None else (parameters[position] if position < len(parameters) else None)
+            if name in summary.param_stores:
+                kind, attribute = summary.param_stores[name]
+                stored.append(StoredArgument(arg.value, kind, attribute))
+        if stored:
+            self.rec.method_stores[node] = MethodStore(node, self._statement, receiver, info, tuple(stored))
 
     def _bind(self, target: cst.BaseExpression, value: Value, frame: Frame) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -681,7 +738,7 @@ class FunctionInterpreter:
                 return self._local_call(local, args, frame)
             local_class = self._local_class(func.value)
             if local_class is not None:
-                return role(Role.MODEL, Confidence.HIGH, origin) if local_class.is_module else UNKNOWN
+                return role(Role.MODEL, Confidence.HIGH, origin) if local_class.is_module else instance(local_class)
         return self._value_call(node, callee, dotted_name(func), args, frame, origin)
 
     def _value_call(self, node: cst.Call, callee: Value, callee_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
@@ -801,6 +858,13 @@ class FunctionInterpreter:
             return self._value_call(node, callee, dotted_name(func), args, frame, origin)
         receiver = self.eval(func.value, frame)
         deps = receiver.deps | (frozenset().union(*(a.deps for a in args)) if args else frozenset())
+        if receiver.role is Role.INSTANCE and isinstance(receiver.cls, ClassInfo):
+            called = receiver.cls.find_method(method)
+            if called is not None:
+                self._note_method_store(node, receiver_name, called)
+                return self._local_call(called, args, frame)
+        if receiver_name and receiver_name.startswith("self.") and method in STORING_METHODS:
+            self._note_param_store(args, "append", receiver_name)
         if receiver.role is Role.MODEL:
             return self._module_method(node, func, receiver, receiver_name, args, frame, origin)
         if receiver.role is Role.LOSS_FN and method == "forward":

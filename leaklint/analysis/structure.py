@@ -58,6 +58,10 @@ def is_eval_function_name(name: str) -> bool:
     return bool(_EVAL_FUNCTION_NAME.match(name))
 
 
+#: Methods frameworks call once per step: Lightning, Keras, and ``nn.Module.forward``.
+STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step", "forward", "train_step", "eval_step"})
+
+
 @dataclass(eq=False)
 class FunctionInfo:
     node: cst.FunctionDef | None = field(repr=False)  # None: the module's top-level code
@@ -76,6 +80,11 @@ class FunctionInfo:
     @property
     def is_eval_named(self) -> bool:
         return self.node is not None and is_eval_function_name(self.name)
+
+    @property
+    def runs_per_step(self) -> bool:
+        """A method a framework calls once per training/evaluation step (its ``self.*`` outlive it)."""
+        return self.cls is not None and self.parent is None and self.name in STEP_METHODS
 
     @property
     def is_lightning_no_grad_hook(self) -> bool:

@@ -41,6 +41,7 @@ class Role(enum.Enum):
     LOADER = "data loader"
     OPTIMIZER = "optimizer"
     FUNCTION = "local function"
+    INSTANCE = "instance of a class in the file"
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class Value:
     items: tuple[Value, ...] | None = None
     #: Short source text of where the value came from, for messages.
     origin: str = field(default="", compare=False)
+    #: For ``Role.INSTANCE``: the ``ClassInfo`` of the class in this file it was built from.
+    cls: object = field(default=None, compare=False)
 
     @property
     def is_graph(self) -> bool:
@@ -84,6 +87,11 @@ def graph(evidence: Evidence, confidence: Confidence, origin: str = "", deps: fr
 
 def role(role: Role, confidence: Confidence, origin: str = "") -> Value:
     return Value(Kind.UNKNOWN, confidence, None, role, frozenset(), False, None, origin)
+
+
+def instance(cls: object) -> Value:
+    """An object built from a (non-module) class defined in the file, e.g. an ``AverageMeter``."""
+    return Value(Kind.UNKNOWN, Confidence.HIGH, None, Role.INSTANCE, cls=cls)
 
 
 def strongest_graph(values: list[Value]) -> Value | None:
