@@ -52,6 +52,14 @@ class Lifetime:
         """Grows with every training or evaluation step."""
         return any(loop.is_iteration_loop for loop in self.carried_by)
 
+    @property
+    def across_data_or_training_steps(self) -> bool:
+        """Grows with every batch of a data source, or every step that runs backward/optimizer."""
+        return any(
+            loop.has_backward or loop.has_optimizer_step or loop.iterates_data or loop.contains_data_loop
+            for loop in self.carried_by
+        )
+
     def leak_confidence(self, confidence: Confidence, *, count_call_lifetime: bool = False) -> Confidence | None:
         """How sure we are that graphs (believed attached with ``confidence``) kept here pile up
         step after step; None when they do not (reset, consumed by backward, built for a caller).
@@ -66,6 +74,10 @@ class Lifetime:
         if not self.carried_by:
             return None
         if self.across_iterations:
+            if self.returned and not self.across_data_or_training_steps:
+                # Chunks or tiles gathered for the caller (`for i in range(num_batches)` in a
+                # model's method): a bounded structure the caller asked for.
+                return None
             return confidence
         # Only "structure" loops (over heads, layers, chunks) carry it: a value built for one step.
         if self.returned or self.reset_each_step:

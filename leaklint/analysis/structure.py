@@ -103,7 +103,9 @@ class LoopInfo:
     has_backward: bool = False
     has_optimizer_step: bool = False
     iterates_data: bool = False
+    counts_steps: bool = False
     contains_iteration_loop: bool = False
+    contains_data_loop: bool = False
 
     @property
     def is_iteration_loop(self) -> bool:
@@ -116,6 +118,7 @@ class LoopInfo:
             self.has_backward
             or self.has_optimizer_step
             or self.iterates_data
+            or self.counts_steps
             or self.contains_iteration_loop
         )
 
@@ -284,7 +287,11 @@ class StructureScanner(Walker):
 
     # --- loops --------------------------------------------------------------------------------
     def visit_For(self, node: cst.For) -> None:
-        loop = LoopInfo(node, iterates_data=iterates_data(node.iter, node.target))
+        loop = LoopInfo(
+            node,
+            iterates_data=iterates_data(node.iter, node.target),
+            counts_steps=counts_steps(node.iter, node.target),
+        )
         loop.rebound.update(bound_names(node.target))
         self._enter_loop(loop)
 
@@ -309,6 +316,7 @@ class StructureScanner(Walker):
             outer.has_backward |= loop.has_backward
             outer.has_optimizer_step |= loop.has_optimizer_step
             outer.contains_iteration_loop |= loop.is_iteration_loop
+            outer.contains_data_loop |= loop.iterates_data or loop.contains_data_loop
 
     def visit_Assign(self, node: cst.Assign) -> None:
         accumulating = accumulating_target(node)
@@ -357,14 +365,21 @@ def _is_optimizer_like(receiver: str) -> bool:
     return bool(torch_api.OPTIMIZER_NAME.search(leaf)) and not torch_api.MODEL_NAME.match(leaf)
 
 
-def iterates_data(iterable: cst.BaseExpression, target: cst.BaseExpression) -> bool:
-    """``for x, y in loader`` / ``enumerate(tqdm(train_loader))`` / ``range(num_epochs)``
-    (also the ``for ... in ...`` of a comprehension): one iteration per training/eval step."""
+def _leaf_names(iterable: cst.BaseExpression, target: cst.BaseExpression) -> set[str]:
     names = dotted_names_in(iterable) | set(bound_names(target))
-    leaves = {name.rsplit(".", 1)[-1] for name in names}
-    if any(torch_api.DATA_SOURCE_NAME.search(leaf) for leaf in leaves):
-        return True
-    return any(torch_api.ITERATION_COUNTER_NAME.search(leaf) for leaf in leaves)
+    return {name.rsplit(".", 1)[-1] for name in names}
+
+
+def iterates_data(iterable: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """``for x, y in loader`` / ``enumerate(tqdm(train_loader))`` (also the ``for ... in ...`` of
+    a comprehension): one iteration per batch of a data source."""
+    return any(torch_api.DATA_SOURCE_NAME.search(leaf) for leaf in _leaf_names(iterable, target))
+
+
+def counts_steps(iterable: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """``for epoch in range(num_epochs)`` / ``for step in range(max_steps)``: likely one step per
+    iteration, but ``range(num_batches)`` in a model's method may just as well walk over chunks."""
+    return any(torch_api.ITERATION_COUNTER_NAME.search(leaf) for leaf in _leaf_names(iterable, target))
 
 
 def scan_structure(module: cst.Module, imports: ImportMap) -> ModuleStructure:
