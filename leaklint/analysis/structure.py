@@ -15,7 +15,7 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.names import ImportMap, dotted_name
-from leaklint.analysis.walk import Walker, dotted_names_in
+from leaklint.analysis.walk import Walker, dotted_names_in, walk
 
 
 class GradMode(enum.Enum):
@@ -372,8 +372,16 @@ def _leaf_names(iterable: cst.BaseExpression, target: cst.BaseExpression) -> set
 
 def iterates_data(iterable: cst.BaseExpression, target: cst.BaseExpression) -> bool:
     """``for x, y in loader`` / ``enumerate(tqdm(train_loader))`` (also the ``for ... in ...`` of
-    a comprehension): one iteration per batch of a data source."""
-    return any(torch_api.DATA_SOURCE_NAME.search(leaf) for leaf in _leaf_names(iterable, target))
+    a comprehension): one iteration per batch of a data source. ``range(num_batches)`` counts
+    chunks, it does not read a data source."""
+    counted = {
+        name.rsplit(".", 1)[-1]
+        for node in walk(iterable)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"
+        for name in dotted_names_in(node)
+    }
+    leaves = _leaf_names(iterable, target) - counted
+    return any(torch_api.DATA_SOURCE_NAME.search(leaf) for leaf in leaves)
 
 
 def counts_steps(iterable: cst.BaseExpression, target: cst.BaseExpression) -> bool:

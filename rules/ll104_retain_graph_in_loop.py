@@ -1,0 +1,353 @@
+"""LL104 retain-graph-in-loop: ``backward(retain_graph=True)`` where no later backward needs the graph."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.structure import LoopInfo, backward_target, bound_names
+from leaklint.analysis.values import Kind
+from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.findings import Confidence, Severity
+from leaklint.rule import Rule, Violation
+from leaklint.rules.ll103_hidden_state_carry import CarriedState, backward_calls, carried_states, names_read
+
+
+class RetainGraphInLoop(Rule):
+    code = "LL104"
+    name = "retain-graph-in-loop"
+    severity = Severity.PEAK
+    summary = "backward(retain_graph=True) in a loop where no later backward goes through the same graph."
+    help = "drop retain_graph=True: it is only needed when a second backward goes through the same graph"
+    docs = """
+## What it finds
+`loss.backward(retain_graph=True)`, `torch.autograd.backward(..., retain_graph=True)`,
+`torch.autograd.grad(..., retain_graph=True)`, `scaler.scale(loss).backward(retain_graph=True)` or
+`accelerator.backward(loss, retain_graph=True)` inside a loop, when it is the last backward of the
+iteration and the graph it differentiates is built in that iteration: nothing after it goes through
+that graph again. When the loop also carries a graph-attached value into the next iteration without
+`.detach()` (the LL103 situation, typically an RNN hidden state), the message says so: the retained
+graphs then chain up and memory grows every iteration.
+
+## Why it matters
+`backward()` frees the buffers the graph saved for the backward pass (the activations) as it goes;
+`retain_graph=True` keeps them. That is what you want when a second backward goes through the same
+graph (two losses sharing a trunk, a GAN whose generator output feeds the discriminator loss and the
+generator loss), but on the last backward of an iteration it only keeps a whole forward pass of
+activations alive until the next iteration rebinds the names: the peak memory of a step doubles.
+It is often added to silence "Trying to backward through the graph a second time", which usually
+means a value from the previous iteration (a hidden state, a running statistic) still carries its
+graph; then every retained graph stays reachable from the next one, and memory and the time of each
+backward grow without bound. Detach the carried value instead.
+
+## Example
+```python
+hidden = model.init_hidden(batch_size)
+for data, targets in batches:
+    optimizer.zero_grad()
+    output, hidden = model(data, hidden)
+    loss = criterion(output, targets)
+    loss.backward(retain_graph=True)
+    optimizer.step()
+```
+
+## Use instead
+```python
+hidden = model.init_hidden(batch_size)
+for data, targets in batches:
+    optimizer.zero_grad()
+    hidden = tuple(h.detach() for h in hidden)
+    output, hidden = model(data, hidden)
+    loss = criterion(output, targets)
+    loss.backward()
+    optimizer.step()
+```
+
+## Known false positives
+A backward after the retaining one in the same iteration (`loss1.backward(retain_graph=True);
+loss2.backward()`) is taken as the legitimate two-losses-one-graph use and not reported. So is a
+loop that differentiates a graph built before the loop again and again (a Jacobian row by row,
+`torch.autograd.grad(y[i], x, retain_graph=True)`; one backward per class of a saliency map), and a
+call with `create_graph=True` (higher-order gradients: gradient penalties, meta-learning keep the
+graph on purpose). A `retain_graph` flag that is not the literal `True` (`retain_graph=i < n - 1`)
+is not reported. Other backward calls earlier in the same iteration lower the confidence to medium:
+leaklint cannot always tell whether they share the graph. Outside a loop, `retain_graph=True` costs
+one step's activations once and is not reported.
+
+## References
+- `torch.Tensor.backward`, `retain_graph` ("If False, the graph used to compute the grads will be
+  freed. Note that in nearly all cases setting this option to True is not needed and often can be
+  worked around in a much more efficient way"): https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
+- `torch.autograd.grad`, `retain_graph`: https://pytorch.org/docs/stable/generated/torch.autograd.grad.html
+- PyTorch FAQ, "Don't accumulate history across your training loop":
+  https://pytorch.org/docs/stable/notes/faq.html
+- Runtime repro: `leaklint verify LL104` (the runtime verifier arrives in a later release).
+"""
+    VALID = (
+        """
+for x, y in loader:
+    optimizer.zero_grad()
+    features = model.trunk(x)
+    loss1 = criterion(model.head1(features), y)
+    loss2 = criterion(model.head2(features), y)
+    loss1.backward(retain_graph=True)
+    loss2.backward()
+    optimizer.step()
+""",
+        """
+import torch
+x.requires_grad_(True)
+y = model(x)
+rows = []
+for i in range(y.size(0)):
+    grad, = torch.autograd.grad(y[i], x, retain_graph=True)
+    rows.append(grad)
+""",
+        """
+import torch
+for real, _ in loader:
+    real.requires_grad_(True)
+    d_out = netD(real)
+    grads = torch.autograd.grad(d_out.sum(), real, create_graph=True, retain_graph=True)[0]
+    penalty = ((grads.norm(2, dim=1) - 1) ** 2).mean()
+    (d_out.mean() + 10 * penalty).backward()
+""",
+        """
+losses = [criterion(head(features), y) for head in heads]
+for i, loss in enumerate(losses):
+    loss.backward(retain_graph=i < len(losses) - 1)
+""",
+        """
+out = model(x)
+loss = criterion(out, y)
+loss.backward(retain_graph=True)
+""",
+        """
+for x, y in loader:
+    out = model(x)
+    for c in range(out.size(1)):
+        model.zero_grad()
+        out[:, c].sum().backward(retain_graph=True)
+""",
+    )
+    INVALID = (
+        """
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward(retain_graph=True)  # expect: LL104
+    optimizer.step()
+""",
+        """
+def train(model, batches, criterion, optimizer):
+    hidden = model.init_hidden(20)
+    for data, targets in batches:
+        optimizer.zero_grad()
+        output, hidden = model(data, hidden)
+        loss = criterion(output, targets)
+        loss.backward(retain_graph=True)  # expect: LL104
+        optimizer.step()
+""",
+        """
+import torch
+for real in loader:
+    fake = netG(torch.randn(64, 100))
+    d_loss = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+    d_loss.backward()
+    optD.step()
+    g_loss = criterion(netD(fake), ones)
+    g_loss.backward(retain_graph=True)  # expect: LL104
+    optG.step()
+""",
+        """
+import torch
+for step, (x, y) in enumerate(loader):
+    scaler.scale(criterion(model(x), y)).backward(retain_graph=True)  # expect: LL104
+    scaler.step(optimizer)
+    scaler.update()
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        for fact in facts.statements():
+            if not fact.loops:
+                continue
+            for call in _retaining_calls(fact, facts):
+                finding = _judge(facts, fact, call)
+                if finding is not None:
+                    yield finding
+
+
+def _retaining_calls(fact: StatementFact, facts: ModuleFacts) -> Iterator[cst.Call]:
+    """Backward calls in the statement with a literal ``retain_graph=True`` (not ``create_graph=True``)."""
+    for node in walk(fact.node, into=not_into_scopes):
+        if isinstance(node, cst.Call) and backward_target(node, facts.imports) is not None:
+            if _literal_true(node, "retain_graph") and not _literal_true(node, "create_graph"):
+                yield node
+
+
+def _literal_true(call: cst.Call, keyword: str) -> bool:
+    return any(
+        arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name) and arg.value.value == "True"
+        for arg in call.args
+    )
+
+
+@dataclass(frozen=True)
+class _Situation:
+    """Where the retaining call stands in its iteration."""
+
+    later_backward: bool
+    earlier_backward: bool
+
+
+def _situation(loop: LoopInfo, call: cst.Call, facts: ModuleFacts) -> _Situation:
+    calls = backward_calls(loop.node.body, facts)
+    position = next((i for i, c in enumerate(calls) if c is call), len(calls))
+    return _Situation(later_backward=position < len(calls) - 1, earlier_backward=position > 0)
+
+
+def _judge(facts: ModuleFacts, fact: StatementFact, call: cst.Call) -> Violation | None:
+    loop = fact.loops[-1]
+    situation = _situation(loop, call, facts)
+    if situation.later_backward:
+        return None  # a second backward through the same graph: what retain_graph is for
+    target = backward_target(call, facts.imports)
+    assert target is not None
+    bound_in_loop = _bound_in(loop)
+    if not _built_in_iteration(target, bound_in_loop, facts):
+        return None  # differentiating a graph built before the loop, again and again
+    deps = facts.value(target).deps | _inputs_in_loop(target, loop)
+    if any(_graph_from_before(facts, fact, loop, name) for name in deps - bound_in_loop):
+        return None  # part of the graph comes from before the loop: retained on purpose
+    carried = _carried_into(facts, fact, deps)
+    if carried:
+        names = " and ".join(f"'{c.name}'" for c in carried)
+        return Violation(
+            node=fact.node,
+            message=(
+                f"retain_graph=True keeps the graph of '{facts.describe(target)}' alive, and {names} "
+                f"{'carry' if len(carried) > 1 else 'carries'} the graph into the next iteration, so every "
+                "retained graph stays reachable: memory grows every iteration"
+            ),
+            confidence=Confidence.HIGH,
+            help=f"detach {names} between iterations ({carried[0].name} = {carried[0].name}.detach()) and drop retain_graph=True",
+            statement=fact.line,
+        )
+    return Violation(
+        node=fact.node,
+        message=(
+            f"retain_graph=True on the last backward of the iteration keeps the graph of '{facts.describe(target)}' "
+            "and its saved activations alive until the next iteration replaces them"
+        ),
+        confidence=Confidence.MEDIUM if situation.earlier_backward else Confidence.HIGH,
+        help=None,
+        statement=fact.line,
+    )
+
+
+def _graph_from_before(facts: ModuleFacts, fact: StatementFact, loop: LoopInfo, name: str) -> bool:
+    """``name`` may hold a graph built before the loop: it is known to, or it is the result of a
+    computation there (``feats = model.backbone(x)``) that leaklint cannot see through; a loop
+    target or a parameter (the data) does not count."""
+    value = fact.env.get(name)
+    if value is None or value.role is not None or value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
+        return False
+    if value.kind is Kind.GRAPH:
+        return True
+    scope = fact.function.node if fact.function.node is not None else facts.module
+    for node in walk(scope, into=lambda n: n is scope or (not_into_scopes(n) and n is not loop.node)):
+        if isinstance(node, cst.Assign) and any(name in bound_names(t.target) for t in node.targets):
+            if _is_computation(node.value, facts):
+                return True
+    return False
+
+
+def _is_computation(expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """A call that may build a graph (not ``x.to(device)``, not a known detached result)."""
+    if not isinstance(expr, cst.Call) or facts.value(expr).kind in (Kind.DETACHED, Kind.NOT_TENSOR):
+        return False
+    func = expr.func
+    return not (isinstance(func, cst.Attribute) and func.attr.value in torch_api.VIEW_METHODS)
+
+
+def _carried_into(facts: ModuleFacts, fact: StatementFact, deps: set[str] | frozenset[str]) -> list[CarriedState]:
+    """Carried states (LL103's fact) of an enclosing loop that the differentiated tensor depends on."""
+    found: dict[str, CarriedState] = {}
+    for carry in carried_states(facts):
+        if carry.loop is not None and carry.name in deps and carry.crosses_steps:
+            if any(loop is carry.loop for loop in fact.loops):
+                found.setdefault(carry.name, carry)
+    return list(found.values())
+
+
+def _built_in_iteration(target: cst.BaseExpression, bound_in_loop: set[str], facts: ModuleFacts) -> bool:
+    """The differentiated tensor is computed in the iteration: a name bound in the loop body, or a
+    call made right there (``criterion(model(x), y).backward(...)``), not ``y[i]`` of an outer ``y``."""
+    return any(root is None or root in bound_in_loop for root in _tensor_roots(target, facts))
+
+
+def _tensor_roots(expr: cst.BaseExpression, facts: ModuleFacts) -> list[str | None]:
+    """The names whose tensor ``expr`` is computed from (None: made by a call inside ``expr``)."""
+    name = dotted_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+    if name is not None:
+        return [name]
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return _tensor_roots(expr.value, facts)
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and facts.value(func.value).role is None:
+            return _tensor_roots(func.value, facts)  # out.sum(), y[i].mean(), (a + b).sum()
+        return [None]  # criterion(out, y), model(x), self.head(features)
+    if isinstance(expr, cst.BinaryOperation):
+        return _tensor_roots(expr.left, facts) + _tensor_roots(expr.right, facts)
+    if isinstance(expr, cst.UnaryOperation):
+        return _tensor_roots(expr.expression, facts)
+    return []
+
+
+def _inputs_in_loop(target: cst.BaseExpression, loop: LoopInfo) -> set[str]:
+    """Every name the differentiated tensor is computed from, following the assignments of the
+    loop body back (syntactically: it sees through calls the value analysis cannot follow)."""
+    sources: dict[str, set[str]] = {}
+    for node in walk(loop.node.body, into=not_into_scopes):
+        if isinstance(node, cst.Assign):
+            read = names_read(node.value)
+            for assign_target in node.targets:
+                for name in bound_names(assign_target.target):
+                    sources.setdefault(name, set()).update(read)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and node.value is not None:
+            for name in bound_names(node.target):
+                sources.setdefault(name, set()).update(names_read(node.value))
+    found = set()
+    pending = list(names_read(target))
+    while pending:
+        name = pending.pop()
+        if name in found:
+            continue
+        found.add(name)
+        pending.extend(sources.get(name, ()))
+    return found
+
+
+def _bound_in(loop: LoopInfo) -> set[str]:
+    """Every dotted name bound anywhere in the loop body (including ``t = t + x`` and loop targets)."""
+    names: set[str] = set(bound_names(loop.node.target)) if isinstance(loop.node, cst.For) else set()
+    for node in walk(loop.node.body, into=not_into_scopes):
+        if isinstance(node, cst.AssignTarget):
+            names.update(bound_names(node.target))
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            names.update(bound_names(node.target))
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            names.update(bound_names(node.target))
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            names.update(bound_names(node.asname.name))
+        elif isinstance(node, cst.NamedExpr):
+            names.update(bound_names(node.target))
+    return names

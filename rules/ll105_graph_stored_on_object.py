@@ -1,0 +1,1011 @@
+"""LL105 graph-stored-on-object: one step's autograd graph parked in an attribute, a global, a
+closure cell, or the store of a forward hook.
+
+The module also holds what LL106 and LL107 share with it (which calls register hooks, which
+function a hook argument names, which functions run once per training step, how a call resolves
+to a function of the same file). These are facts about the program, not about one rule: they
+belong in ``leaklint.analysis`` once a second consumer outside this trio needs them.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import weakref
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, backward_target, bound_names
+from leaklint.analysis.values import Evidence, Kind, Value
+from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
+from leaklint.findings import Confidence, Severity
+from leaklint.rule import Rule, Violation
+
+# =================================================================================================
+# Shared program facts (LL105, LL106, LL107)
+# =================================================================================================
+
+
+class HookKind(enum.Enum):
+    FORWARD = "forward hook"
+    FORWARD_PRE = "forward pre-hook"
+    BACKWARD = "backward hook"
+    TENSOR = "tensor hook"
+
+
+#: ``Module``/``Tensor`` methods that register a hook, and what the hook receives.
+HOOK_METHODS = {
+    "register_forward_hook": HookKind.FORWARD,
+    "register_forward_pre_hook": HookKind.FORWARD_PRE,
+    "register_full_backward_hook": HookKind.BACKWARD,
+    "register_full_backward_pre_hook": HookKind.BACKWARD,
+    "register_backward_hook": HookKind.BACKWARD,
+    "register_hook": HookKind.TENSOR,
+}
+#: ``torch.nn.modules.module.register_module_*``: global hooks that run for every module.
+GLOBAL_HOOK_FUNCTIONS = {
+    "register_module_forward_hook": HookKind.FORWARD,
+    "register_module_forward_pre_hook": HookKind.FORWARD_PRE,
+    "register_module_full_backward_hook": HookKind.BACKWARD,
+    "register_module_full_backward_pre_hook": HookKind.BACKWARD,
+    "register_module_backward_hook": HookKind.BACKWARD,
+}
+#: ``runner.register_hook(CheckpointHook())`` (mmcv, ignite...) registers a training-loop callback.
+_NOT_TORCH_HOOK_RECEIVER = re.compile(r"(runner|trainer|engine|callbacks?|emitter|dispatcher)$", re.I)
+
+#: Functions that run once per training step by their name alone.
+STEP_FUNCTION_NAMES = frozenset(
+    {"forward", "training_step", "train_step", "step", "train_batch", "train_on_batch", "optimize_parameters"}
+)
+
+#: Calls whose result has no autograd history, whatever goes in (used where provenance is blind).
+_DETACHING_METHODS = torch_api.DETACH_METHODS | torch_api.TO_PYTHON_METHODS | torch_api.NON_TENSOR_METHODS
+_DETACHING_ATTRIBUTES = torch_api.DETACHED_ATTRIBUTES | torch_api.NON_TENSOR_ATTRIBUTES
+_PYTHON_VALUE_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "repr"})
+
+
+@dataclass(frozen=True, eq=False)
+class HookRegistration:
+    """One ``x.register_*hook(fn)`` call."""
+
+    call: cst.Call
+    fact: StatementFact
+    method: str
+    kind: HookKind
+    #: The module or tensor the hook goes on; None for a global ``register_module_*`` hook.
+    receiver: cst.BaseExpression | None
+    hook: cst.BaseExpression | None
+
+
+@dataclass(frozen=True, eq=False)
+class HookFunction:
+    """The code a hook argument names: a function, a method, a lambda."""
+
+    node: cst.FunctionDef | cst.Lambda
+    info: FunctionInfo | None  # None for a lambda
+    #: Leading parameters already bound (``self`` of a method, ``functools.partial`` arguments).
+    bound: int
+
+
+class _Index:
+    """Per-module lookups the three rules share, built once per ``ModuleFacts``."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+        self.by_function: dict[FunctionInfo, list[StatementFact]] = {}
+        for fact in facts.statements():
+            self.by_function.setdefault(fact.function, []).append(fact)
+        self.registrations = (
+            [reg for fact in facts.statements() for reg in _registrations_in(fact, facts)]
+            if _may_register_hooks(facts)
+            else []
+        )
+        self._per_iteration: dict[FunctionInfo, str] | None = None
+        self._backward_consumed: set[str] | None = None
+
+    def statements_of(self, function: FunctionInfo) -> list[StatementFact]:
+        return self.by_function.get(function, [])
+
+    @property
+    def per_iteration(self) -> dict[FunctionInfo, str]:
+        if self._per_iteration is None:
+            self._per_iteration = _per_iteration_functions(self)
+        return self._per_iteration
+
+    @property
+    def backward_consumed(self) -> set[str]:
+        """Every name whose graph flows into a backward call somewhere in the file."""
+        if self._backward_consumed is None:
+            names: set[str] = set(self.facts.summary(self.facts.structure.top).backward_consumed)
+            for info in self.facts.structure.functions.values():
+                names |= self.facts.summary(info).backward_consumed
+            self._backward_consumed = names
+        return self._backward_consumed
+
+
+_INDEXES: weakref.WeakKeyDictionary[ModuleFacts, _Index] = weakref.WeakKeyDictionary()
+
+
+def index(facts: ModuleFacts) -> _Index:
+    found = _INDEXES.get(facts)
+    if found is None:
+        found = _INDEXES[facts] = _Index(facts)
+    return found
+
+
+def hook_registrations(facts: ModuleFacts) -> list[HookRegistration]:
+    """Every hook registration call in a statement that runs."""
+    return index(facts).registrations
+
+
+def argument(call: cst.Call, position: int, keyword: str | None = None) -> cst.BaseExpression | None:
+    """The ``position``-th positional argument of ``call``, or the one passed as ``keyword=``."""
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if len(positional) > position:
+        return positional[position]
+    for arg in call.args:
+        if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    return None
+
+
+def _may_register_hooks(facts: ModuleFacts) -> bool:
+    """Cheap pre-check from the structure scan: a hook method called on something other than
+    ``self``, an ``nn.Module`` class (``self.register_forward_hook``), or an imported global hook."""
+    structure = facts.structure
+    if structure.external_method_calls & (HOOK_METHODS.keys() | GLOBAL_HOOK_FUNCTIONS.keys()):
+        return True
+    if any(cls.is_module for cls in structure.classes.values()):
+        return True
+    return any(facts.imports.qualify(name) for name in GLOBAL_HOOK_FUNCTIONS)
+
+
+def _registrations_in(fact: StatementFact, facts: ModuleFacts) -> Iterator[HookRegistration]:
+    for node in walk(fact.node, into=not_into_scopes):
+        if not isinstance(node, cst.Call):
+            continue
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in HOOK_METHODS:
+            receiver_name = dotted_name(func.value) or ""
+            if func.attr.value == "register_hook" and _NOT_TORCH_HOOK_RECEIVER.search(receiver_name):
+                continue
+            yield HookRegistration(node, fact, func.attr.value, HOOK_METHODS[func.attr.value], func.value, argument(node, 0, "hook"))
+            continue
+        qualified = facts.imports.resolve(func) or ""
+        leaf = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("torch.") and leaf in GLOBAL_HOOK_FUNCTIONS:
+            yield HookRegistration(node, fact, leaf, GLOBAL_HOOK_FUNCTIONS[leaf], None, argument(node, 0, "hook"))
+
+
+def function_named(name: str, scope: FunctionInfo, facts: ModuleFacts) -> cst.FunctionDef | None:
+    """The function ``name`` means in ``scope``: a nested def of it or of an enclosing function,
+    else a module-level function."""
+    structure = facts.structure
+    current: FunctionInfo | None = scope
+    while current is not None:
+        found = structure.nested_functions.get((current, name))
+        if found is not None:
+            return found
+        current = current.parent
+    return structure.module_functions.get(name)
+
+
+def local_callee(call: cst.Call, scope: FunctionInfo, facts: ModuleFacts) -> FunctionInfo | None:
+    """The function of this file that ``call`` runs: ``helper(...)`` or ``self.method(...)``."""
+    func = call.func
+    node: cst.FunctionDef | None = None
+    if isinstance(func, cst.Name):
+        node = function_named(func.value, scope, facts)
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        if scope.cls is not None:
+            node = scope.cls.find_method(func.attr.value)
+    return facts.structure.functions.get(node) if node is not None else None
+
+
+def _calls_in(fact: StatementFact) -> Iterator[cst.Call]:
+    for node in walk(fact.node, into=not_into_scopes):
+        if isinstance(node, cst.Call):
+            yield node
+
+
+def _backward_outside_loops(statements: list[StatementFact], facts: ModuleFacts) -> bool:
+    """The function itself is one training step: it runs a backward that no loop of its own repeats."""
+    return any(
+        not fact.loops and any(backward_target(call, facts.imports) is not None for call in _calls_in(fact))
+        for fact in statements
+    )
+
+
+def _per_iteration_functions(idx: _Index) -> dict[FunctionInfo, str]:
+    """Functions that run once per training/evaluation step, with the reason.
+
+    Seeds: ``forward``/``training_step``/``step``... by name, a function that runs backward
+    outside its own loops, and a local function called inside an iteration loop. Whatever a
+    per-iteration function calls in the same file runs once per iteration too.
+    """
+    facts = idx.facts
+    found: dict[FunctionInfo, str] = {}
+    for info in facts.structure.functions.values():
+        if info.name in STEP_FUNCTION_NAMES:
+            found[info] = f"'{info.name}' runs every training step"
+        elif info.backward_names and _backward_outside_loops(idx.statements_of(info), facts):
+            found[info] = f"'{info.name}' runs one training step"
+    for fact in facts.statements():
+        if any(loop.is_iteration_loop for loop in fact.loops):
+            for call in _calls_in(fact):
+                callee = local_callee(call, fact.function, facts)
+                if callee is not None and callee not in found and callee.name != "__init__":
+                    found[callee] = f"'{callee.name}' is called in a loop over iterations"
+    frontier = list(found)
+    while frontier:
+        caller = frontier.pop()
+        for fact in idx.statements_of(caller):
+            for call in _calls_in(fact):
+                callee = local_callee(call, fact.function, facts)
+                if callee is not None and callee not in found and callee.name != "__init__":
+                    found[callee] = f"'{callee.name}' is called from '{caller.name}', which runs every step"
+                    frontier.append(callee)
+    return found
+
+
+def resolve_hook(expr: cst.BaseExpression | None, scope: FunctionInfo, facts: ModuleFacts, depth: int = 0) -> list[HookFunction]:
+    """The functions a hook argument names: ``fn``, ``self.method``, ``lambda m, i, o: ...``,
+    ``make_hook(name)`` (a factory returning a nested def or a lambda), ``Saver()`` (an object
+    with ``__call__``), ``functools.partial(fn, ...)``, or a variable bound to one of those."""
+    if expr is None or depth > 4:
+        return []
+    structure = facts.structure
+    if isinstance(expr, cst.Lambda):
+        return [HookFunction(expr, None, 0)]
+    if isinstance(expr, cst.Name):
+        node = function_named(expr.value, scope, facts)
+        if node is not None:
+            return [HookFunction(node, structure.functions[node], 0)]
+        return [hook for value in _assigned_values(expr.value, scope, facts) for hook in resolve_hook(value, scope, facts, depth + 1)]
+    if isinstance(expr, cst.Attribute):
+        owner = _class_of(expr.value, scope, facts)
+        method = owner.find_method(expr.attr.value) if owner is not None else None
+        return [HookFunction(method, structure.functions[method], 1)] if method is not None else []
+    if isinstance(expr, cst.Call):
+        qualified = facts.imports.resolve(expr.func) or ""
+        if qualified == "functools.partial" and expr.args:
+            bound = len([a for a in expr.args[1:] if a.keyword is None and not a.star])
+            inner = resolve_hook(expr.args[0].value, scope, facts, depth + 1)
+            return [HookFunction(h.node, h.info, h.bound + bound) for h in inner]
+        if isinstance(expr.func, cst.Name) and expr.func.value in structure.classes_by_name:
+            call_method = structure.classes_by_name[expr.func.value].find_method("__call__")
+            return [HookFunction(call_method, structure.functions[call_method], 1)] if call_method is not None else []
+        factory = local_callee(expr, scope, facts)
+        if factory is not None:
+            return [
+                hook
+                for fact in index(facts).statements_of(factory)
+                if isinstance(fact.node, cst.Return) and fact.node.value is not None
+                for hook in resolve_hook(fact.node.value, factory, facts, depth + 1)
+            ]
+    return []
+
+
+def _assigned_values(name: str, scope: FunctionInfo, facts: ModuleFacts) -> list[cst.BaseExpression]:
+    """Expressions assigned to the plain name ``name`` in ``scope``."""
+    values = []
+    for fact in index(facts).statements_of(scope):
+        node = fact.node
+        if isinstance(node, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
+        ):
+            values.append(node.value)
+    return values
+
+
+def _class_of(expr: cst.BaseExpression, scope: FunctionInfo, facts: ModuleFacts) -> ClassInfo | None:
+    """The local class of ``self`` (in a method) or of a variable bound to ``LocalClass(...)``."""
+    if isinstance(expr, cst.Name) and expr.value == "self":
+        return scope.cls
+    if isinstance(expr, cst.Name):
+        for value in _assigned_values(expr.value, scope, facts):
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+                found = facts.structure.classes_by_name.get(value.func.value)
+                if found is not None:
+                    return found
+    return None
+
+
+def hook_parameters(hook: HookFunction) -> tuple[list[str], str | None]:
+    """The parameters torch fills when it calls the hook (not the bound ones, not those with a
+    default such as ``lambda m, i, o, name=name: ...``), and the ``*args`` name."""
+    params = hook.node.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params) if p.default is None]
+    star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+    return positional[hook.bound :], star
+
+
+def is_syntactically_detached(expr: cst.BaseExpression) -> bool:
+    """``o.detach().cpu()``, ``o[0].item()``, ``o.data``, ``float(o)``: no history left, whatever ``o`` is."""
+    node: cst.BaseExpression = expr
+    while True:
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute):
+                if func.attr.value in _DETACHING_METHODS:
+                    return True
+                node = func.value
+                continue
+            return isinstance(func, cst.Name) and func.value in _PYTHON_VALUE_BUILTINS
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in _DETACHING_ATTRIBUTES:
+                return True
+            node = node.value
+            continue
+        if isinstance(node, cst.Subscript):
+            node = node.value
+            continue
+        return False
+
+
+def root_name(expr: cst.BaseExpression) -> str | None:
+    """``features`` in ``features[name]``, ``self`` in ``self.cache["x"]``, ``out`` in ``out.grad_fn``."""
+    while True:
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if isinstance(expr, (cst.Attribute,)):
+            expr = expr.value
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        else:
+            return None
+
+
+def declared_names(function: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    """Names a function declares ``global`` and ``nonlocal`` (not counting nested scopes)."""
+    globals_: set[str] = set()
+    nonlocals: set[str] = set()
+    for node in walk(function.body, into=not_into_scopes):
+        if isinstance(node, cst.Global):
+            globals_.update(item.name.value for item in node.names)
+        elif isinstance(node, cst.Nonlocal):
+            nonlocals.update(item.name.value for item in node.names)
+    return globals_, nonlocals
+
+
+# =================================================================================================
+# LL105
+# =================================================================================================
+
+#: Container methods that store an argument, and which positional argument they store.
+_STORING_METHODS = {"append": 0, "appendleft": 0, "extend": 0, "add": 0, "put": 0, "insert": 1, "__setitem__": 1, "setdefault": 1, "update": 0}
+_GROWING_METHODS = frozenset({"append", "appendleft", "extend", "add", "put", "insert"})
+
+
+@dataclass(frozen=True, eq=False)
+class _Store:
+    node: cst.CSTNode
+    statement: cst.CSTNode | None
+    target: str
+    stored: cst.BaseExpression
+    grows: bool
+    confidence: Confidence
+
+
+class GraphStoredOnObject(Rule):
+    code = "LL105"
+    name = "graph-stored-on-object"
+    severity = Severity.PEAK
+    summary = "A graph-attached tensor is kept in an attribute, a global or a hook's store from one step to the next."
+    help = "store the tensor's .detach() (add .cpu() to move it off the device)"
+    docs = """
+## What it finds
+A tensor that carries its autograd graph (a model output, a loss, or something computed from one,
+with gradients enabled) stored where it outlives the step that made it:
+
+- an attribute (`self.last_attention = attn`), a `global` or a `nonlocal` name, or a constant-key
+  slot of one (`self.stats["out"] = out`), assigned in `forward`, `training_step`, `train_step`,
+  `step`, a function that runs one training step (it calls backward outside its own loops), a
+  function called once per iteration from a loop in the same file, or inside a training or
+  evaluation loop;
+- the output or input of a forward hook (or the input of a forward pre-hook) stored by the hook
+  into an attribute, a global, a closure variable, or a dict/list that lives outside the hook:
+  `activation[name] = output` in the classic feature-extraction hook, `self.activations = output`
+  in a Grad-CAM helper, `module.out = out`. A hook that appends to a list grows with every forward
+  pass, and the message says so. Hooks are found from the `register_forward_hook`,
+  `register_forward_pre_hook` and `register_module_forward_hook` calls in the file: plain functions,
+  methods (`self.save`), nested defs returned by a factory (`get_activation(name)`), lambdas,
+  objects with `__call__` and `functools.partial`.
+
+## Why it matters
+The slot holds one graph at a time, so memory does not grow; but the graph of the last step, with
+every activation it saved for backward, stays alive while the next step builds its own. Without a
+backward in between (evaluation, feature extraction, visualisation) that doubles the peak memory of
+a forward pass; with one, the stored tensor itself (an attention map is batch x heads x tokens x
+tokens) and the graph's nodes still survive into the next step. The PyTorch FAQ warns about exactly
+this: a tensor assigned to a member variable is not freed until the object goes out of scope.
+
+## Example
+```python
+activation = {}
+
+def get_activation(name):
+    def hook(module, inputs, output):
+        activation[name] = output
+    return hook
+
+model.layer4.register_forward_hook(get_activation("layer4"))
+```
+
+## Use instead
+```python
+activation = {}
+
+def get_activation(name):
+    def hook(module, inputs, output):
+        activation[name] = output.detach()
+    return hook
+
+model.layer4.register_forward_hook(get_activation("layer4"))
+```
+
+## Known false positives
+A stored tensor that is meant to carry its graph (a hook that captures features for a perceptual or
+distillation loss, GAN code that keeps `self.fake_B` for the generator's backward, pix2pix's
+`self.loss_G = ...; self.loss_G.backward()`) is recognised when the slot, or the value stored in
+it, flows into a backward call anywhere in the file: the backward frees the graph's buffers, so
+what stays alive is small and the finding has low confidence (hidden by default). Storing a
+forward's input (`self.x = x`) is not reported unless the input is known to carry a graph.
+Gradients stored by backward hooks and `Tensor.register_hook` hooks carry no graph (unless you
+differentiate with `create_graph=True`) and are not reported. A hook whose model only runs under
+`torch.no_grad()` in the file sees outputs without a graph: low confidence. Assignments in
+`__init__`, and in functions that do not run every step, are not reported. A recurrent state
+stored as `self.hidden = ...` is reported when it is not detached; the message notes when the new
+value is computed from the old one (the graphs chain across steps).
+
+## References
+- PyTorch FAQ, "Don't hold onto tensors and variables you don't need" (a tensor assigned to a
+  member variable is not freed until the object goes out of scope):
+  https://pytorch.org/docs/stable/notes/faq.html
+- `self.activity = y` in `forward` without `.detach()` reported as a memory leak:
+  https://github.com/growingnet/gromo/issues/135
+- A CAM helper whose forward hook keeps `self.target_output = output`:
+  https://github.com/jacobgil/pytorch-grad-cam/issues/88
+- Activations kept with their graph by CAM hooks (`detach=False`) holding GPU memory across
+  iterations: https://github.com/jacobgil/pytorch-grad-cam/pull/575
+- Runtime repro: `leaklint verify LL105` (the runtime verifier arrives in a later release).
+"""
+    VALID = (
+        """
+import torch.nn as nn
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.last_attention = None
+    def forward(self, x):
+        self.last_input = x
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        self.last_attention = attn.detach()
+        self.attention_mean = attn.mean().item()
+        return attn @ v
+""",
+        """
+activation = {}
+def get_activation(name):
+    def hook(module, inputs, output):
+        activation[name] = output.detach().cpu()
+    return hook
+model.layer4.register_forward_hook(get_activation("layer4"))
+class GradCam:
+    def __init__(self, layer):
+        layer.register_forward_hook(self.save_activation)
+        layer.register_full_backward_hook(self.save_gradient)
+    def save_activation(self, module, inputs, output):
+        self.activations = output.cpu().detach()
+    def save_gradient(self, module, grad_input, grad_output):
+        self.gradients = grad_output[0]
+""",
+        """
+import torch
+features = {}
+def save(module, inputs, output):
+    features["fc"] = output
+model.fc.register_forward_hook(save)
+model.eval()
+with torch.no_grad():
+    for x, _ in loader:
+        model(x)
+""",
+        """
+import torch.nn as nn
+class Pix2Pix:
+    def __init__(self, netG, netD):
+        self.netG = netG
+        self.netD = netD
+        self.criterionGAN = nn.BCEWithLogitsLoss()
+    def forward(self):
+        self.fake_B = self.netG(self.real_A)
+    def backward_G(self):
+        pred_fake = self.netD(self.fake_B)
+        self.loss_G = self.criterionGAN(pred_fake, self.real_B)
+        self.loss_G.backward()
+""",
+        """
+import torch
+class Trainer:
+    def train_epoch(self, loader):
+        for x, y in loader:
+            with torch.no_grad():
+                self.last_output = self.model(x)
+            self.step_count = self.step_count + 1
+""",
+        """
+import torch.nn.functional as F
+class Distiller:
+    def __init__(self, student):
+        self.feats = {}
+        student.layer3.register_forward_hook(self.keep)
+    def keep(self, module, inputs, output):
+        self.feats["layer3"] = output
+    def train_step(self, x, target_feats, optimizer):
+        self.student(x)
+        loss = F.mse_loss(self.feats["layer3"], target_feats)
+        loss.backward()
+        optimizer.step()
+""",
+    )
+    INVALID = (
+        """
+import torch.nn as nn
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.qkv = nn.Linear(dim, dim * 3)
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        self.last_attention = attn  # expect: LL105
+        return attn @ v
+""",
+        """
+activation = {}
+def get_activation(name):
+    def hook(model, inputs, output):
+        activation[name] = output  # expect: LL105
+    return hook
+model.layer4.register_forward_hook(get_activation("layer4"))
+outputs = []
+model.fc.register_forward_hook(lambda m, i, o: outputs.append(o))  # expect: LL105
+class SaveOutput:
+    def __init__(self):
+        self.outputs = []
+    def __call__(self, module, module_in, module_out):
+        self.outputs.append(module_out)  # expect: LL105
+model.layer1.register_forward_hook(SaveOutput())
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+""",
+        """
+import torch.nn.functional as F
+def fit(model, loader, optimizer):
+    model.train()
+    snapshot = None
+    def step(x, y):
+        nonlocal snapshot
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        snapshot = model(x[:4])  # expect: LL105
+    for x, y in loader:
+        step(x, y)
+""",
+        """
+import torch.nn.functional as F
+last_loss = None
+class Validator:
+    def run(self, loader):
+        global last_loss
+        for x, y in loader:
+            loss = F.cross_entropy(self.model(x), y)
+            last_loss = loss  # expect: LL105
+            self.stats["loss"] = loss  # expect: LL105
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        idx = index(facts)
+        for store, hook, kind in _hook_stores(facts, idx):
+            yield _hook_violation(facts, store, hook, kind)
+        hook_nodes = {
+            hook.node for reg in idx.registrations for hook in resolve_hook(reg.hook, reg.fact.function, facts)
+        }
+        for store, fact in _slot_stores(facts, idx, hook_nodes):
+            yield _slot_violation(facts, store, fact, idx)
+
+
+# ---- stores in per-step code -------------------------------------------------------------------
+def _slot_stores(facts: ModuleFacts, idx: _Index, hook_nodes: set[cst.CSTNode]) -> Iterator[tuple[_Store, StatementFact]]:
+    declared: dict[FunctionInfo, set[str]] = {}
+    for fact in facts.statements():
+        function = fact.function
+        if function.is_module_level or function.name == "__init__" or function.node in hook_nodes:
+            continue
+        if fact.grad is GradMode.DISABLED or not isinstance(fact.node, (cst.Assign, cst.AnnAssign)):
+            continue
+        for target, expr, value in _assignments(fact, facts):
+            if not value.is_graph:
+                continue
+            if _needs_declarations(target) and function not in declared:
+                globals_, nonlocals = declared_names(function.node)  # type: ignore[arg-type]
+                declared[function] = globals_ | nonlocals
+            slot = _slot_name(target, declared.get(function, set()))
+            if slot is None:
+                continue
+            if function not in idx.per_iteration and not any(loop.is_iteration_loop for loop in fact.loops):
+                continue
+            confidence = _value_confidence(value)
+            if _feeds_backward(fact, slot, expr, facts, idx):
+                confidence = Confidence.LOW
+            yield _Store(fact.node, fact.line, slot, expr, False, confidence), fact
+
+
+def _needs_declarations(target: cst.BaseExpression) -> bool:
+    """A plain name (or a constant-key slot of one) is a slot only if declared global/nonlocal."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    return isinstance(target, cst.Name)
+
+
+def _assignments(fact: StatementFact, facts: ModuleFacts) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, Value]]:
+    """(target, stored expression, value) for each simple target of an assignment statement."""
+    node = fact.node
+    if isinstance(node, cst.Assign):
+        pairs = [(t.target, node.value) for t in node.targets]
+    elif isinstance(node, cst.AnnAssign) and node.value is not None:
+        pairs = [(node.target, node.value)]
+    else:
+        return
+    for target, expr in pairs:
+        yield from _unpack(target, expr, facts.value(expr))
+
+
+def _unpack(target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, Value]]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = target.elements
+        literal = expr.elements if isinstance(expr, (cst.Tuple, cst.List)) and len(expr.elements) == len(elements) else None
+        items = value.items if value.items is not None and len(value.items) == len(elements) else None
+        for i, element in enumerate(elements):
+            part_expr = literal[i].value if literal is not None else expr
+            part = items[i] if items is not None else value
+            yield from _unpack(element.value, part_expr, part)
+        return
+    yield target, expr, value
+
+
+def _slot_name(target: cst.BaseExpression, declared: set[str]) -> str | None:
+    """``self.x``, a declared global/nonlocal, or a constant-key slot of one (``self.stats["out"]``)."""
+    if isinstance(target, cst.Subscript):
+        if not _constant_key(target):
+            return None  # a key per step is a growing container: LL102's business
+        base = _slot_name(target.value, declared)
+        return f"{base}[{_key_text(target)}]" if base is not None else None
+    name = dotted_name(target)
+    if name is None:
+        return None
+    if name.startswith("self."):
+        return name
+    return name if "." not in name and name in declared else None
+
+
+def _constant_key(target: cst.Subscript) -> bool:
+    literals = (cst.SimpleString, cst.Integer, cst.ConcatenatedString)
+    return all(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, literals) for e in target.slice)
+
+
+def _key_text(target: cst.Subscript) -> str:
+    element = target.slice[0].slice
+    return element.value.value if isinstance(element, cst.Index) and hasattr(element.value, "value") else "..."  # type: ignore[union-attr]
+
+
+def _value_confidence(value: Value) -> Confidence:
+    """Loss/backward evidence keeps its confidence; a model output or derived value is at most medium."""
+    if value.evidence is Evidence.NAME:
+        return Confidence.LOW
+    if value.evidence in (Evidence.LOSS, Evidence.BACKWARD):
+        return value.confidence
+    return min(value.confidence, Confidence.MEDIUM, key=lambda c: c.rank)
+
+
+def _feeds_backward(fact: StatementFact, slot: str, expr: cst.BaseExpression, facts: ModuleFacts, idx: _Index) -> bool:
+    """The stored graph is the step's working state: the slot, or a graph-attached name stored in
+    it, flows into a backward call (in this function, or for ``self.x`` anywhere in the file)."""
+    consumed = facts.summary(fact.function).backward_consumed
+    target = slot.split("[", 1)[0]
+    if target in consumed or (target.startswith("self.") and target in idx.backward_consumed):
+        return True
+    if _lightning_returns(fact, expr, facts):
+        return True
+    for name in dotted_names_in(expr):
+        known = fact.env.get(name)
+        if known is not None and known.is_graph and name in consumed:
+            return True
+    return False
+
+
+def _lightning_returns(fact: StatementFact, expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """Lightning runs backward on what ``training_step`` returns."""
+    function = fact.function
+    if not (function.cls is not None and function.cls.is_lightning and function.name == "training_step"):
+        return False
+    returned = facts.summary(function).returned_names
+    return any(name in returned for name in dotted_names_in(expr))
+
+
+def _slot_violation(facts: ModuleFacts, store: _Store, fact: StatementFact, idx: _Index) -> Violation:
+    where = _where(fact, idx)
+    chained = _mentions_undetached(store.stored, store.target.split("[", 1)[0])
+    message = (
+        f"'{facts.describe(store.stored)}' is stored in '{store.target}' with its autograd graph {where}; "
+        "the last step's graph stays alive while the next step builds its own"
+    )
+    if chained:
+        message += f" (and it is computed from the previous '{store.target}', so the graphs chain across steps)"
+    receiver = facts.describe_receiver(store.stored)
+    return Violation(
+        node=store.node,
+        message=message,
+        confidence=store.confidence,
+        help=f"store {receiver}.detach() (add .cpu() to move it off the device)" if receiver else None,
+        statement=store.statement,
+    )
+
+
+def _where(fact: StatementFact, idx: _Index) -> str:
+    if any(loop.is_iteration_loop for loop in fact.loops):
+        return "inside a loop over iterations"
+    reason = idx.per_iteration.get(fact.function)
+    return f"({reason})" if reason else "every step"
+
+
+def _mentions_undetached(expr: cst.BaseExpression, target: str) -> bool:
+    """``self.h = rnn(x, self.h)`` but not ``self.h = rnn(x, self.h.detach())``."""
+
+    def into(node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            return node.func.attr.value not in _DETACHING_METHODS
+        return not_into_scopes(node)
+
+    return any(
+        isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == target
+        for node in walk(expr, into=into)
+    )
+
+
+# ---- stores in forward hooks -------------------------------------------------------------------
+def _hook_stores(facts: ModuleFacts, idx: _Index) -> Iterator[tuple[_Store, HookFunction, HookKind]]:
+    seen: set[cst.CSTNode] = set()
+    forwards_without_grad = _forwards_only_without_grad(facts)
+    for registration in idx.registrations:
+        if registration.kind not in (HookKind.FORWARD, HookKind.FORWARD_PRE):
+            continue  # gradients handed to backward hooks carry no graph
+        for hook in resolve_hook(registration.hook, registration.fact.function, facts):
+            if hook.node in seen:
+                continue
+            seen.add(hook.node)
+            graph_params = _graph_parameters(hook, registration.kind)
+            if not graph_params:
+                continue
+            if isinstance(hook.node, cst.Lambda):
+                stores = _lambda_stores(hook.node, graph_params, registration)
+            else:
+                stores = _function_hook_stores(hook, graph_params, facts, idx)
+            for store in stores:
+                confidence = store.confidence
+                if forwards_without_grad or _container_feeds_backward(store.target, idx):
+                    confidence = Confidence.LOW
+                yield _with_confidence(store, confidence), hook, registration.kind
+
+
+def _with_confidence(store: _Store, confidence: Confidence) -> _Store:
+    return _Store(store.node, store.statement, store.target, store.stored, store.grows, confidence)
+
+
+def _forwards_only_without_grad(facts: ModuleFacts) -> bool:
+    """Every model forward the file runs is under no_grad: hooks see outputs without a graph."""
+    calls = facts.model_calls()
+    return bool(calls) and all(call.grad is GradMode.DISABLED for call in calls)
+
+
+def _container_feeds_backward(target: str, idx: _Index) -> bool:
+    """Features captured for a loss: the store is read into something that is backpropagated."""
+    base = re.split(r"[\[.]", target.removeprefix("self."), maxsplit=1)[0]
+    consumed = idx.backward_consumed
+    if target.startswith("self."):
+        return f"self.{base}" in consumed or any(name.endswith("." + base) for name in consumed)
+    return base in consumed
+
+
+def _graph_parameters(hook: HookFunction, kind: HookKind) -> dict[str, Confidence]:
+    """Hook parameters that carry the graph: a forward hook's output (high) and inputs (medium: the
+    first layer's input is data), a pre-hook's inputs (medium)."""
+    positional, star = hook_parameters(hook)
+    rest = positional[1:]  # the module comes first
+    found: dict[str, Confidence] = {name: Confidence.MEDIUM for name in rest}
+    if kind is HookKind.FORWARD and len(rest) >= 2:
+        found[rest[-1]] = Confidence.HIGH
+    if star is not None:
+        found[star] = Confidence.MEDIUM
+    return found
+
+
+def _function_hook_stores(hook: HookFunction, graph_params: dict[str, Confidence], facts: ModuleFacts, idx: _Index) -> Iterator[_Store]:
+    info = hook.info
+    assert info is not None and isinstance(hook.node, cst.FunctionDef)
+    globals_, nonlocals = declared_names(hook.node)
+    outer_names = globals_ | nonlocals
+    assigned = _assigned_in(hook.node) - outer_names
+    params = set(info.params)
+    tainted = dict(graph_params)
+    for fact in idx.statements_of(info):
+        if fact.grad is GradMode.DISABLED:
+            continue
+        node = fact.node
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            confidence = _taint(node.value, tainted, facts)
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                slot = _outer_target(target, assigned, params, outer_names)
+                if slot is not None:
+                    if confidence is not None:
+                        yield _Store(node, fact.line, slot, node.value, False, confidence)
+                    continue
+                for name in bound_names(target):
+                    if confidence is not None:
+                        tainted[name] = confidence
+                    else:
+                        tainted.pop(name, None)
+        elif isinstance(node, cst.AugAssign):
+            confidence = _taint(node.value, tainted, facts)
+            slot = _outer_target(node.target, assigned, params, outer_names)
+            if slot is not None and confidence is not None:
+                yield _Store(node, fact.line, slot, node.value, True, confidence)
+        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            store = _method_store(node.value, assigned, params, lambda e: _taint(e, tainted, facts))
+            if store is not None:
+                target, stored, grows, confidence = store
+                yield _Store(node, fact.line, target, stored, grows, confidence)
+
+
+def _lambda_stores(node: cst.Lambda, graph_params: dict[str, Confidence], registration: HookRegistration) -> Iterator[_Store]:
+    params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
+
+    def taint(expr: cst.BaseExpression) -> Confidence | None:
+        if is_syntactically_detached(expr):
+            return None
+        hits = [graph_params[n] for n in dotted_names_in(expr) if n in graph_params]
+        return max(hits, key=lambda c: c.rank) if hits else None
+
+    for call in walk(node.body, into=not_into_scopes):
+        if isinstance(call, cst.Call):
+            store = _method_store(call, set(), params, taint)
+            if store is not None:
+                target, stored, grows, confidence = store
+                yield _Store(call, registration.fact.line, target, stored, grows, confidence)
+
+
+def _method_store(
+    call: cst.Call, assigned: set[str], params: set[str], taint: Callable[[cst.BaseExpression], Confidence | None]
+) -> tuple[str, cst.BaseExpression, bool, Confidence] | None:
+    """``features.append(o)``, ``self.outs.__setitem__(k, o)``, ``d.update({k: o})``,
+    ``setattr(obj, "x", o)`` into a container that lives outside the hook."""
+    func = call.func
+    if isinstance(func, cst.Name) and func.value == "setattr":
+        owner, stored = argument(call, 0), argument(call, 2)
+        if owner is None or stored is None or not _lives_outside(owner, assigned, params):
+            return None
+        confidence = taint(stored)
+        return (dotted_name(owner) or "an object", stored, False, confidence) if confidence else None
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _STORING_METHODS:
+        return None
+    if not _lives_outside(func.value, assigned, params):
+        return None
+    method = func.attr.value
+    stored = argument(call, _STORING_METHODS[method])
+    candidates = [stored] if stored is not None else []
+    if method == "update":
+        candidates = [a.value for a in call.args]
+        if isinstance(stored, cst.Dict):
+            candidates = [e.value for e in stored.elements if isinstance(e, cst.DictElement)]
+    for candidate in candidates:
+        confidence = taint(candidate)
+        if confidence is not None:
+            return (_container_text(func.value), candidate, method in _GROWING_METHODS, confidence)
+    return None
+
+
+def _lives_outside(container: cst.BaseExpression, assigned: set[str], params: set[str]) -> bool:
+    """A container the hook did not create: a captured or global name, or an attribute of a live
+    object (``self.outs``, ``module.cache``). A parameter itself is the hook's own argument."""
+    root = root_name(container)
+    if root is None or root in assigned:
+        return False
+    return not (isinstance(container, cst.Name) and root in params)
+
+
+def _container_text(container: cst.BaseExpression) -> str:
+    while isinstance(container, cst.Subscript):
+        container = container.value
+    if isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute):
+        container = container.func.value
+    return dotted_name(container) or "a container"
+
+
+def _assigned_in(function: cst.FunctionDef) -> set[str]:
+    """Plain names bound inside the function body (its locals), parameters excluded."""
+    names: set[str] = set()
+    for node in walk(function.body, into=not_into_scopes):
+        if isinstance(node, cst.AssignTarget):
+            names.update(n for n in bound_names(node.target) if "." not in n)
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            names.update(n for n in bound_names(node.target) if "." not in n)
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            names.update(n for n in bound_names(node.target) if "." not in n)
+        elif isinstance(node, cst.AsName) and isinstance(node.name, (cst.Name, cst.Tuple, cst.List)):
+            names.update(n for n in bound_names(node.name) if "." not in n)
+    return names
+
+
+def _outer_target(target: cst.BaseExpression, assigned: set[str], params: set[str], outer_names: set[str]) -> str | None:
+    """Where an assignment in a hook stores into something that outlives the call: an attribute
+    (of ``self``, of the module argument, of a captured object), a declared global/nonlocal, or a
+    subscript of a container the hook did not create."""
+    if isinstance(target, cst.Name):
+        return target.value if target.value in outer_names else None
+    base = target.value if isinstance(target, cst.Subscript) else target
+    if not isinstance(target, (cst.Attribute, cst.Subscript)) or not _lives_outside(base, assigned, params):
+        return None
+    return _container_text(target) if isinstance(target, cst.Subscript) else dotted_name(target)
+
+
+def _taint(expr: cst.BaseExpression, tainted: dict[str, Confidence], facts: ModuleFacts) -> Confidence | None:
+    """How sure we are that ``expr`` carries a hook argument's graph (None: it does not).
+
+    The provenance pass values hook bodies without knowing their parameters are tensors, so its
+    answer only counts when it proves the opposite (``o.detach()`` is detached whatever ``o`` is).
+    """
+    if is_syntactically_detached(expr):
+        return None
+    value = facts.value(expr)
+    if value.role is None and value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
+        return None
+    hits = [tainted[name] for name in dotted_names_in(expr) if name in tainted]
+    return max(hits, key=lambda c: c.rank) if hits else None
+
+
+def _hook_violation(facts: ModuleFacts, store: _Store, hook: HookFunction, kind: HookKind) -> Violation:
+    name = hook.node.name.value if isinstance(hook.node, cst.FunctionDef) else "lambda"
+    what = facts.describe(store.stored)
+    if store.grows:
+        message = (
+            f"the {kind.value} '{name}' adds '{what}' to '{store.target}' with its autograd graph; "
+            "every forward pass adds one more graph that stays alive, so memory grows"
+        )
+    else:
+        message = (
+            f"the {kind.value} '{name}' stores '{what}' in '{store.target}' with its autograd graph; "
+            "the last forward pass's graph stays alive until the hook runs again"
+        )
+    receiver = facts.describe_receiver(store.stored)
+    return Violation(
+        node=store.node,
+        message=message,
+        confidence=store.confidence,
+        help=f"store {receiver}.detach() (add .cpu() to move it off the device)" if receiver else None,
+        statement=store.statement,
+    )

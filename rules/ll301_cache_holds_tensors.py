@@ -1,0 +1,462 @@
+"""LL301 cache-holds-tensors: functools caches that keep models, instances or tensors alive forever."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.structure import ClassInfo, FunctionInfo
+from leaklint.analysis.values import Evidence, Kind, Role
+from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.findings import Confidence, Severity
+from leaklint.rule import Rule, Violation
+
+_LRU_CACHE = frozenset({"functools.lru_cache"})
+_CACHE = frozenset({"functools.cache"})
+#: A bounded cache above this many entries is treated like an unbounded one: at a few MB per
+#: cached tensor (a mask, a positional table, an embedding batch) it can hold gigabytes.
+LARGE_MAXSIZE = 1024
+_DEFAULT_MAXSIZE = 128
+_ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
+#: A method cache this small on a plain (model-free) class keeps at most a few instances: noise.
+SMALL_METHOD_CACHE = 16
+#: The same finding under other linters' names: a suppression for one already says "I know".
+_OTHER_LINTER_CODES = ("B019", "W1518", "method-cache-max-size-none", "cached-instance-method")
+_TENSOR_ANNOTATIONS = frozenset(
+    {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"}
+)
+
+
+@dataclass(frozen=True)
+class CacheDecorator:
+    """A ``@lru_cache`` / ``@cache`` decorator and its bound (None: unbounded; -1: not a literal)."""
+
+    decorator: cst.Decorator
+    maxsize: int | None
+    spelled: str
+
+    @property
+    def unbounded(self) -> bool:
+        return self.maxsize is None
+
+    @property
+    def large(self) -> bool:
+        return self.maxsize is None or self.maxsize > LARGE_MAXSIZE
+
+
+def cache_decorator(function: cst.FunctionDef, facts: ModuleFacts) -> CacheDecorator | None:
+    """The functools cache decorating ``function``, through any import alias."""
+    for decorator in function.decorators:
+        expr = decorator.decorator
+        call = expr if isinstance(expr, cst.Call) else None
+        qualified = facts.imports.resolve(call.func if call is not None else expr)
+        if qualified in _CACHE:
+            return CacheDecorator(decorator, None, "@" + facts.describe(expr))
+        if qualified in _LRU_CACHE:
+            return CacheDecorator(decorator, _maxsize(call), "@" + facts.describe(expr))
+    return None
+
+
+def _maxsize(call: cst.Call | None) -> int | None:
+    """``@lru_cache`` / ``@lru_cache()`` -> 128; ``maxsize=None`` -> None; a non-literal -> -1."""
+    if call is None:
+        return _DEFAULT_MAXSIZE
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return -1
+        is_size = arg.keyword.value == "maxsize" if arg.keyword is not None else position == 0
+        if not is_size:
+            continue
+        if isinstance(arg.value, cst.Name) and arg.value.value == "None":
+            return None
+        if isinstance(arg.value, cst.Integer):
+            return int(arg.value.value.replace("_", ""), 0)
+        return -1
+    return _DEFAULT_MAXSIZE
+
+
+def _suppressed_elsewhere(function: cst.FunctionDef, cache: CacheDecorator) -> bool:
+    """``# noqa: B019`` (flake8-bugbear, Ruff) or pylint's W1518 on the decorator or the ``def`` line."""
+    comments = [cache.decorator.trailing_whitespace.comment]
+    header = function.body.header if isinstance(function.body, cst.IndentedBlock) else None
+    comments.append(header.comment if header is not None else None)
+    texts = [comment.value for comment in comments if comment is not None]
+    return any(code in text for text in texts for code in _OTHER_LINTER_CODES)
+
+
+def _decorator_names(function: cst.FunctionDef) -> set[str]:
+    """Last components of the decorators' names (``staticmethod``, ``classmethod``...)."""
+    names = set()
+    for decorator in function.decorators:
+        expr = decorator.decorator
+        name = dotted_name(expr.func if isinstance(expr, cst.Call) else expr) or ""
+        names.add(name.rsplit(".", 1)[-1])
+    return names
+
+
+def _is_enum(cls: ClassInfo, facts: ModuleFacts) -> bool:
+    if any(facts.imports.qualify(base) in _ENUM_BASES for base in cls.base_names):
+        return True
+    return any(_is_enum(base, facts) for base in cls.local_bases)
+
+
+def _is_test_code(info: FunctionInfo) -> bool:
+    """pytest functions and test classes (``class TestX:`` or ``class TestX(unittest.TestCase)``), not a
+    ``TestTimeAugmentation(nn.Module)``."""
+    if info.name.startswith("test_"):
+        return True
+    cls = info.cls
+    return bool(
+        cls
+        and cls.name.startswith("Test")
+        and (not cls.base_names or any(base.endswith("TestCase") for base in cls.base_names))
+    )
+
+
+def _holds_model(cls: ClassInfo, facts: ModuleFacts) -> str | None:
+    """Why instances of ``cls`` are heavy: an nn.Module, or an attribute that holds a model."""
+    if cls.is_module:
+        return f"{cls.name} is an nn.Module: its parameters are never freed"
+    for statement in facts.statements():
+        function = statement.function
+        if function.cls is not cls or not isinstance(statement.node, cst.Assign):
+            continue
+        value = facts.value(statement.node.value)
+        if value.role is Role.MODEL and value.confidence >= Confidence.MEDIUM:
+            for target in statement.node.targets:
+                name = dotted_name(target.target)
+                if name and name.startswith("self."):
+                    return f"{cls.name} holds a model in '{name}', which is never freed"
+    return None
+
+
+def _returns_tensor(info: FunctionInfo, facts: ModuleFacts) -> str | None:
+    """How we know the function returns a tensor: a model output, a torch result, an annotation."""
+    node = info.node
+    assert node is not None
+    if node.returns is not None and facts.imports.resolve(node.returns.annotation) in _TENSOR_ANNOTATIONS:
+        return "tensor"
+    found = None
+    for current in walk(node.body, into=not_into_scopes):
+        if not isinstance(current, cst.Return) or current.value is None:
+            continue
+        value = facts.value(current.value)
+        if value.kind is Kind.GRAPH and value.evidence is Evidence.MODEL:
+            return "model output"
+        if _is_tensor(current.value, facts):
+            found = "tensor"
+    return found
+
+
+def _is_tensor(expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """A tensor by the shared analysis, or arithmetic of a tensor with an unknown (``decay ** t``)."""
+    value = facts.value(expr)
+    if value.kind is Kind.DETACHED or (value.kind is Kind.GRAPH and value.evidence is not Evidence.NAME):
+        return True
+    if value.kind is Kind.UNKNOWN and isinstance(expr, cst.BinaryOperation):
+        return _is_tensor(expr.left, facts) or _is_tensor(expr.right, facts)
+    if value.kind is Kind.UNKNOWN and isinstance(expr, cst.UnaryOperation):
+        return _is_tensor(expr.expression, facts)
+    return False
+
+
+def _tensor_params(info: FunctionInfo, facts: ModuleFacts) -> list[str]:
+    node = info.node
+    assert node is not None
+    params = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+    return [
+        p.name.value
+        for p in params
+        if p.annotation is not None and facts.imports.resolve(p.annotation.annotation) in _TENSOR_ANNOTATIONS
+    ]
+
+
+class CacheHoldsTensors(Rule):
+    code = "LL301"
+    name = "cache-holds-tensors"
+    severity = Severity.LEAK
+    summary = "A functools cache on a method or a tensor function keeps instances, models or tensors alive forever."
+    help = (
+        "cache per instance (functools.cached_property, or a dict on self), bound the cache "
+        "(lru_cache(maxsize=...)), or key it on plain values and return detached CPU copies"
+    )
+    docs = """
+## What it finds
+`functools.lru_cache` and `functools.cache` (under any import alias: `from functools import
+lru_cache`, `import functools as ft`) used as a decorator on
+
+- a **method** (first parameter `self`, not a `@staticmethod`): the cache lives on the class and
+  keeps every `self` it has seen, with every argument and result. flake8-bugbear's B019 and
+  pylint's W1518 report the same thing for all Python code; here it is reported with high
+  confidence when the instance is heavy — an `nn.Module`, or a class that holds a model in an
+  attribute — or when the cache is unbounded and returns tensors;
+- a **function** that takes tensors (parameters annotated `torch.Tensor`) or returns them (a model
+  output, the result of a torch function, a `-> torch.Tensor` annotation), when the cache is
+  unbounded (`@cache`, `lru_cache(maxsize=None)`) or larger than 1024 entries.
+
+Tensor arguments make it worse: tensors hash by identity, so every call with a new batch misses
+the cache and adds an entry that pins that batch (and the result) until the process exits.
+
+Confidence: high for a method of a heavy class, an unbounded method cache returning tensors, and an
+unbounded function cache keyed on tensors or returning model outputs; medium for other method
+caches and for unbounded (or > 1024) function caches returning tensors from plain keys.
+
+## Why it matters
+A module-level cache is never emptied. A method cache pins whole models (and their GPU memory)
+after `del model`, and an unbounded cache of tensors grows with every new key: every new sequence
+length, every new text, every batch. The growth looks like a slow leak that no `gc.collect()` or
+`torch.cuda.empty_cache()` frees.
+
+## Example
+```python
+class TextEncoder:
+    def __init__(self, name):
+        self.model = AutoModel.from_pretrained(name)
+
+    @functools.lru_cache(maxsize=None)
+    def embed(self, text):
+        return self.model(**self.tokenizer(text, return_tensors="pt")).last_hidden_state
+```
+
+## Use instead
+```python
+class TextEncoder:
+    def __init__(self, name):
+        self.model = AutoModel.from_pretrained(name)
+        self._cache = {}  # dies with the instance; clear it when it grows too large
+
+    @torch.no_grad()
+    def embed(self, text):
+        if text not in self._cache:
+            self._cache[text] = self.model(**self.tokenizer(text, return_tensors="pt")).last_hidden_state.cpu()
+        return self._cache[text]
+```
+
+## Known false positives
+A bounded `lru_cache` (the default 128 entries, up to 1024) on a function that returns tensors is
+taken as deliberate memoisation (causal masks per length, positional tables per shape) and not
+reported; an unbounded one keyed on plain values is reported with medium confidence, because the
+number of distinct keys may be small in practice. Caches on methods of `Enum` classes (members are
+singletons), `@staticmethod` caches of pure functions, `functools.cached_property` (per instance),
+caches on functions defined inside other functions (they die with the closure) and test code
+(`test_*` functions, `Test*` classes) are not reported. A method cache of at most 16 entries on a
+class that holds no model keeps a few small instances and is only reported with low confidence. A
+cache on a method of a singleton that lives for the whole program is reported anyway; suppress it
+with `# noqa: LL301` (a `# noqa: B019` or pylint `disable=method-cache-max-size-none` already on the
+decorator or `def` line counts too).
+
+## References
+- flake8-bugbear B019, "Use of functools.lru_cache or functools.cache on methods can lead to
+  memory leaks": https://github.com/PyCQA/flake8-bugbear#list-of-warnings (Ruff's version:
+  https://docs.astral.sh/ruff/rules/cached-instance-method/)
+- Python FAQ, "How do I cache method calls?":
+  https://docs.python.org/3/faq/programming.html#how-do-i-cache-method-calls
+- PyTorch removed a `functools.cache` from distributed `state_dict` because it kept deleted
+  models alive: https://github.com/pytorch/pytorch/pull/149354 (issue
+  https://github.com/pytorch/pytorch/issues/149100)
+- A class-level `lru_cache` on model methods keeping RT-DETR and other models alive after `del`:
+  https://github.com/huggingface/transformers/issues/45412 (proposed fix:
+  https://github.com/huggingface/transformers/pull/45708)
+- Runtime repro: `leaklint verify LL301` (the runtime verifier arrives in a later release).
+"""
+    VALID = (
+        """
+import torch
+from functools import lru_cache
+
+@lru_cache(maxsize=256)
+def tokenize(text: str) -> tuple:
+    return tuple(ord(c) for c in text)
+
+@lru_cache(maxsize=64)
+def causal_mask(n: int):
+    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+""",
+        """
+import functools
+import torch
+import torch.nn as nn
+
+class Embedder(nn.Module):
+    @functools.cached_property
+    def table(self):
+        return torch.randn(10, 4)
+
+    @staticmethod
+    @functools.lru_cache(maxsize=32)
+    def vocab_size(name: str) -> int:
+        return len(name)
+""",
+        """
+import enum
+import functools
+import torch
+
+class Split(enum.Enum):
+    TRAIN = "train"
+    VAL = "val"
+
+    @functools.cache
+    def folder(self):
+        return self.value.upper()
+
+@functools.cache
+def config_for(name):
+    return {"lr": 0.1, "name": name}
+""",
+        """
+import torch
+from functools import lru_cache
+
+def build_positional(dim):
+    @lru_cache(maxsize=None)
+    def table(n):
+        return torch.arange(n)[:, None] * torch.ones(dim)
+    return table
+
+class TestCache:
+    @lru_cache(maxsize=None)
+    def fixture_tensor(self):
+        return torch.ones(3)
+""",
+        """
+import functools
+import torch
+
+class Environment:
+    @functools.lru_cache(maxsize=1)
+    def world_size(self) -> int:
+        return torch.cuda.device_count()
+
+    @functools.lru_cache(maxsize=None)  # noqa: B019 - one environment per process
+    def hostname(self):
+        return "localhost"
+""",
+    )
+    INVALID = (
+        """
+import torch
+import torch.nn as nn
+from functools import lru_cache
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 16)
+
+    @lru_cache(maxsize=128)  # expect: LL301
+    def encode(self, x):
+        return self.proj(x)
+""",
+        """
+import functools as ft
+import torch
+from transformers import AutoModel
+
+class TextEncoder:
+    def __init__(self, name):
+        self.model = AutoModel.from_pretrained(name)
+
+    @ft.lru_cache(maxsize=None)  # expect: LL301
+    def embed(self, text):
+        return self.model(text).last_hidden_state
+""",
+        """
+import torch
+from functools import cache, lru_cache
+
+@cache  # expect: LL301
+def normalize(x: torch.Tensor) -> torch.Tensor:
+    return x / x.norm()
+
+@lru_cache(maxsize=None)  # expect: LL301
+def rotary_table(seq_len, dim):
+    return torch.outer(torch.arange(seq_len), torch.ones(dim))
+
+@lru_cache(maxsize=100_000)  # expect: LL301
+def sinusoid(seq_len):
+    return torch.sin(torch.arange(seq_len))
+""",
+        """
+import functools
+import torch
+
+class Registry:
+    @functools.lru_cache()  # expect: LL301
+    def lookup(self, key):
+        return key.lower()
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        for node, info in facts.structure.functions.items():
+            cache = cache_decorator(node, facts)
+            if cache is None or _is_test_code(info) or _suppressed_elsewhere(node, cache):
+                continue
+            if info.parent is not None:
+                continue  # a closure's cache dies with the closure
+            bound_to_instance = not _decorator_names(node) & {"staticmethod", "classmethod"}
+            if info.is_method and bound_to_instance and info.params[:1] == ("self",):
+                finding = self._method_finding(info, cache, facts)
+            else:
+                finding = self._function_finding(info, cache, facts)
+            if finding is not None:
+                message, confidence = finding
+                yield Violation(
+                    node=cache.decorator.decorator,
+                    message=message,
+                    confidence=confidence,
+                    statement=cache.decorator,
+                )
+
+    @staticmethod
+    def _method_finding(
+        info: FunctionInfo, cache: CacheDecorator, facts: ModuleFacts
+    ) -> tuple[str, Confidence] | None:
+        cls = info.cls
+        assert cls is not None
+        if _is_enum(cls, facts):
+            return None
+        heavy = _holds_model(cls, facts)
+        returns = _returns_tensor(info, facts)
+        size = "an unbounded" if cache.unbounded else "a class-level"
+        message = (
+            f"{cache.spelled} on method '{cls.name}.{info.name}' keeps every '{cls.name}' instance it "
+            f"was called on alive in {size} cache"
+        )
+        if heavy:
+            message += f" ({heavy})"
+            if returns and cache.unbounded:
+                message += f", and every {returns} it returned"
+            return message, Confidence.HIGH
+        if returns and cache.unbounded:
+            return message + f", with every {returns} it returned", Confidence.HIGH
+        small = cache.maxsize is not None and 0 <= cache.maxsize <= SMALL_METHOD_CACHE
+        return message + ", with all its arguments and results", Confidence.LOW if small else Confidence.MEDIUM
+
+    @staticmethod
+    def _function_finding(
+        info: FunctionInfo, cache: CacheDecorator, facts: ModuleFacts
+    ) -> tuple[str, Confidence] | None:
+        if not cache.large:
+            return None
+        tensor_params = _tensor_params(info, facts)
+        returns = _returns_tensor(info, facts)
+        if not tensor_params and returns is None:
+            return None
+        size = "an unbounded" if cache.unbounded else f"a {cache.maxsize}-entry"
+        if tensor_params:
+            names = ", ".join(f"'{name}'" for name in tensor_params)
+            message = (
+                f"{cache.spelled} on '{info.name}' is keyed on tensor argument {names}: tensors hash by "
+                f"identity, so every call adds an entry that pins the tensor in {size} cache"
+            )
+            return message, Confidence.HIGH if cache.unbounded else Confidence.MEDIUM
+        message = f"{cache.spelled} on '{info.name}' keeps every {returns} it returns alive in {size} cache"
+        if returns == "model output" and cache.unbounded:
+            return message + " (one per distinct argument, forever)", Confidence.HIGH
+        return message + " (one per distinct argument)", Confidence.MEDIUM

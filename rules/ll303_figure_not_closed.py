@@ -1,0 +1,536 @@
+"""LL303 figure-not-closed: pyplot figures created every iteration and never closed."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.structure import FunctionInfo, LoopInfo, bound_names
+from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
+from leaklint.findings import Confidence, Severity
+from leaklint.rule import Rule, Violation
+
+#: pyplot functions that register a new figure with pyplot on every call (unless ``num`` names an
+#: existing one), and seaborn's figure-level functions, which call them.
+FIGURE_CREATORS = frozenset(
+    {
+        "matplotlib.pyplot.figure",
+        "matplotlib.pyplot.subplots",
+        "matplotlib.pyplot.subplot_mosaic",
+        "pylab.figure",
+        "pylab.subplots",
+        "seaborn.pairplot",
+        "seaborn.jointplot",
+        "seaborn.clustermap",
+        "seaborn.catplot",
+        "seaborn.relplot",
+        "seaborn.displot",
+        "seaborn.lmplot",
+        "seaborn.FacetGrid",
+        "seaborn.PairGrid",
+        "seaborn.JointGrid",
+    }
+)
+CLOSERS = frozenset({"matplotlib.pyplot.close", "pylab.close"})
+_SHOW = frozenset({"matplotlib.pyplot.show", "pylab.show"})
+#: ``writer.add_figure(tag, fig, step)`` (TensorBoard) closes the figure unless ``close=False``.
+_CLOSING_METHODS = frozenset({"add_figure"})
+#: Methods that frameworks call once per step or epoch (Lightning, Keras, HF and Ignite callbacks).
+_HOOK_NAME = re.compile(r"^(on_\w+|training_step|validation_step|test_step|\w+_epoch_end)$")
+_MAX_CALL_DEPTH = 3
+_STORES = frozenset({"append", "extend", "insert", "add"})
+
+
+@dataclass(frozen=True)
+class Creation:
+    """A call that leaves a new open figure behind: a pyplot call, or a local figure factory."""
+
+    call: cst.Call
+    statement: StatementFact
+    #: The local function whose returned figure this is (None: pyplot itself).
+    factory: FunctionInfo | None = None
+
+
+class FigureNotClosed(Rule):
+    code = "LL303"
+    name = "figure-not-closed"
+    severity = Severity.LEAK
+    summary = "A pyplot figure is created every iteration (or every call of a helper run in a loop) and never closed."
+    help = "close it when done: plt.close(fig) after savefig/logging (or plt.close('all') at the end of the iteration)"
+    docs = """
+## What it finds
+A new pyplot figure — `plt.figure()`, `plt.subplots()`, `plt.subplot_mosaic()`, or a seaborn
+figure-level plot (`sns.pairplot`, `sns.FacetGrid`...) — created
+
+- inside a loop, when nothing in that loop closes it (`plt.close(fig)`, `plt.close()`,
+  `plt.close("all")`, or TensorBoard's `writer.add_figure(...)`, which closes by default);
+- in a helper (a `plot_confusion_matrix`, a `log_samples`) that neither closes nor returns the
+  figure, when the helper is called in a loop of the same file, or is a hook a framework calls every
+  step or epoch (`on_validation_epoch_end`, `on_epoch_end`...);
+- by a local helper that returns the figure, when the caller runs it in a loop and never closes it.
+
+A helper that leaves its figure open and has no caller in the file (a plotting utility module) is
+reported with low confidence.
+
+High confidence for a figure created directly in a training/data/epoch loop with no close in the
+function; medium for the helper cases, for other loops, and when the function closes the figures
+only after the loop.
+
+## Why it matters
+pyplot keeps a reference to every figure it creates until `plt.close` deregisters it: `savefig`
+does not, `fig.clf()` / `plt.clf()` only empty it, and dropping the last Python reference frees
+nothing. A loss curve or confusion matrix drawn every epoch therefore keeps every figure, with its
+canvas and image buffers, for the rest of training. Matplotlib warns after 20 ("More than 20
+figures have been opened"); the process keeps growing after that.
+
+## Example
+```python
+for epoch in range(args.epochs):
+    train_one_epoch(model, loader, optimizer)
+    fig, ax = plt.subplots()
+    ax.plot(history)
+    fig.savefig(f"loss_{epoch}.png")
+```
+
+## Use instead
+```python
+for epoch in range(args.epochs):
+    train_one_epoch(model, loader, optimizer)
+    fig, ax = plt.subplots()
+    ax.plot(history)
+    fig.savefig(f"loss_{epoch}.png")
+    plt.close(fig)
+```
+Or draw on a `matplotlib.figure.Figure()` created directly: pyplot does not track it.
+
+## Known false positives
+`plt.figure(1)` / `plt.figure("loss")` / `plt.subplots(num=1, clear=True)` reuse one figure and are
+not reported; neither are `matplotlib.figure.Figure(...)` objects, `plt.show()` outside loops, or
+figures passed to `add_figure`. A `plt.show()` in the same loop closes the figure in interactive
+sessions when the window is closed (but is a no-op on a headless backend): such loops are only
+reported with low confidence. A close that happens in another function (a logger that closes the
+figures it is given) is not seen: suppress with `# noqa: LL303`.
+
+## References
+- `matplotlib.pyplot.close` ("pyplot maintains a reference to figures created with figure() ...
+  savefig() without show(), the figure must be deregistered explicitly using close()"):
+  https://matplotlib.org/stable/api/_as_gen/matplotlib.pyplot.close.html
+- The `figure.max_open_warning` rcParam behind the "More than 20 figures have been opened"
+  warning: https://matplotlib.org/stable/users/explain/customizing.html
+- TensorFlow Object Detection training leaking a CDF figure per summary:
+  https://github.com/tensorflow/models/issues/3603
+- Unclosed figures killing long training runs: https://github.com/AIS-Bonn/OCVP-object-centric-video-prediction/pull/3
+- Runtime repro: `leaklint verify LL303` (the runtime verifier arrives in a later release).
+"""
+    VALID = (
+        """
+import torch
+import matplotlib.pyplot as plt
+
+for epoch in range(10):
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3])
+    fig.savefig(f"epoch_{epoch}.png")
+    plt.close(fig)
+""",
+        """
+import torch
+from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
+
+def plot_confusion(cm):
+    fig, ax = plt.subplots(figsize=(6, 6))
+    ax.imshow(cm)
+    return fig
+
+def train(model, loader, writer, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            model(x).sum().backward()
+        writer.add_figure("confusion", plot_confusion(torch.zeros(3, 3)), epoch)
+        fig = Figure()
+        fig.add_subplot().plot([1, 2])
+        fig.savefig("curve.png")
+""",
+        """
+import torch
+import matplotlib.pyplot as plt
+
+def log_curve(history, path):
+    plt.figure(num="loss", clear=True)
+    plt.plot(history)
+    plt.savefig(path)
+
+for epoch in range(100):
+    log_curve([1.0, 0.5], "loss.png")
+
+history = []
+plt.figure(figsize=(8, 4))
+plt.plot(history)
+plt.show()
+""",
+        """
+import torch
+import matplotlib.pyplot as plt
+
+def save_samples(images, path):
+    fig, axes = plt.subplots(4, 4)
+    for ax, img in zip(axes.flat, images):
+        ax.imshow(img)
+    fig.savefig(path)
+    plt.close("all")
+
+for epoch in range(100):
+    save_samples(torch.rand(16, 8, 8), f"samples_{epoch}.png")
+""",
+    )
+    INVALID = (
+        """
+import torch
+import matplotlib.pyplot as plt
+
+def train(model, loader, optimizer, epochs):
+    history = []
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+            history.append(loss.item())
+        fig, ax = plt.subplots()  # expect: LL303
+        ax.plot(history)
+        fig.savefig(f"loss_{epoch}.png")
+        fig.clf()
+""",
+        """
+import torch
+import matplotlib
+import matplotlib.pyplot as plt
+
+def plot_confusion(cm, path):
+    plt.figure(figsize=(6, 6))  # expect: LL303
+    plt.imshow(cm)
+    plt.savefig(path)
+
+def make_figure(values):
+    fig = plt.figure()
+    plt.plot(values)
+    return fig
+
+def main(model, loader, epochs):
+    for epoch in range(epochs):
+        cm = torch.zeros(10, 10)
+        plot_confusion(cm.numpy(), f"cm_{epoch}.png")
+        fig = make_figure([1, 2, 3])  # expect: LL303
+        fig.savefig("values.png")
+""",
+        """
+import torch
+import seaborn as sns
+import matplotlib.pyplot as plt
+import pytorch_lightning as pl
+
+class LitClassifier(pl.LightningModule):
+    def on_validation_epoch_end(self):
+        fig, ax = plt.subplots()  # expect: LL303
+        sns.heatmap(self.confusion.compute().cpu().numpy(), ax=ax)
+        self.logger.experiment.log({"confusion": fig})
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        if not facts.imports.imports_anything_from("matplotlib", "pylab", "seaborn"):
+            return
+        analysis = _FigureAnalysis(facts)
+        for creation in analysis.pyplot_creations():
+            finding = analysis.judge(creation)
+            if finding is not None:
+                yield finding
+        for creation in analysis.factory_calls():
+            finding = analysis.judge(creation)
+            if finding is not None:
+                yield finding
+
+
+class _FigureAnalysis:
+    """Figure creations, closes and local call sites of one module."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+        self._calls: list[tuple[cst.Call, StatementFact]] = [
+            (node, statement)
+            for statement in facts.statements()
+            for node in walk(statement.node, into=not_into_scopes)
+            if isinstance(node, cst.Call)
+        ]
+        self._closing_cache: dict[cst.CSTNode, bool] = {}
+        self._factories: dict[FunctionInfo, bool] = {}
+        self._creations: list[Creation] | None = None
+        self._sites: dict[FunctionInfo, list[tuple[cst.Call, StatementFact]]] | None = None
+
+    # --- what creates and what closes ---------------------------------------------------------
+    def pyplot_creations(self) -> list[Creation]:
+        if self._creations is None:
+            self._creations = []
+            for call, statement in self._calls:
+                qualified = self.facts.imports.resolve(call.func)
+                if qualified in FIGURE_CREATORS and not _reuses_figure(call, qualified):
+                    self._creations.append(Creation(call, statement))
+        return self._creations
+
+    def factory_calls(self) -> list[Creation]:
+        """Calls of local functions that return a figure they created."""
+        found = []
+        for call, statement in self._calls:
+            callee = self.callee(call, statement.function)
+            if callee is not None and self.returns_figure(callee):
+                found.append(Creation(call, statement, factory=callee))
+        return found
+
+    def returns_figure(self, function: FunctionInfo) -> bool:
+        if function not in self._factories:
+            self._factories[function] = False  # recursion guard
+            self._factories[function] = self._returns_created_figure(function)
+        return self._factories[function]
+
+    def _returns_created_figure(self, function: FunctionInfo) -> bool:
+        """The function returns a figure it created (with pyplot, or with another local factory)."""
+        if function.node is None:
+            return False
+        for call, statement in self._calls:
+            if statement.function is not function:
+                continue
+            qualified = self.facts.imports.resolve(call.func)
+            creates = qualified in FIGURE_CREATORS and not _reuses_figure(call, qualified)
+            if not creates:
+                callee = self.callee(call, function)
+                creates = callee is not None and callee is not function and self.returns_figure(callee)
+            if creates and self._returned_to_caller(Creation(call, statement)):
+                return True
+        return False
+
+    def closes_within(self, scope: cst.CSTNode) -> bool:
+        """Whether ``scope`` (a loop, a function body) contains a close of pyplot figures."""
+        if scope not in self._closing_cache:
+            self._closing_cache[scope] = any(
+                isinstance(node, cst.Call) and self._is_close(node) for node in walk(scope, into=not_into_scopes)
+            )
+        return self._closing_cache[scope]
+
+    def _is_close(self, call: cst.Call) -> bool:
+        if self.facts.imports.resolve(call.func) in CLOSERS:
+            return True
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _CLOSING_METHODS:
+            return not any(
+                arg.keyword is not None and arg.keyword.value == "close" and _is_false(arg.value) for arg in call.args
+            )
+        return False
+
+    def shows_within(self, scope: cst.CSTNode) -> bool:
+        return any(
+            isinstance(node, cst.Call) and self.facts.imports.resolve(node.func) in _SHOW
+            for node in walk(scope, into=not_into_scopes)
+        )
+
+    # --- local calls ------------------------------------------------------------------------------
+    def callee(self, call: cst.Call, caller: FunctionInfo) -> FunctionInfo | None:
+        structure = self.facts.structure
+        node: cst.FunctionDef | None = None
+        if isinstance(call.func, cst.Name):
+            name = call.func.value
+            node = structure.nested_functions.get((caller, name)) or structure.module_functions.get(name)
+        elif isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) == "self" and caller.cls is not None:
+            node = caller.cls.find_method(call.func.attr.value)
+        return structure.functions.get(node) if node is not None else None
+
+    def call_sites(self, function: FunctionInfo) -> list[tuple[cst.Call, StatementFact]]:
+        if self._sites is None:
+            self._sites = {}
+            for call, statement in self._calls:
+                callee = self.callee(call, statement.function)
+                if callee is not None:
+                    self._sites.setdefault(callee, []).append((call, statement))
+        return self._sites.get(function, [])
+
+    def repeated_by(self, function: FunctionInfo, depth: int = 0) -> str | None:
+        """Why ``function`` runs again and again without its figures being closed: a loop around one of
+        its calls, a caller that is itself repeated, or a framework hook name."""
+        if function.is_method and _HOOK_NAME.match(function.name):
+            return f"'{function.name}' is called by the framework every step or epoch"
+        if depth >= _MAX_CALL_DEPTH:
+            return None
+        for _, statement in self.call_sites(function):
+            caller = statement.function
+            if statement.loops:
+                if not any(self.closes_within(loop.node) for loop in statement.loops):
+                    return f"'{function.name}' is called in {self._loop_label(statement.loops[-1], caller)}"
+                continue
+            if caller.node is not None and self.closes_within(caller.node.body):
+                continue
+            why = self.repeated_by(caller, depth + 1) if caller.node is not None else None
+            if why is not None:
+                return f"'{function.name}' is called by '{caller.name}', and {why}"
+        return None
+
+    # --- the verdict ------------------------------------------------------------------------------
+    def judge(self, creation: Creation) -> Violation | None:
+        statement = creation.statement
+        function = statement.function
+        if statement.loops:
+            return self._in_loop(creation, statement.loops)
+        if function.node is None or self.closes_within(function.node.body):
+            return None
+        if self._handed_to_closer(creation) or self._returned_to_caller(creation):
+            return None
+        why = self.repeated_by(function)
+        if why is None:
+            if self.call_sites(function) or function.name in ("main", "__main__"):
+                return None  # called here, but not repeatedly
+            message = (
+                f"{self._what(creation)} in '{function.name}' is never closed or returned: every call leaves "
+                "one more open figure in pyplot (no caller in this file)"
+            )
+            return self._violation(creation, message, Confidence.LOW)
+        message = (
+            f"{self._what(creation)} in '{function.name}' is never closed or returned, and {why}: "
+            "pyplot keeps one more open figure per call"
+        )
+        return self._violation(creation, message, Confidence.MEDIUM)
+
+    def _in_loop(self, creation: Creation, loops: tuple[LoopInfo, ...]) -> Violation | None:
+        if any(self.closes_within(loop.node) for loop in loops):
+            return None
+        if self._handed_to_closer(creation) or self._returned_to_caller(creation):
+            return None
+        function = creation.statement.function
+        closed_later = self.closes_within(self._body(function)) or self._closed_by_callers(function)
+        iteration = any(loop.is_iteration_loop for loop in loops)
+        if closed_later and not iteration:
+            return None  # a figure per item of a bounded loop, all closed afterwards
+        if any(self.shows_within(loop.node) for loop in loops):
+            confidence = Confidence.LOW
+        elif iteration and not closed_later and creation.factory is None:
+            confidence = Confidence.HIGH
+        else:
+            confidence = Confidence.MEDIUM
+        later = " (only closed after the loop)" if closed_later else ""
+        message = (
+            f"{self._what(creation)} is created on every iteration of {self._loop_label(loops[-1], function)} "
+            f"and never closed{later}: pyplot keeps a reference to every open figure, so memory grows each iteration"
+        )
+        return self._violation(creation, message, confidence)
+
+    def _closed_by_callers(self, function: FunctionInfo) -> bool:
+        """Every caller in the file closes figures after calling ``function`` (``plot_all(); plt.close("all")``)."""
+        sites = self.call_sites(function) if function.node is not None else []
+        return bool(sites) and all(self.closes_within(self._body(statement.function)) for _, statement in sites)
+
+    def _body(self, function: FunctionInfo) -> cst.CSTNode:
+        return self.facts.module if function.node is None else function.node.body
+
+    def _handed_to_closer(self, creation: Creation) -> bool:
+        """``writer.add_figure(tag, plt.figure(...))``: the creation is an argument of a closing call."""
+        return any(
+            isinstance(node, cst.Call) and node is not creation.call and self._is_close(node)
+            and any(inner is creation.call for arg in node.args for inner in walk(arg.value))
+            for node in walk(creation.statement.node, into=not_into_scopes)
+        )
+
+    def _returned_to_caller(self, creation: Creation) -> bool:
+        """``return fig`` / ``return fig, ax`` / ``figs.append(fig)`` ... ``return figs``: the caller owns
+        the figure (and closes it or not: its call is judged in turn)."""
+        function = creation.statement.function
+        if function.node is None:
+            return False
+        if isinstance(creation.statement.node, cst.Return):
+            return True  # return plt.subplots(...)
+        names = _figure_names(creation.statement.node, creation.call)
+        if not names:
+            return False
+        holders = set(names)
+        for node in walk(function.node.body, into=not_into_scopes):
+            is_store = (
+                isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _STORES
+            )
+            if is_store and any(dotted_name(arg.value) in names for arg in node.args):
+                holder = dotted_name(node.func.value)
+                if holder is not None:
+                    holders.add(holder)
+        return any(
+            isinstance(node, (cst.Return, cst.Yield))
+            and node.value is not None
+            and bool(dotted_names_in(node.value) & holders)
+            for node in walk(function.node.body, into=not_into_scopes)
+        )
+
+    def _what(self, creation: Creation) -> str:
+        if creation.factory is not None:
+            return f"the figure returned by '{creation.factory.name}'"
+        return f"the figure from '{self.facts.describe(creation.call.func)}(...)'"
+
+    def _loop_label(self, loop: LoopInfo, function: FunctionInfo) -> str:
+        line = _line_of(self.facts.module, loop.node)
+        where = f" at line {line}" if line is not None else ""
+        kind = "the epoch/data loop" if loop.is_iteration_loop else "the loop"
+        return f"{kind}{where} of {_function_label(function)}"
+
+    @staticmethod
+    def _violation(creation: Creation, message: str, confidence: Confidence) -> Violation:
+        return Violation(node=creation.call, message=message, confidence=confidence, statement=creation.statement.line)
+
+
+def _reuses_figure(call: cst.Call, qualified: str) -> bool:
+    """``plt.figure(1)``, ``plt.figure("loss")``, ``plt.subplots(num=2, clear=True)``: one figure, reused."""
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            continue
+        if arg.keyword is not None:
+            is_num = arg.keyword.value == "num"
+        else:
+            is_num = position == 0 and qualified.endswith(".figure")  # figure(num, ...); subplots(nrows, ...)
+        if is_num and isinstance(arg.value, (cst.Integer, cst.SimpleString, cst.ConcatenatedString)):
+            return True
+    return False
+
+
+def _figure_names(statement: cst.BaseSmallStatement, call: cst.Call) -> set[str]:
+    """Names bound to the new figure: ``fig`` in ``fig = plt.figure()`` / ``fig, ax = plt.subplots()``."""
+    if not isinstance(statement, cst.Assign) or statement.value is not call:
+        return set()
+    names = set()
+    for target in statement.targets:
+        if isinstance(target.target, cst.Tuple):
+            first = target.target.elements[0].value if target.target.elements else None
+            names.update(bound_names(first) if first is not None else [])
+        else:
+            names.update(bound_names(target.target))
+    return names
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _function_label(function: FunctionInfo) -> str:
+    return "the module" if function.is_module_level else f"'{function.name}'"
+
+
+def _line_of(module: cst.Module, target: cst.CSTNode) -> int | None:
+    """The line ``target`` starts on, positioning only the top-level statement that holds it."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    offset = sum(module.code_for_node(line).count("\n") for line in module.header)
+    for statement in module.body:
+        code = module.code_for_node(statement)
+        if any(node is target for node in walk(statement)):
+            alone = module.with_changes(body=[statement], header=[], footer=[])
+            positions = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+            return positions[target].start.line + offset
+        offset += code.count("\n")
+    return None

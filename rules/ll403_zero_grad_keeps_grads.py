@@ -1,0 +1,208 @@
+"""LL403 zero-grad-keeps-grads: gradients zeroed in place instead of freed between steps."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.structure import bound_names
+from leaklint.findings import Confidence, Severity
+from leaklint.rule import Rule, Violation
+from leaklint.rules.ll402_empty_cache_in_loop import Place, call_argument, is_literal, module_index
+
+#: In-place methods that zero a gradient buffer and keep it allocated.
+_ZEROING_METHODS = frozenset({"zero_"})
+
+
+def _grad_owner(receiver: cst.BaseExpression) -> str | None:
+    """``p`` for ``p.grad`` / ``p.grad.data``: the parameter whose gradient buffer is zeroed."""
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+        receiver = receiver.value
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "grad":
+        return dotted_name(receiver.value)
+    return None
+
+
+class ZeroGradKeepsGrads(Rule):
+    code = "LL403"
+    name = "zero-grad-keeps-grads"
+    severity = Severity.PEAK
+    summary = "zero_grad(set_to_none=False) or p.grad.zero_() keeps every gradient buffer allocated between steps."
+    help = "call zero_grad() (set_to_none=True is the default since PyTorch 2.0), or set p.grad = None"
+    docs = """
+## What it finds
+`optimizer.zero_grad(set_to_none=False)`, `model.zero_grad(set_to_none=False)` and the positional
+`zero_grad(False)` (high confidence), and loops that zero gradients by hand,
+`for p in model.parameters(): p.grad.zero_()` or `p.grad.data.zero_()` (medium confidence when the
+loop iterates parameters, low otherwise). A `zero_grad` method that implements the API itself
+(a custom optimizer) is not reported.
+
+## Why it matters
+Zeroing keeps one gradient tensor per parameter allocated for the whole run: during the next
+forward pass, when activations are at their peak, the gradients of the previous step still hold
+as much memory as the parameters themselves (with Adam, a quarter of the training state).
+`set_to_none=True` frees them after `optimizer.step()`; the next backward allocates them again,
+writes instead of accumulating, and skips a memset per parameter. It has been the default since
+PyTorch 2.0, and the PyTorch performance tuning guide recommends it ("Use parameter.grad = None
+instead of model.zero_grad() or optimizer.zero_grad()").
+
+## Example
+```python
+for x, y in loader:
+    optimizer.zero_grad(set_to_none=False)
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+
+## Use instead
+```python
+for x, y in loader:
+    optimizer.zero_grad()  # set_to_none=True by default
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+
+## Known false positives
+Code that reads `p.grad` after zeroing and expects a tensor rather than `None` (logging the norm of
+every parameter's gradient, including those that received none; custom optimizers written for
+zero-filled gradients) needs the zeros: keep it and add `# noqa: LL403`. Note that `torch.optim`
+optimizers skip a parameter whose gradient is `None` but step one whose gradient is zero, which
+matters for weight decay and momentum on parameters unused in a step.
+
+## References
+- `Optimizer.zero_grad` ("This will in general have lower memory footprint"):
+  https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html
+- PyTorch performance tuning guide, "Use parameter.grad = None instead of model.zero_grad() or
+  optimizer.zero_grad()": https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
+- TorchFix's TOR402 reports the same call: https://github.com/meta-pytorch/torchfix/pull/92
+- Runtime repro: `leaklint verify LL403` (the runtime verifier arrives in a later release).
+"""
+    VALID = (
+        """
+for x, y in loader:
+    optimizer.zero_grad()
+    model.zero_grad(set_to_none=True)
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+""",
+        """
+for p in model.parameters():
+    p.grad = None
+""",
+        # a custom optimizer implementing zero_grad itself
+        """
+import torch
+class MySGD(torch.optim.Optimizer):
+    def zero_grad(self, set_to_none: bool = True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.grad.zero_()
+""",
+        # the flag comes from the caller: a deliberate choice
+        """
+def reset(optimizer, keep_buffers):
+    optimizer.zero_grad(set_to_none=not keep_buffers)
+""",
+        # one hand-made leaf tensor, as in the autograd tutorial
+        """
+import torch
+w = torch.randn(3, requires_grad=True)
+for x, y in data:
+    loss = ((x @ w - y) ** 2).sum()
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.1 * w.grad
+        w.grad.zero_()
+""",
+    )
+    INVALID = (
+        """
+for x, y in loader:
+    optimizer.zero_grad(set_to_none=False)  # expect: LL403
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+""",
+        """
+model.zero_grad(False)  # expect: LL403
+""",
+        """
+for x, y in loader:
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad.data.zero_()  # expect: LL403
+    loss = model(x).sum()
+    loss.backward()
+""",
+        """
+def reset_grads(net):
+    for name, param in net.named_parameters():
+        param.grad.zero_()  # expect: LL403
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        for place in module_index(facts).calls_named("zero_grad", *_ZEROING_METHODS):
+            call = place.node
+            assert isinstance(call, cst.Call)
+            if not isinstance(call.func, cst.Attribute):
+                continue
+            if call.func.attr.value == "zero_grad":
+                violation = self._zero_grad_keeping(facts, place, call)
+            else:
+                violation = self._manual_zeroing(facts, place, call)
+            if violation is not None:
+                yield violation
+
+    @staticmethod
+    def _zero_grad_keeping(facts: ModuleFacts, place: Place, call: cst.Call) -> Violation | None:
+        flag = call_argument(call, 0, "set_to_none")
+        if flag is None or not is_literal(flag, "False", "0"):
+            return None
+        return Violation(
+            node=call,
+            message=(
+                f"'{facts.describe(call)}' zeroes the gradients in place: every parameter keeps a "
+                "gradient buffer allocated through the next forward pass, raising the peak"
+            ),
+            confidence=Confidence.HIGH,
+            help=f"call {facts.describe(call.func)}() (set_to_none=True is the default since PyTorch 2.0)",
+            statement=place.statement(),
+        )
+
+    @staticmethod
+    def _manual_zeroing(facts: ModuleFacts, place: Place, call: cst.Call) -> Violation | None:
+        owner = _grad_owner(call.func.value)  # type: ignore[attr-defined]
+        if owner is None:
+            return None
+        info = place.function(facts)
+        if info is not None and "zero_grad" in info.name:
+            return None  # an implementation of zero_grad: the choice belongs to its caller
+        loop = next(
+            (
+                place.chain[index]
+                for index in reversed(place.loops)
+                if isinstance(place.chain[index], cst.For) and owner in bound_names(place.chain[index].target)
+            ),
+            None,
+        )
+        if loop is None:
+            return None  # one tensor zeroed by hand (a tutorial-style leaf): bounded and deliberate
+        over_parameters = "param" in facts.module.code_for_node(loop.iter).lower()  # type: ignore[attr-defined]
+        return Violation(
+            node=call,
+            message=(
+                f"'{facts.describe(call)}' zeroes each gradient in place: the buffers stay allocated "
+                "through the next forward pass, raising the peak"
+            ),
+            confidence=Confidence.MEDIUM if over_parameters else Confidence.LOW,
+            help=f"set {owner}.grad = None instead (or call optimizer.zero_grad())",
+            statement=place.statement(),
+        )

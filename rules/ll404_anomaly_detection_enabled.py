@@ -1,0 +1,260 @@
+"""LL404 anomaly-detection-enabled: autograd anomaly detection left on in training code."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.walk import dotted_names_in, walk
+from leaklint.findings import Confidence, Severity
+from leaklint.rule import Rule, Violation
+from leaklint.rules.ll402_empty_cache_in_loop import Place, call_argument, is_literal, module_index
+
+SET_DETECT_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"})
+DETECT_ANOMALY = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"})
+#: Lightning trainers whose ``detect_anomaly=True`` turns on torch's anomaly mode for every step.
+LIGHTNING_TRAINERS = frozenset(
+    {
+        "pytorch_lightning.Trainer", "pytorch_lightning.trainer.Trainer", "pytorch_lightning.trainer.trainer.Trainer",
+        "lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer",
+    }
+)
+#: A name or string in a guard or flag that says "only while debugging".
+_DEBUG_WORD = re.compile(r"debug|anomal", re.IGNORECASE)
+_TEST_FUNCTION = re.compile(r"^_*test", re.IGNORECASE)
+
+
+def _mentions_debug(node: cst.CSTNode) -> bool:
+    """A debug flag: ``args.debug``, ``cfg.detect_anomaly``, ``os.environ.get("DEBUG")``..."""
+    if any(_DEBUG_WORD.search(name) for name in dotted_names_in(node)):
+        return True
+    return any(isinstance(n, cst.SimpleString) and _DEBUG_WORD.search(n.value) for n in walk(node))
+
+
+class AnomalyDetectionEnabled(Rule):
+    code = "LL404"
+    name = "anomaly-detection-enabled"
+    severity = Severity.PERF
+    summary = "Autograd anomaly detection is switched on outside a debugging guard, slowing every step and holding extra memory."
+    help = "remove it, or enable it only behind a debug flag (if args.debug: torch.autograd.set_detect_anomaly(True))"
+    docs = """
+## What it finds
+`torch.autograd.set_detect_anomaly(True)` (a runtime argument is medium confidence),
+`with torch.autograd.detect_anomaly():`, the `@torch.autograd.detect_anomaly()` decorator, and
+Lightning's `Trainer(detect_anomaly=True)`, in code that is not a test or a debugging aid.
+
+It stays quiet in test modules (files that import `pytest` or `unittest`), in functions named
+`test_*` or containing `debug`, under a guard that mentions debugging (`if args.debug:`,
+`if cfg.detect_anomaly:`, `if DEBUG:`, a ternary on such a flag), when the flag passed is itself
+a debug option (`set_detect_anomaly(args.detect_anomaly)`), and when the same function switches
+it off again (`set_detect_anomaly(False)`) after a bounded region.
+
+## Why it matters
+Anomaly mode records the Python traceback of every operation in the forward pass, stores it on
+the autograd graph, and checks the output of every backward function for NaNs. Training runs
+several times slower (reports measure 2x to 2.5x per epoch), and the stored tracebacks add host
+memory per operation; combined with `autograd.grad` it has leaked memory every iteration. It is a
+debugging switch that is easy to leave on: PyTorch's own docs say "This mode should be enabled
+only for debugging", and the performance tuning guide lists it under "Disable debugging APIs".
+
+## Example
+```python
+torch.autograd.set_detect_anomaly(True)
+
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+
+## Use instead
+```python
+if args.debug:
+    torch.autograd.set_detect_anomaly(True)
+
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+
+## Known false positives
+leaklint does not see the file name, so a test file that imports neither `pytest` nor
+`unittest` is linted like training code: exclude test directories with `per-file-ignores` or
+suppress the line with `# noqa: LL404`. A debugging script kept next to the training code is
+reported unless its function names or guards say "debug".
+
+## References
+- `torch.autograd.detect_anomaly` ("should be enabled only for debugging as the different tests
+  will slow down your program execution"): https://pytorch.org/docs/stable/autograd.html#anomaly-detection
+- PyTorch performance tuning guide, "Disable debugging APIs":
+  https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
+- Memory growth with anomaly mode: https://github.com/pytorch/pytorch/issues/26408,
+  https://github.com/pytorch/pytorch/issues/51349
+- Left on in research code, slowing training: https://github.com/yenchenlin/nerf-pytorch/issues/42,
+  https://github.com/JasonMa2016/GoFAR/pull/2
+- Lightning's warning on `detect_anomaly=True`: https://github.com/Lightning-AI/pytorch-lightning/issues/17359
+- Runtime repro: `leaklint verify LL404` (the runtime verifier arrives in a later release).
+"""
+    VALID = (
+        """
+import torch
+if args.debug:
+    torch.autograd.set_detect_anomaly(True)
+torch.autograd.set_detect_anomaly(args.detect_anomaly)
+torch.autograd.set_detect_anomaly(False)
+""",
+        """
+import torch
+from contextlib import nullcontext
+for x, y in loader:
+    with torch.autograd.detect_anomaly() if cfg.debug else nullcontext():
+        loss = model(x).sum()
+        loss.backward()
+""",
+        """
+import torch
+def debug_nan(model, batch):
+    with torch.autograd.detect_anomaly():
+        model(batch).sum().backward()
+
+def test_backward_is_finite(model, batch):
+    torch.autograd.set_detect_anomaly(True)
+    model(batch).sum().backward()
+""",
+        """
+import pytest
+import torch
+torch.autograd.set_detect_anomaly(True)
+""",
+        # a bounded region, switched off again
+        """
+import torch
+def check_step(model, batch):
+    torch.autograd.set_detect_anomaly(True)
+    model(batch).sum().backward()
+    torch.autograd.set_detect_anomaly(False)
+""",
+    )
+    INVALID = (
+        """
+import torch
+torch.autograd.set_detect_anomaly(True)  # expect: LL404
+for x, y in loader:
+    loss = model(x).sum()
+    loss.backward()
+""",
+        """
+from torch import autograd
+def train(model, loader, optimizer):
+    for x, y in loader:
+        with autograd.detect_anomaly():  # expect: LL404
+            loss = model(x).sum()
+            loss.backward()
+        optimizer.step()
+""",
+        """
+import torch
+@torch.autograd.detect_anomaly()  # expect: LL404
+def train_step(model, batch):
+    model(batch).sum().backward()
+""",
+        """
+import pytorch_lightning as pl
+trainer = pl.Trainer(max_epochs=10, detect_anomaly=True)  # expect: LL404
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        if facts.imports.imports_anything_from("pytest", "unittest"):
+            return  # a test module: checking gradients is its job
+
+        targets = SET_DETECT_ANOMALY | DETECT_ANOMALY | LIGHTNING_TRAINERS
+        places = [
+            place
+            for place in module_index(facts).calls_named("set_detect_anomaly", "detect_anomaly", "Trainer")
+            if facts.imports.resolve(place.node.func) in targets  # type: ignore[attr-defined]
+        ]
+        switched_off: dict[cst.CSTNode | None, list[Place]] = {}
+        for place in places:
+            if facts.imports.resolve(place.node.func) in SET_DETECT_ANOMALY and _enabled_by(place.node) is False:  # type: ignore[attr-defined,arg-type]
+                switched_off.setdefault(place.scope, []).append(place)
+        for place in places:
+            call = place.node
+            assert isinstance(call, cst.Call)
+            confidence = self._confidence(facts, call)
+            if confidence is None or self._is_debug_context(place):
+                continue
+            if any(_starts_before(place, off) for off in switched_off.get(place.scope, [])):
+                continue  # a bounded region: switched off again later in the same function
+            yield Violation(
+                node=call,
+                message=(
+                    f"'{facts.describe(call)}' turns on autograd anomaly detection: every operation records "
+                    "a traceback and every backward checks for NaNs, slowing training several times over"
+                ),
+                confidence=confidence,
+                statement=place.statement(),
+            )
+
+    @staticmethod
+    def _confidence(facts: ModuleFacts, call: cst.Call) -> Confidence | None:
+        qualified = facts.imports.resolve(call.func)
+        if qualified in DETECT_ANOMALY:
+            return Confidence.HIGH
+        if qualified in LIGHTNING_TRAINERS:
+            flag = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "detect_anomaly"), None)
+            return Confidence.HIGH if flag is not None and is_literal(flag, "True") else None
+        enabled = _enabled_by(call)
+        if enabled is True:
+            return Confidence.HIGH
+        if enabled is None:
+            flag = call_argument(call, 0, "mode")
+            return None if flag is None or _mentions_debug(flag) else Confidence.MEDIUM
+        return None
+
+    @staticmethod
+    def _is_debug_context(place: Place) -> bool:
+        """In a test or debug function (its decorators included), or under a debug guard."""
+        for node in place.path:
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                name = node.name.value
+                if _TEST_FUNCTION.match(name) or _DEBUG_WORD.search(name):
+                    return True
+        return any(_mentions_debug(test) for test in _all_guards(place))
+
+
+def _all_guards(place: Place) -> list[cst.BaseExpression]:
+    """Every ``if`` / ternary test whose branch holds the call, across scopes."""
+    chain = place.chain
+    return [
+        chain[i].test  # type: ignore[attr-defined]
+        for i in range(len(chain) - 1)
+        if isinstance(chain[i], (cst.If, cst.IfExp)) and chain[i + 1] is not chain[i].test  # type: ignore[attr-defined]
+    ]
+
+
+def _enabled_by(call: cst.Call) -> bool | None:
+    """True / False for ``set_detect_anomaly(True/False)``, None for a runtime value."""
+    flag = call_argument(call, 0, "mode")
+    if flag is None:
+        return None
+    if is_literal(flag, "True", "1"):
+        return True
+    if is_literal(flag, "False", "0"):
+        return False
+    return None
+
+
+def _starts_before(first: Place, second: Place) -> bool:
+    """Whether ``first`` comes before ``second`` in source order (they share a scope)."""
+    scope = first.scope if first.scope is not None else first.chain[0]
+    for node in walk(scope):
+        if node is first.node:
+            return True
+        if node is second.node:
+            return False
+    return False

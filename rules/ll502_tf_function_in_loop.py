@@ -1,0 +1,311 @@
+"""LL502 tf-function-in-loop: a new ``tf.function`` created every iteration, retraced every time."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.structure import FunctionInfo
+from leaklint.analysis.walk import walk
+from leaklint.findings import Confidence, Severity
+from leaklint.rule import Rule, Violation
+from leaklint.rules.ll402_empty_cache_in_loop import CallSites, Level, Place, is_per_step_hook, module_index, step_level
+from leaklint.rules.ll501_keras_predict_in_loop import TENSORFLOW_ROOTS, per_iteration_names
+
+TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v2.function", "tensorflow.compat.v1.function"})
+#: Methods that run once per object, not per step: a tf.function made there is made once.
+_ONCE_METHODS = frozenset({"__init__", "__post_init__", "build", "setup", "on_fit_start", "on_train_start", "compile"})
+_PER_STEP_LEVELS = (Level.STEP, Level.WEAK_STEP, Level.EPOCH)
+_STORING_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault", "update"})
+
+
+def _is_tf_function(facts: ModuleFacts, expr: cst.BaseExpression) -> bool:
+    """``tf.function`` or ``tf.function(...)`` used as a decorator or a wrapper."""
+    if isinstance(expr, cst.Call):
+        expr = expr.func
+    return facts.imports.resolve(expr) in TF_FUNCTION
+
+
+def _is_cache_guard(test: cst.BaseExpression) -> bool:
+    """``if self._fn is None:`` / ``if key not in cache:`` / ``if not built:``: built once, lazily."""
+    for node in walk(test):
+        if isinstance(node, cst.Comparison) and any(
+            isinstance(t.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for t in node.comparisons
+        ):
+            return True
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            return True
+    return False
+
+
+def _stored(place: Place) -> bool:
+    """The created function goes into a container or an attribute, to be kept and reused."""
+    parent = place.path[-1] if place.path else None
+    if isinstance(parent, cst.Assign):
+        return any(isinstance(t.target, (cst.Subscript, cst.Attribute)) for t in parent.targets)
+    if isinstance(parent, (cst.Element, cst.DictElement)):
+        return True
+    if isinstance(parent, cst.Arg) and len(place.path) >= 2:
+        call = place.path[-2]
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _STORING_METHODS
+    return False
+
+
+def _wraps_loop_item(facts: ModuleFacts, place: Place) -> bool:
+    """``for model in models: fn = tf.function(model)``: each iteration wraps a different callable,
+    so a new function per iteration is needed (and the loop is not a training loop)."""
+    call = place.node
+    if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None:
+        return False
+    wrapped = dotted_name(call.args[0].value)
+    if wrapped is None:
+        return False
+    head = wrapped.split(".", 1)[0]
+    return any(head in per_iteration_names(facts, place.chain[index]) for index in place.loops)
+
+
+class TfFunctionInLoop(Rule):
+    code = "LL502"
+    name = "tf-function-in-loop"
+    severity = Severity.LEAK
+    summary = "A tf.function is created inside a loop or a per-step function, so every iteration traces a new graph and keeps it."
+    help = "create the tf.function once, outside the loop (at module level or in __init__), and call it inside the loop"
+    docs = """
+## What it finds
+A call of `tf.function(...)` (`tf.function(step)`, `tf.function(lambda x: ...)`) or a function
+definition decorated with `@tf.function` that runs inside a loop: high confidence in a training,
+evaluation or epoch loop, medium in any other loop unless the function is stored in a container
+or attribute to be reused. Also a creation inside a function that the same file calls from such a
+loop, or inside a per-batch framework hook (medium confidence).
+
+It stays quiet for `@tf.function` at module level, in a class body or in `__init__` / `build`,
+in a function called once (a `train()` that defines its `train_step` and then loops), under a
+lazy-creation guard (`if self._step is None:`), inside a function that is itself a
+`tf.function` (nested definitions are traced once), in a loop around a whole training loop
+(one function per fold or per model is needed when each fold builds a new model), and in a loop
+that wraps a different callable each time (`for model in models: tf.function(model.call)`).
+
+## Why it matters
+A `tf.function` keeps a cache of traced graphs; the cache belongs to the `Function` object. A new
+object has an empty cache, so creating one per iteration traces the Python code into a new graph
+every time: tracing costs far more than running the step, and TensorFlow warns "N out of the last
+N calls to <function> triggered tf.function retracing... (1) creating @tf.function repeatedly in
+a loop". Each trace also registers concrete functions with the runtime, and users report memory
+growing with every retrace until the process is killed.
+
+## Example
+```python
+for x, y in dataset:
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    loss = train_step(x, y)
+```
+
+## Use instead
+```python
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+for x, y in dataset:
+    loss = train_step(x, y)
+```
+
+## Known false positives
+Creating a handful of functions in a loop over configurations and keeping them is fine; the rule
+accepts it when they are stored (`steps[name] = tf.function(...)`). Retracing caused by passing
+Python values or changing shapes to one long-lived `tf.function` is a different problem that
+this rule does not look for.
+
+## References
+- TensorFlow guide, "Better performance with tf.function", controlling retracing:
+  https://www.tensorflow.org/guide/function#controlling_retracing
+- The retracing warning ("creating @tf.function repeatedly in a loop"), as users meet it:
+  https://github.com/tensorflow/tensorflow/issues/46012
+- Memory growing with repeated retracing: https://github.com/instadeepai/Mava/issues/346
+- `@tf.function` defined inside a function called in a loop: https://github.com/lshug/first-order-model-tf/issues/22
+- Runtime repro: `leaklint verify LL502` (the runtime verifier arrives in a later release).
+"""
+    VALID = (
+        """
+import tensorflow as tf
+@tf.function
+def train_step(x, y):
+    return model(x)
+for x, y in dataset:
+    train_step(x, y)
+""",
+        """
+import tensorflow as tf
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.step = tf.function(self._step)
+
+    def _step(self, x):
+        return self.model(x)
+
+    def fit(self, dataset):
+        for x in dataset:
+            self.step(x)
+""",
+        # defined once per call of train(), which is called once
+        """
+import tensorflow as tf
+def train(model, dataset, epochs):
+    @tf.function
+    def train_step(x):
+        return model(x)
+    for epoch in range(epochs):
+        for x in dataset:
+            train_step(x)
+train(model, dataset, 10)
+""",
+        # lazily created once
+        """
+import tensorflow as tf
+class Predictor:
+    def predict(self, x):
+        if self._fn is None:
+            self._fn = tf.function(self.model)
+        return self._fn(x)
+for batch in loader:
+    predictor.predict(batch)
+""",
+        # one function per fold: each fold has its own model
+        """
+import tensorflow as tf
+for fold in range(5):
+    model = build_model()
+    step = tf.function(lambda x: model(x))
+    for x in dataset:
+        step(x)
+""",
+        # each iteration wraps a different model
+        """
+import tensorflow as tf
+for model in ensemble:
+    serve = tf.function(model.call)
+    outputs.append(serve(x))
+""",
+        # a few kept functions, one per resolution
+        """
+import tensorflow as tf
+steps = {}
+for size in (128, 256):
+    steps[size] = tf.function(make_step(size))
+""",
+    )
+    INVALID = (
+        """
+import tensorflow as tf
+for x, y in dataset:
+    @tf.function  # expect: LL502
+    def train_step(x, y):
+        return model(x)
+    train_step(x, y)
+""",
+        """
+import tensorflow as tf
+for epoch in range(epochs):
+    step_fn = tf.function(lambda x: model(x, training=True))  # expect: LL502
+    for x in dataset:
+        step_fn(x)
+""",
+        """
+import tensorflow as tf
+def run_batch(model, x):
+    fn = tf.function(model.call)  # expect: LL502
+    return fn(x)
+
+for x in test_dataset:
+    run_batch(model, x)
+""",
+        """
+import tensorflow as tf
+outs = []
+for scale in scales:
+    outs.append(tf.function(lambda t: t * scale)(image))  # expect: LL502
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        if not facts.imports.imports_anything_from(*TENSORFLOW_ROOTS):
+            return
+
+        index = module_index(facts)
+        places = [
+            p for p in index.calls_named("function") if facts.imports.resolve(p.node.func) in TF_FUNCTION  # type: ignore[attr-defined]
+        ] + [
+            p
+            for p in index.definitions.get("function", ())
+            if any(_is_tf_function(facts, d.decorator) for d in p.node.decorators)  # type: ignore[attr-defined]
+        ]
+        if not places:
+            return
+        sites = CallSites(facts)
+        traced = {p.node for p in places if isinstance(p.node, cst.FunctionDef)}
+        for place in places:
+            if place.path and isinstance(place.path[-1], cst.Decorator):
+                continue  # reported with its function definition
+            found = self._frequency(facts, sites, place, traced)
+            if found is None:
+                continue
+            confidence, where = found
+            node = place.node
+            if isinstance(node, cst.FunctionDef):
+                decorator = next(d.decorator for d in node.decorators if _is_tf_function(facts, d.decorator))
+                what, report_at, statement = f"@{facts.describe(decorator)} def {node.name.value}", decorator, None
+            else:
+                what, report_at, statement = facts.describe(node), node, place.statement()
+            yield Violation(
+                node=report_at,
+                message=(
+                    f"'{what}' creates a new tf.function {where}: each one traces its graph again "
+                    "and keeps its concrete functions alive"
+                ),
+                confidence=confidence,
+                statement=statement,
+            )
+
+    @staticmethod
+    def _frequency(
+        facts: ModuleFacts, sites: CallSites, place: Place, traced: set[cst.CSTNode]
+    ) -> tuple[Confidence, str] | None:
+        if any(_is_cache_guard(test) for test in place.guards()):
+            return None
+        if any(node in traced for node in place.path):
+            return None  # created while an enclosing tf.function traces: once
+        level, _ = step_level(facts, place)
+        if place.loops:
+            if level in _PER_STEP_LEVELS:
+                return Confidence.HIGH, "on every loop iteration"
+            if level is Level.OUTER or _stored(place) or _wraps_loop_item(facts, place):
+                return None
+            return Confidence.MEDIUM, "on every loop iteration"
+        info = place.function(facts)
+        if info is None or info.name in _ONCE_METHODS:
+            return None
+        return _called_per_step(facts, sites, info)
+
+
+def _called_per_step(facts: ModuleFacts, sites: CallSites, info: FunctionInfo) -> tuple[Confidence, str] | None:
+    if is_per_step_hook(info):
+        return Confidence.MEDIUM, f"on every call of the per-batch hook '{info.name}'"
+    for site in sites.of(info):
+        if step_level(facts, site)[0] in _PER_STEP_LEVELS:
+            return Confidence.MEDIUM, f"on every call of '{info.name}', which a training loop calls"
+    return None
