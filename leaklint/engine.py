@@ -31,7 +31,7 @@ from leaklint.rule import Rule, Violation
 RELEVANT_WORDS = (
     "torch", "loss", "model", "net", "module", "backbone", "encoder", "decoder", "classifier",
     "generator", "discriminator", "teacher", "student", "criterion", "backward", "no_grad",
-    "lightning", "keras", "tensorflow", "zero_grad",
+    "lightning", "keras", "tensorflow", "zero_grad", "matplotlib", "functools", "seaborn", "pylab",
 )
 STDIN_PATH = "-"
 _CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", re.MULTILINE)

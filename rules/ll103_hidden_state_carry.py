@@ -69,12 +69,43 @@ class _Binding:
 
 @dataclass
 class _Body:
-    """What the scan of a loop body (or function body) found."""
+    """What the scan of a loop body (or function body) found: its bindings, by name."""
 
-    bindings: list[_Binding] = field(default_factory=list)
-    #: Calls in the body, with the names they alias (``for h in hidden: h.detach_()``).
-    calls: list[cst.Call] = field(default_factory=list)
-    aliases: dict[str, set[str]] = field(default_factory=dict)
+    suite: cst.CSTNode
+    bindings: dict[str, list[_Binding]] = field(default_factory=dict)
+    _calls: list[cst.Call] | None = None
+    _aliases: dict[str, set[str]] | None = None
+
+    def add(self, binding: _Binding) -> None:
+        for name in binding.names:
+            self.bindings.setdefault(name, []).append(binding)
+
+    @property
+    def calls(self) -> list[cst.Call]:
+        """Calls in the body (computed on demand: only names that look carried need them)."""
+        if self._calls is None:
+            self._collect()
+        assert self._calls is not None
+        return self._calls
+
+    @property
+    def aliases(self) -> dict[str, set[str]]:
+        """Names bound by iterating over another (``for v in hidden``, ``... for v in hidden)``)."""
+        if self._aliases is None:
+            self._collect()
+        assert self._aliases is not None
+        return self._aliases
+
+    def _collect(self) -> None:
+        calls: list[cst.Call] = []
+        aliases: dict[str, set[str]] = {}
+        for node in walk(self.suite, into=not_into_scopes):
+            if isinstance(node, cst.Call):
+                calls.append(node)
+            elif isinstance(node, (cst.For, cst.CompFor)):
+                for source in names_read(node.iter):
+                    aliases.setdefault(source, set()).update(bound_names(node.target))
+        self._calls, self._aliases = calls, aliases
 
 
 class _Index:
@@ -94,6 +125,7 @@ class _Index:
                 self.model_call_statements.setdefault(call.statement.node, []).append(call.node)
         self._bodies: dict[cst.CSTNode, _Body] = {}
         self._backward_loops: dict[cst.CSTNode, bool] = {}
+        self._bounded: dict[cst.CSTNode, set[str]] = {}
         self.carries = list(_find_carries(self))
 
     def body(self, node: cst.For | cst.While | cst.FunctionDef) -> _Body:
@@ -102,13 +134,27 @@ class _Index:
             found = self._bodies[node] = _scan_body(node.body, self.facts)
         return found
 
+    def bounded_carries(self, loop: LoopInfo) -> set[str]:
+        """Names the loop carries with their graph but re-initialises now and then (``hidden = None``
+        every k steps), never detaching them: the graph is kept on purpose, for a while."""
+        found = self._bounded.get(loop.node)
+        if found is None:
+            body = self.body(loop.node)
+            found = set()
+            for name in _candidate_names(body):
+                history = _history(body, name, self.facts)
+                if history.updates and history.reset and not history.detached:
+                    found.add(name)
+            self._bounded[loop.node] = found
+        return found
+
     def runs_backward(self, loop: LoopInfo) -> bool:
         """The loop body calls a backward that frees the graph (not ``autograd.grad(create_graph=True)``,
         which differentiates through the graph on purpose: meta-learning, gradient penalties)."""
         found = self._backward_loops.get(loop.node)
         if found is None:
             found = self._backward_loops[loop.node] = any(
-                not _literal_keyword(call, "create_graph") for call in backward_calls(loop.node.body, self.facts)
+                not literal_true(call, "create_graph") for call in backward_calls(loop.node.body, self.facts)
             )
         return found
 
@@ -129,6 +175,11 @@ def carried_states(facts: ModuleFacts) -> list[CarriedState]:
     return _index(facts).carries
 
 
+def bounded_carries(facts: ModuleFacts, loop: LoopInfo) -> set[str]:
+    """Names ``loop`` carries with their graph for a few iterations and then re-initialises."""
+    return _index(facts).bounded_carries(loop)
+
+
 def backward_calls(node: cst.CSTNode, facts: ModuleFacts) -> list[cst.Call]:
     """Backward calls under ``node`` in source order (``loss.backward()``, ``autograd.grad(...)``,
     ``scaler.scale(loss).backward()``...), not counting nested functions."""
@@ -139,8 +190,8 @@ def backward_calls(node: cst.CSTNode, facts: ModuleFacts) -> list[cst.Call]:
     ]
 
 
-def _literal_keyword(call: cst.Call, keyword: str) -> bool:
-    """``keyword=True`` is passed literally."""
+def literal_true(call: cst.Call, keyword: str) -> bool:
+    """``keyword=True`` is passed literally (``retain_graph=flag`` is a deliberate runtime choice)."""
     return any(
         arg.keyword is not None
         and arg.keyword.value == keyword
@@ -178,13 +229,9 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
 
 # ---- scanning a body -----------------------------------------------------------------------------
 def _scan_body(body: cst.BaseSuite, facts: ModuleFacts) -> _Body:
-    found = _Body()
-    _scan_block(_statements_of(body), frozenset(), found, facts)
+    found = _Body(body)
+    _scan_block(list(body.body), frozenset(), found, facts)
     return found
-
-
-def _statements_of(body: cst.BaseSuite) -> list[cst.CSTNode]:
-    return list(body.body)
 
 
 def _scan_block(statements: list[cst.CSTNode], guards: frozenset[str], found: _Body, facts: ModuleFacts) -> None:
@@ -193,7 +240,7 @@ def _scan_block(statements: list[cst.CSTNode], guards: frozenset[str], found: _B
 
 
 def _scan_statement(statement: cst.CSTNode, guards: frozenset[str], found: _Body, facts: ModuleFacts) -> None:
-    """Record bindings (with the ``if`` tests around them) and calls; nested defs run elsewhere."""
+    """Record bindings with the tests of the ``if`` statements around them; nested defs run elsewhere."""
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return
     if isinstance(statement, cst.BaseSmallStatement):  # the body of ``for x in y: h = f(h)``
@@ -205,61 +252,39 @@ def _scan_statement(statement: cst.CSTNode, guards: frozenset[str], found: _Body
         return
     if isinstance(statement, cst.If):
         inner = guards | names_read(statement.test)
-        _collect_calls(statement.test, found)
-        _scan_block(_statements_of(statement.body), inner, found, facts)
-        if statement.orelse is not None:
-            if isinstance(statement.orelse, cst.If):
-                _scan_statement(statement.orelse, inner, found, facts)
-            else:
-                _scan_block(_statements_of(statement.orelse.body), inner, found, facts)
+        _scan_block(list(statement.body.body), inner, found, facts)
+        if isinstance(statement.orelse, cst.If):
+            _scan_statement(statement.orelse, inner, found, facts)
+        elif statement.orelse is not None:
+            _scan_block(list(statement.orelse.body.body), inner, found, facts)
         return
     if isinstance(statement, cst.For):
-        names = bound_names(statement.target)
-        found.bindings.append(_Binding(statement, names, guards))
-        for source in names_read(statement.iter):
-            for name in names:
-                found.aliases.setdefault(source, set()).add(name)
-        _collect_calls(statement.iter, found)
-    elif isinstance(statement, cst.While):
-        _collect_calls(statement.test, found)
+        found.add(_Binding(statement, bound_names(statement.target), guards))
     elif isinstance(statement, cst.With):
         for item in statement.items:
-            _collect_calls(item.item, found)
             if item.asname is not None:
-                found.bindings.append(_Binding(statement, bound_names(item.asname.name), guards))
+                found.add(_Binding(statement, bound_names(item.asname.name), guards))
     for name in ("body", "orelse", "finalbody"):
         part = getattr(statement, name, None)
         if isinstance(part, (cst.BaseSuite, cst.Else, cst.Finally)):
             suite = part.body if isinstance(part, (cst.Else, cst.Finally)) else part
-            _scan_block(_statements_of(suite), guards, found, facts)
+            _scan_block(list(suite.body), guards, found, facts)
     for handler in getattr(statement, "handlers", ()):
-        _scan_block(_statements_of(handler.body), guards, found, facts)
+        _scan_block(list(handler.body.body), guards, found, facts)
     for case in getattr(statement, "cases", ()):
-        _scan_block(_statements_of(case.body), guards, found, facts)
+        _scan_block(list(case.body.body), guards, found, facts)
 
 
 def _scan_small(small: cst.BaseSmallStatement, guards: frozenset[str], found: _Body, facts: ModuleFacts) -> None:
-    fact = facts.statement_fact(small)
     names: list[str] = []
     if isinstance(small, cst.Assign):
         names = [name for target in small.targets for name in bound_names(target.target)]
-    elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-        names = bound_names(small.target) if not isinstance(small, cst.AnnAssign) or small.value is not None else []
+    elif isinstance(small, cst.AugAssign) or (isinstance(small, cst.AnnAssign) and small.value is not None):
+        names = bound_names(small.target)
     elif isinstance(small, cst.Del):
         names = bound_names(small.target)
     if names:
-        found.bindings.append(_Binding(small, names, guards, fact))
-    _collect_calls(small, found)
-
-
-def _collect_calls(node: cst.CSTNode, found: _Body) -> None:
-    for current in walk(node, into=not_into_scopes):
-        if isinstance(current, cst.Call):
-            found.calls.append(current)
-        elif isinstance(current, cst.CompFor):
-            for source in names_read(current.iter):
-                for name in bound_names(current.target):
-                    found.aliases.setdefault(source, set()).add(name)
+        found.add(_Binding(small, names, guards, facts.statement_fact(small)))
 
 
 # ---- what one binding does to a name ---------------------------------------------------------------
@@ -353,37 +378,45 @@ def _comprehension_aliases(expr: cst.CSTNode, name: str) -> set[str]:
 class _NameHistory:
     """How a body treats one name: is the graph it holds carried into the next iteration?"""
 
-    cut: bool = False
+    #: Re-bound from scratch somewhere in the body (``hidden = None`` every k steps).
+    reset: bool = False
+    #: Cut off its history somewhere in the body (``hidden = hidden.detach()``).
+    detached: bool = False
     updates: list[tuple[StatementFact, Value]] = field(default_factory=list)
+
+    @property
+    def cut(self) -> bool:
+        return self.reset or self.detached
 
 
 def _history(body: _Body, name: str, facts: ModuleFacts) -> _NameHistory:
     history = _NameHistory()
-    aliases = body.aliases.get(name, set())
-    for binding in body.bindings:
-        if name not in binding.names:
-            continue
+    bindings = body.bindings.get(name, [])
+    if not any(binding.fact is not None for binding in bindings):
+        return history  # bound only by loop headers (or not at all): nothing computed is carried
+    for binding in bindings:
         node = binding.node
         expr = _assigned_expr(node)
         fact = binding.fact
         if expr is None or fact is None:  # a loop target, ``with ... as``, ``del``: a fresh start
-            history.cut = True
+            history.reset = True
             continue
         value = _bound_value(node, facts.value(expr), name)
         if not _reads(node, name, value):
             if name in binding.guards:
                 continue  # ``if hidden is None: hidden = init_hidden()``: a lazy start, not a reset
-            history.cut = True
+            history.reset = True
             continue
-        if value.kind in (Kind.DETACHED, Kind.NOT_TENSOR) or _detaches(expr, name, aliases | _comprehension_aliases(expr, name), facts):
-            history.cut = True
+        if value.kind in (Kind.DETACHED, Kind.NOT_TENSOR) or _detaches(expr, name, _comprehension_aliases(expr, name), facts):
+            history.detached = True
             continue
         if value.is_graph:
             if value.confidence is not Confidence.HIGH and name in facts.summary(fact.function).backward_consumed:
                 value = replace(value, confidence=Confidence.HIGH)  # as the provenance pass binds it
             history.updates.append((fact, value))
-    if any(_in_place_detach(call, name, aliases, facts) for call in body.calls):
-        history.cut = True
+    if history.updates and not history.detached:
+        aliases = body.aliases.get(name, set())
+        history.detached = any(_in_place_detach(call, name, aliases, facts) for call in body.calls)
     return history
 
 
@@ -525,8 +558,8 @@ def _crosses_steps(idx: _Index, loop: LoopInfo, enclosing: tuple[LoopInfo, ...],
     that runs backward; a loop over the time steps of one sequence inside a training step is not."""
     if idx.runs_backward(loop):
         return True
-    if function.cls is not None and function.cls.is_module:
-        return False  # a loop inside a model's own code: the chunks or modalities of one forward pass
+    if function.runs_per_step or function.name == "forward" or (function.cls is not None and function.cls.is_module):
+        return False  # a loop inside a model's own code or one step: the chunks or modalities of one pass
     return _iterates_batches(loop, idx.facts) and not any(idx.runs_backward(outer) for outer in enclosing)
 
 
@@ -537,13 +570,7 @@ def _strongest(values: list[Value]) -> Value:
 
 def _candidate_names(body: _Body) -> list[str]:
     """Names assigned in the body; ``p.grad.data = ...`` writes storage without history: never a carry."""
-    names: dict[str, None] = {}
-    for binding in body.bindings:
-        if binding.fact is not None:
-            for name in binding.names:
-                if not set(name.split(".")[1:]) & torch_api.DETACHED_ATTRIBUTES:
-                    names.setdefault(name, None)
-    return list(names)
+    return [name for name in body.bindings if not set(name.split(".")[1:]) & torch_api.DETACHED_ATTRIBUTES]
 
 
 def _find_carries(idx: _Index) -> Iterator[CarriedState]:
@@ -630,12 +657,14 @@ batches of data (a loader, `for batch in ...`) outside any loop that runs backwa
 
 ## Why it matters
 The new state is computed from the old one, so its graph links to the previous iteration's graph,
-which links to the one before: nothing is ever freed, and memory (and the time of each backward)
-grows with every batch. When each iteration calls `loss.backward()`, the second backward also tries
-to go through the first iteration's graph whose buffers are already freed and fails with "Trying to
-backward through the graph a second time"; adding `retain_graph=True` to silence that error turns
-it into the unbounded leak (see LL104). Truncated backpropagation through time means cutting the
-graph between batches: detach the state, keep its value.
+which links to the one before: every iteration's graph stays reachable from the current state.
+Without a backward in between (evaluation, gradient accumulation) the activations saved by every
+iteration stay alive too and memory grows until the job dies. With `loss.backward()` every
+iteration, the second backward runs into the first iteration's graph, whose buffers are already
+freed, and fails with "Trying to backward through the graph a second time"; `retain_graph=True`,
+the usual way to silence it, keeps every buffer instead, and memory and the time of each backward
+grow with every batch (see LL104). Truncated backpropagation through time means cutting the graph
+between batches: detach the state, keep its value.
 
 ## Example
 ```python
@@ -669,7 +698,9 @@ for data, targets in batches:
 ## Known false positives
 Carrying the state through the time steps of one sequence (`for t in range(seq_len): h = cell(x[t], h)`
 followed by one backward after the loop) is ordinary backpropagation through time and is not
-reported; neither is a state detached anywhere in the loop (`h.detach()`, `h.detach_()`,
+reported, and neither is a loop inside a model's own code (`forward`, an `nn.Module` method, a
+per-step method) that runs no backward: it walks the chunks or modalities of one forward pass.
+Neither is a state detached anywhere in the loop (`h.detach()`, `h.detach_()`,
 `tuple(v.detach() for v in h)`, `Variable(h.data)`, a helper whose name says `detach` or
 `repackage`, or one in the same file that returns a detached value), re-initialised in the loop
 (`hidden = model.init_hidden(bs)`; a lazy `if hidden is None:` start does not count), or computed
@@ -682,10 +713,14 @@ backpropagate through every batch so far, suppress the finding with `# noqa: LL1
 ## References
 - PyTorch word language model example, `repackage_hidden` ("Wraps hidden states in new Tensors, to
   detach them from their history"): https://github.com/pytorch/examples/blob/main/word_language_model/main.py
-- PyTorch FAQ, "Don't accumulate history across your training loop":
-  https://pytorch.org/docs/stable/notes/faq.html
-- `Tensor.detach` ("Returns a new Tensor, detached from the current graph"):
-  https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
+- "Memory leak problem in LSTM and RNN": the carried `hidden` keeps the whole sequence's graph alive
+  until it is detached: https://github.com/pytorch/pytorch/issues/2198
+- `self.hidden` fed back in `forward`: each training step takes longer than the one before:
+  https://github.com/pytorch/pytorch/issues/2769
+- A compressive memory carried across segments: "Trying to backward through the graph a second
+  time", then `retain_graph=True` and growing memory, fixed by detaching it:
+  https://github.com/jlamprou/Infini-Attention/issues/3
+- `Tensor.detach`: https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
 - Runtime repro: `leaklint verify LL103` (the runtime verifier arrives in a later release).
 """
     VALID = (
@@ -770,6 +805,29 @@ for x, y in loader:
     loss.backward()
     avg = 0.9 * avg + 0.1 * loss
 """,
+        """
+from utils import repackage_hidden as repackage
+def train(model, batches, criterion):
+    hidden = model.init_hidden(20)
+    for data, targets in batches:
+        hidden = repackage(hidden)
+        output, hidden = model(data, hidden)
+        criterion(output, targets).backward()
+""",
+        """
+import torch.nn as nn
+class ChunkedEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.GRU(16, 16)
+    def forward(self, x, num_batches):
+        cache = None
+        outputs = []
+        for i in range(num_batches):
+            out, cache = self.encoder(x[i], cache)
+            outputs.append(out)
+        return outputs
+""",
     )
     INVALID = (
         """
@@ -819,6 +877,14 @@ for x, y in loader:
         h = cell(x[t], h)  # expect: LL103
     loss = ((h - y) ** 2).mean()
     loss.backward()
+""",
+        """
+def train(model, batches, criterion):
+    state = None
+    for data, targets in batches:
+        output, new_state = model(data, state)  # expect: LL103
+        state = new_state
+        criterion(output, targets).backward()
 """,
         """
 import torch.nn as nn

@@ -16,7 +16,14 @@ from leaklint.analysis.values import Kind
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
-from leaklint.rules.ll103_hidden_state_carry import CarriedState, backward_calls, carried_states, names_read
+from leaklint.rules.ll103_hidden_state_carry import (
+    CarriedState,
+    backward_calls,
+    bounded_carries,
+    carried_states,
+    literal_true,
+    names_read,
+)
 
 
 class RetainGraphInLoop(Rule):
@@ -40,7 +47,7 @@ graphs then chain up and memory grows every iteration.
 `retain_graph=True` keeps them. That is what you want when a second backward goes through the same
 graph (two losses sharing a trunk, a GAN whose generator output feeds the discriminator loss and the
 generator loss), but on the last backward of an iteration it only keeps a whole forward pass of
-activations alive until the next iteration rebinds the names: the peak memory of a step doubles.
+activations alive until the next iteration rebinds the names: the peak memory of a step can double.
 It is often added to silence "Trying to backward through the graph a second time", which usually
 means a value from the previous iteration (a hidden state, a running statistic) still carries its
 graph; then every retained graph stays reachable from the next one, and memory and the time of each
@@ -75,18 +82,25 @@ loss2.backward()`) is taken as the legitimate two-losses-one-graph use and not r
 loop that differentiates a graph built before the loop again and again (a Jacobian row by row,
 `torch.autograd.grad(y[i], x, retain_graph=True)`; one backward per class of a saliency map), and a
 call with `create_graph=True` (higher-order gradients: gradient penalties, meta-learning keep the
-graph on purpose). A `retain_graph` flag that is not the literal `True` (`retain_graph=i < n - 1`)
+graph on purpose), and a loop that keeps a state with its graph for a few iterations and then
+re-initialises it (`if step % k == 0: hidden = None`): the next backward goes through the retained
+graph by design. A `retain_graph` flag that is not the literal `True` (`retain_graph=i < n - 1`)
 is not reported. Other backward calls earlier in the same iteration lower the confidence to medium:
 leaklint cannot always tell whether they share the graph. Outside a loop, `retain_graph=True` costs
 one step's activations once and is not reported.
 
 ## References
-- `torch.Tensor.backward`, `retain_graph` ("If False, the graph used to compute the grads will be
-  freed. Note that in nearly all cases setting this option to True is not needed and often can be
-  worked around in a much more efficient way"): https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
+- `torch.Tensor.backward`, `retain_graph` ("Note that in nearly all cases setting this option to
+  True is not needed and often can be worked around in a much more efficient way"):
+  https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
+- "Memory blow up when setting retain_graph = True" (only the backward calls before the last one
+  need it): https://github.com/GBLin5566/toward-controlled-generation-of-text-pytorch/issues/9
+- An RNN trained with `retain_graph=True` on every step, asking about memory explosion and slowdown:
+  https://github.com/isds-neu/PeRCNN/issues/3
+- `retain_graph=True` added to silence "Trying to backward through the graph a second time" for a
+  memory carried across segments; detaching the memory removed the need:
+  https://github.com/jlamprou/Infini-Attention/issues/3
 - `torch.autograd.grad`, `retain_graph`: https://pytorch.org/docs/stable/generated/torch.autograd.grad.html
-- PyTorch FAQ, "Don't accumulate history across your training loop":
-  https://pytorch.org/docs/stable/notes/faq.html
 - Runtime repro: `leaklint verify LL104` (the runtime verifier arrives in a later release).
 """
     VALID = (
@@ -127,6 +141,16 @@ for i, loss in enumerate(losses):
 out = model(x)
 loss = criterion(out, y)
 loss.backward(retain_graph=True)
+""",
+        """
+import torch.nn as nn
+lstm = nn.LSTM(8, 8)
+hidden = None
+for step, (x, y) in enumerate(loader):
+    if step % 4 == 0:
+        hidden = None
+    out, hidden = lstm(x, hidden)
+    ((out - y) ** 2).mean().backward(retain_graph=True)
 """,
         """
 for x, y in loader:
@@ -188,15 +212,8 @@ def _retaining_calls(fact: StatementFact, facts: ModuleFacts) -> Iterator[cst.Ca
     """Backward calls in the statement with a literal ``retain_graph=True`` (not ``create_graph=True``)."""
     for node in walk(fact.node, into=not_into_scopes):
         if isinstance(node, cst.Call) and backward_target(node, facts.imports) is not None:
-            if _literal_true(node, "retain_graph") and not _literal_true(node, "create_graph"):
+            if literal_true(node, "retain_graph") and not literal_true(node, "create_graph"):
                 yield node
-
-
-def _literal_true(call: cst.Call, keyword: str) -> bool:
-    return any(
-        arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name) and arg.value.value == "True"
-        for arg in call.args
-    )
 
 
 @dataclass(frozen=True)
@@ -226,6 +243,8 @@ def _judge(facts: ModuleFacts, fact: StatementFact, call: cst.Call) -> Violation
     deps = facts.value(target).deps | _inputs_in_loop(target, loop)
     if any(_graph_from_before(facts, fact, loop, name) for name in deps - bound_in_loop):
         return None  # part of the graph comes from before the loop: retained on purpose
+    if deps & bounded_carries(facts, loop):
+        return None  # a state kept with its graph for k steps, then reset: the next backward needs it
     carried = _carried_into(facts, fact, deps)
     if carried:
         names = " and ".join(f"'{c.name}'" for c in carried)

@@ -91,6 +91,8 @@ class HookFunction:
     info: FunctionInfo | None  # None for a lambda
     #: Leading parameters already bound (``self`` of a method, ``functools.partial`` arguments).
     bound: int
+    #: Parameters bound by keyword (``functools.partial(fn, name=name)``).
+    bound_keywords: frozenset[str] = frozenset()
 
 
 class _Index:
@@ -108,6 +110,7 @@ class _Index:
         )
         self._per_iteration: dict[FunctionInfo, str] | None = None
         self._backward_consumed: set[str] | None = None
+        self._backpropagated: set[FunctionInfo] | None = None
 
     def statements_of(self, function: FunctionInfo) -> list[StatementFact]:
         return self.by_function.get(function, [])
@@ -117,6 +120,13 @@ class _Index:
         if self._per_iteration is None:
             self._per_iteration = _per_iteration_functions(self)
         return self._per_iteration
+
+    @property
+    def backpropagated_functions(self) -> set[FunctionInfo]:
+        """Functions whose result some caller in the file runs backward on."""
+        if self._backpropagated is None:
+            self._backpropagated = _backpropagated_functions(self)
+        return self._backpropagated
 
     @property
     def backward_consumed(self) -> set[str]:
@@ -254,6 +264,23 @@ def _per_iteration_functions(idx: _Index) -> dict[FunctionInfo, str]:
     return found
 
 
+def _backpropagated_functions(idx: _Index) -> set[FunctionInfo]:
+    facts = idx.facts
+    found: set[FunctionInfo] = set()
+    for fact in facts.statements():
+        node = fact.node
+        if not isinstance(node, cst.Assign) or not isinstance(node.value, (cst.Call, cst.Tuple, cst.Subscript)):
+            continue
+        names = {name for target in node.targets for name in bound_names(target.target)}
+        if not names & facts.summary(fact.function).backward_consumed:
+            continue
+        for call in _calls_in(fact):
+            callee = local_callee(call, fact.function, facts)
+            if callee is not None:
+                found.add(callee)
+    return found
+
+
 def resolve_hook(expr: cst.BaseExpression | None, scope: FunctionInfo, facts: ModuleFacts, depth: int = 0) -> list[HookFunction]:
     """The functions a hook argument names: ``fn``, ``self.method``, ``lambda m, i, o: ...``,
     ``make_hook(name)`` (a factory returning a nested def or a lambda), ``Saver()`` (an object
@@ -276,8 +303,9 @@ def resolve_hook(expr: cst.BaseExpression | None, scope: FunctionInfo, facts: Mo
         qualified = facts.imports.resolve(expr.func) or ""
         if qualified == "functools.partial" and expr.args:
             bound = len([a for a in expr.args[1:] if a.keyword is None and not a.star])
+            keywords = frozenset(a.keyword.value for a in expr.args[1:] if a.keyword is not None)
             inner = resolve_hook(expr.args[0].value, scope, facts, depth + 1)
-            return [HookFunction(h.node, h.info, h.bound + bound) for h in inner]
+            return [HookFunction(h.node, h.info, h.bound + bound, h.bound_keywords | keywords) for h in inner]
         if isinstance(expr.func, cst.Name) and expr.func.value in structure.classes_by_name:
             call_method = structure.classes_by_name[expr.func.value].find_method("__call__")
             return [HookFunction(call_method, structure.functions[call_method], 1)] if call_method is not None else []
@@ -323,7 +351,7 @@ def hook_parameters(hook: HookFunction) -> tuple[list[str], str | None]:
     params = hook.node.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params) if p.default is None]
     star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
-    return positional[hook.bound :], star
+    return [name for name in positional[hook.bound :] if name not in hook.bound_keywords], star
 
 
 def is_syntactically_detached(expr: cst.BaseExpression) -> bool:
@@ -463,8 +491,8 @@ Gradients stored by backward hooks and `Tensor.register_hook` hooks carry no gra
 differentiate with `create_graph=True`) and are not reported. A hook whose model only runs under
 `torch.no_grad()` in the file sees outputs without a graph: low confidence. Assignments in
 `__init__`, and in functions that do not run every step, are not reported. A recurrent state
-stored as `self.hidden = ...` is reported when it is not detached; the message notes when the new
-value is computed from the old one (the graphs chain across steps).
+fed back into its own next value (`self.hidden = rnn(x, self.hidden)`) chains one graph per step:
+that growth is LL103's finding, and this rule stays quiet about it.
 
 ## References
 - PyTorch FAQ, "Don't hold onto tensors and variables you don't need" (a tensor assigned to a
@@ -645,7 +673,7 @@ def _slot_stores(facts: ModuleFacts, idx: _Index, hook_nodes: set[cst.CSTNode]) 
                 globals_, nonlocals = declared_names(function.node)  # type: ignore[arg-type]
                 declared[function] = globals_ | nonlocals
             slot = _slot_name(target, declared.get(function, set()))
-            if slot is None:
+            if slot is None or _feeds_itself(fact, slot, expr):
                 continue
             if function not in idx.per_iteration and not any(loop.is_iteration_loop for loop in fact.loops):
                 continue
@@ -729,7 +757,7 @@ def _feeds_backward(fact: StatementFact, slot: str, expr: cst.BaseExpression, fa
     target = slot.split("[", 1)[0]
     if target in consumed or (target.startswith("self.") and target in idx.backward_consumed):
         return True
-    if _lightning_returns(fact, expr, facts):
+    if _returned_into_backward(fact, expr, facts, idx):
         return True
     for name in dotted_names_in(expr):
         known = fact.env.get(name)
@@ -738,24 +766,25 @@ def _feeds_backward(fact: StatementFact, slot: str, expr: cst.BaseExpression, fa
     return False
 
 
-def _lightning_returns(fact: StatementFact, expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
-    """Lightning runs backward on what ``training_step`` returns."""
+def _returned_into_backward(fact: StatementFact, expr: cst.BaseExpression, facts: ModuleFacts, idx: _Index) -> bool:
+    """The stored value is part of what the function returns, and whoever calls it runs backward
+    on the result: Lightning on what ``training_step`` returns, or a caller in this file
+    (``loss = self.compute_loss(...); loss.backward()``)."""
     function = fact.function
-    if not (function.cls is not None and function.cls.is_lightning and function.name == "training_step"):
-        return False
     returned = facts.summary(function).returned_names
-    return any(name in returned for name in dotted_names_in(expr))
+    if not any(name in returned for name in dotted_names_in(expr)):
+        return False
+    if function.cls is not None and function.cls.is_lightning and function.name == "training_step":
+        return True
+    return function in idx.backpropagated_functions
 
 
 def _slot_violation(facts: ModuleFacts, store: _Store, fact: StatementFact, idx: _Index) -> Violation:
     where = _where(fact, idx)
-    chained = _mentions_undetached(store.stored, store.target.split("[", 1)[0])
     message = (
         f"'{facts.describe(store.stored)}' is stored in '{store.target}' with its autograd graph {where}; "
         "the last step's graph stays alive while the next step builds its own"
     )
-    if chained:
-        message += f" (and it is computed from the previous '{store.target}', so the graphs chain across steps)"
     receiver = facts.describe_receiver(store.stored)
     return Violation(
         node=store.node,
@@ -771,6 +800,24 @@ def _where(fact: StatementFact, idx: _Index) -> str:
         return "inside a loop over iterations"
     reason = idx.per_iteration.get(fact.function)
     return f"({reason})" if reason else "every step"
+
+
+def _feeds_itself(fact: StatementFact, slot: str, expr: cst.BaseExpression) -> bool:
+    """``self.hidden = rnn(x, self.hidden)``: the slot's old graph feeds its new value, so the
+    graphs chain across steps. That is growth, and LL103's finding; not reported here unless the
+    old value is known to be detached (``self.h = (h.detach(), c.detach())`` on the line before)."""
+    target = slot.split("[", 1)[0]
+    previous = fact.env.get(target)
+    if previous is not None and previous.role is None and previous.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
+        return False
+    if _mentions_undetached(expr, target):
+        return True
+    # through a local: state = torch.cat((self.state, x)); self.state = state[:, 1:]
+    for name in dotted_names_in(expr):
+        known = fact.env.get(name)
+        if known is not None and known.is_graph and target in known.deps:
+            return True
+    return False
 
 
 def _mentions_undetached(expr: cst.BaseExpression, target: str) -> bool:
@@ -809,6 +856,8 @@ def _hook_stores(facts: ModuleFacts, idx: _Index) -> Iterator[tuple[_Store, Hook
                 confidence = store.confidence
                 if forwards_without_grad or _container_feeds_backward(store.target, idx):
                     confidence = Confidence.LOW
+                elif not store.grows and _emptied_by_reader(store.target, hook, facts, idx):
+                    confidence = Confidence.LOW
                 yield _with_confidence(store, confidence), hook, registration.kind
 
 
@@ -829,6 +878,52 @@ def _container_feeds_backward(target: str, idx: _Index) -> bool:
     if target.startswith("self."):
         return f"self.{base}" in consumed or any(name.endswith("." + base) for name in consumed)
     return base in consumed
+
+
+def _emptied_by_reader(target: str, hook: HookFunction, facts: ModuleFacts, idx: _Index) -> bool:
+    """The hook hands its output over: code outside it (not ``__init__``, not module set-up)
+    empties the store after reading it (``self._outputs[device] = OrderedDict()``, ``.clear()``,
+    ``.pop(k)``, ``del d[k]``), so no graph waits there for the next forward pass."""
+    base = target.split("[", 1)[0]
+    leaf = base.rsplit(".", 1)[-1]
+
+    def same(expr: cst.BaseExpression) -> bool:
+        name = _container_text(expr) if isinstance(expr, (cst.Subscript, cst.Call)) else dotted_name(expr)
+        if name is None:
+            return False
+        return name == base or ("." in base and "." in name and name.rsplit(".", 1)[-1] == leaf)
+
+    for fact in facts.statements():
+        function = fact.function
+        if function.node is hook.node or function.name == "__init__" or (function.is_module_level and not fact.loops):
+            continue
+        node = fact.node
+        if isinstance(node, cst.Assign) and _is_empty_container(node.value):
+            if any(same(t.target) for t in node.targets):
+                return True
+        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            func = node.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("clear", "pop", "popitem") and same(func.value):
+                return True
+        elif isinstance(node, cst.Del) and any(same(t.target) for t in _del_targets(node)):
+            return True
+    return False
+
+
+def _del_targets(node: cst.Del) -> list[cst.Element]:
+    target = node.target
+    return list(target.elements) if isinstance(target, cst.Tuple) else [cst.Element(target)]  # type: ignore[list-item]
+
+
+def _is_empty_container(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)) and not expr.elements:
+        return True
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return True
+    if isinstance(expr, cst.Call) and not [a for a in expr.args if a.keyword is None][1:]:
+        name = (dotted_name(expr.func) or "").rsplit(".", 1)[-1]
+        return name in ("dict", "list", "OrderedDict", "defaultdict", "deque") and (name == "defaultdict" or not expr.args)
+    return False
 
 
 def _graph_parameters(hook: HookFunction, kind: HookKind) -> dict[str, Confidence]:
@@ -857,7 +952,7 @@ def _function_hook_stores(hook: HookFunction, graph_params: dict[str, Confidence
             continue
         node = fact.node
         if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
-            confidence = _taint(node.value, tainted, facts)
+            confidence = _taint(node.value, tainted, facts, info)
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:
                 slot = _outer_target(target, assigned, params, outer_names)
@@ -871,12 +966,12 @@ def _function_hook_stores(hook: HookFunction, graph_params: dict[str, Confidence
                     else:
                         tainted.pop(name, None)
         elif isinstance(node, cst.AugAssign):
-            confidence = _taint(node.value, tainted, facts)
+            confidence = _taint(node.value, tainted, facts, info)
             slot = _outer_target(node.target, assigned, params, outer_names)
             if slot is not None and confidence is not None:
                 yield _Store(node, fact.line, slot, node.value, True, confidence)
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
-            store = _method_store(node.value, assigned, params, lambda e: _taint(e, tainted, facts))
+            store = _method_store(node.value, assigned, params, lambda e: _taint(e, tainted, facts, info))
             if store is not None:
                 target, stored, grows, confidence = store
                 yield _Store(node, fact.line, target, stored, grows, confidence)
@@ -973,11 +1068,12 @@ def _outer_target(target: cst.BaseExpression, assigned: set[str], params: set[st
     return _container_text(target) if isinstance(target, cst.Subscript) else dotted_name(target)
 
 
-def _taint(expr: cst.BaseExpression, tainted: dict[str, Confidence], facts: ModuleFacts) -> Confidence | None:
+def _taint(expr: cst.BaseExpression, tainted: dict[str, Confidence], facts: ModuleFacts, scope: FunctionInfo) -> Confidence | None:
     """How sure we are that ``expr`` carries a hook argument's graph (None: it does not).
 
     The provenance pass values hook bodies without knowing their parameters are tensors, so its
     answer only counts when it proves the opposite (``o.detach()`` is detached whatever ``o`` is).
+    A function leaklint cannot see (``stat_fn(module, input, output)``) may return anything: low.
     """
     if is_syntactically_detached(expr):
         return None
@@ -985,7 +1081,29 @@ def _taint(expr: cst.BaseExpression, tainted: dict[str, Confidence], facts: Modu
     if value.role is None and value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
         return None
     hits = [tainted[name] for name in dotted_names_in(expr) if name in tainted]
-    return max(hits, key=lambda c: c.rank) if hits else None
+    if not hits:
+        return None
+    best = max(hits, key=lambda c: c.rank)
+    if isinstance(expr, cst.Call) and _opaque_callee(expr, scope, facts):
+        return Confidence.LOW
+    return best
+
+
+def _opaque_callee(call: cst.Call, scope: FunctionInfo, facts: ModuleFacts) -> bool:
+    """A call of a function that is neither torch's, a builtin, a tensor method, nor one of this
+    file whose result is known."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return False  # a method of the tensor (o.mean()) or of torch (torch.sigmoid)
+    if not isinstance(func, cst.Name):
+        return True
+    qualified = facts.imports.qualify(func.value)
+    if qualified is not None:
+        return not qualified.startswith("torch.")
+    if func.value in ("tuple", "list", "dict", "sorted", "reversed", "max", "min", "sum", "abs"):
+        return False
+    local = function_named(func.value, scope, facts)
+    return local is None
 
 
 def _hook_violation(facts: ModuleFacts, store: _Store, hook: HookFunction, kind: HookKind) -> Violation:

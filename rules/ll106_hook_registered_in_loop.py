@@ -252,13 +252,15 @@ def _registration_violation(registration: HookRegistration, facts: ModuleFacts) 
     kind, handle = disposal
     if kind != "discarded" and _removed(handle, scope, facts):
         return None
-    receiver = facts.describe(registration.receiver) if registration.receiver is not None else "every module"
-    what = "a global hook on every module" if registration.receiver is None else f"a {registration.kind.value}"
+    if registration.receiver is None:
+        what = f"a global {registration.kind.value} (run for every module)"
+    else:
+        what = f"a {registration.kind.value} to '{facts.describe(registration.receiver)}'"
     runs = "backward" if registration.kind in (HookKind.BACKWARD, HookKind.TENSOR) else "forward"
     return Violation(
         node=registration.call,
         message=(
-            f"'{registration.method}' adds {what} to '{receiver}' {scope.description} and "
+            f"'{registration.method}' adds {what} {scope.description} and "
             f"{_fate(kind, handle, scope, facts)}: the hooks pile up, each keeping what it captures alive, "
             f"and every {runs} pass runs all of them"
         ),
@@ -320,11 +322,15 @@ def _handle_disposal(statement: cst.BaseSmallStatement, call: cst.Call) -> tuple
 
 
 def _holds(expr: cst.BaseExpression, call: cst.Call) -> bool:
-    """``expr`` is the call or a list/tuple literal holding it."""
+    """``expr`` is the call, a list/tuple literal holding it, or a comprehension building it."""
     if expr is call:
         return True
     if isinstance(expr, (cst.List, cst.Tuple)):
         return any(element.value is call for element in expr.elements)
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        return expr.elt is call
+    if isinstance(expr, cst.DictComp):
+        return expr.value is call
     return False
 
 
@@ -415,11 +421,10 @@ def _fresh(key: str | None, scope: _Scope, facts: ModuleFacts, depth: int) -> bo
         region: cst.CSTNode = loop.node.body
     else:
         function = scope.function
-        if key == "self" or key.startswith("self.") and not _binds(function.node, key):
+        body = function.node.body if function.node is not None else None
+        if key == "self" or key in function.params or not _binds(body, key):
             return False
-        if key in function.params or not _binds(function.node, key):
-            return False
-        region = function.node  # type: ignore[assignment]
+        region = body  # type: ignore[assignment]
     return any(_binding_fresh(value, scope, facts, depth) for value in _bindings(region, key))
 
 
@@ -554,7 +559,7 @@ def _hooks_itself(receiver: cst.BaseExpression, cls: ClassInfo, facts: ModuleFac
     init = cls.find_method("__init__")
     if init is None:
         return False
-    values = list(_bindings(init, key))
+    values = list(_bindings(init.body, key))
     return bool(values) and all(isinstance(v, cst.Call) for v in values)
 
 

@@ -22,8 +22,6 @@ _CACHE = frozenset({"functools.cache"})
 LARGE_MAXSIZE = 1024
 _DEFAULT_MAXSIZE = 128
 _ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
-#: A method cache this small on a plain (model-free) class keeps at most a few instances: noise.
-SMALL_METHOD_CACHE = 16
 #: The same finding under other linters' names: a suppression for one already says "I know".
 _OTHER_LINTER_CODES = ("B019", "W1518", "method-cache-max-size-none", "cached-instance-method")
 _TENSOR_ANNOTATIONS = frozenset(
@@ -102,6 +100,12 @@ def _is_enum(cls: ClassInfo, facts: ModuleFacts) -> bool:
     if any(facts.imports.qualify(base) in _ENUM_BASES for base in cls.base_names):
         return True
     return any(_is_enum(base, facts) for base in cls.local_bases)
+
+
+def _is_dataset(cls: ClassInfo, facts: ModuleFacts) -> bool:
+    if any((facts.imports.qualify(base) or "").startswith("torch.utils.data") for base in cls.base_names):
+        return True
+    return any(_is_dataset(base, facts) for base in cls.local_bases)
 
 
 def _is_test_code(info: FunctionInfo) -> bool:
@@ -202,8 +206,10 @@ Tensor arguments make it worse: tensors hash by identity, so every call with a n
 the cache and adds an entry that pins that batch (and the result) until the process exits.
 
 Confidence: high for a method of a heavy class, an unbounded method cache returning tensors, and an
-unbounded function cache keyed on tensors or returning model outputs; medium for other method
-caches and for unbounded (or > 1024) function caches returning tensors from plain keys.
+unbounded function cache keyed on tensors or returning model outputs; medium for bounded method
+caches returning tensors, method caches on `Dataset` subclasses, unbounded method caches, and
+unbounded (or > 1024) function caches returning tensors from plain keys; low for bounded caches on
+methods of plain classes.
 
 ## Why it matters
 A module-level cache is never emptied. A method cache pins whole models (and their GPU memory)
@@ -243,11 +249,12 @@ reported; an unbounded one keyed on plain values is reported with medium confide
 number of distinct keys may be small in practice. Caches on methods of `Enum` classes (members are
 singletons), `@staticmethod` caches of pure functions, `functools.cached_property` (per instance),
 caches on functions defined inside other functions (they die with the closure) and test code
-(`test_*` functions, `Test*` classes) are not reported. A method cache of at most 16 entries on a
-class that holds no model keeps a few small instances and is only reported with low confidence. A
-cache on a method of a singleton that lives for the whole program is reported anyway; suppress it
-with `# noqa: LL301` (a `# noqa: B019` or pylint `disable=method-cache-max-size-none` already on the
-decorator or `def` line counts too).
+(`test_*` functions, `Test*` classes) are not reported. A bounded cache on a method of a plain class
+(no model, not a Dataset, no tensors returned) — value objects such as `Color.downgrade` — is only
+reported with low confidence: flake8-bugbear's B019 covers that generic case, and the memory is
+small. A cache on a method of a singleton that lives for the whole program is reported anyway;
+suppress it with `# noqa: LL301` (a `# noqa: B019` or pylint `disable=method-cache-max-size-none`
+already on the decorator or `def` line counts too).
 
 ## References
 - flake8-bugbear B019, "Use of functools.lru_cache or functools.cache on methods can lead to
@@ -386,9 +393,14 @@ import functools
 import torch
 
 class Registry:
-    @functools.lru_cache()  # expect: LL301
+    @functools.lru_cache(maxsize=None)  # expect: LL301
     def lookup(self, key):
         return key.lower()
+
+class Frames(torch.utils.data.Dataset):
+    @functools.lru_cache(maxsize=4096)  # expect: LL301
+    def load(self, index):
+        return open(f"frame_{index}.bin", "rb").read()
 """,
     )
 
@@ -435,8 +447,15 @@ class Registry:
             return message, Confidence.HIGH
         if returns and cache.unbounded:
             return message + f", with every {returns} it returned", Confidence.HIGH
-        small = cache.maxsize is not None and 0 <= cache.maxsize <= SMALL_METHOD_CACHE
-        return message + ", with all its arguments and results", Confidence.LOW if small else Confidence.MEDIUM
+        if returns:
+            bound = cache.maxsize if cache.maxsize is not None and cache.maxsize >= 0 else "maxsize"
+            return message + f", with up to {bound} {returns}s it returned", Confidence.MEDIUM
+        if _is_dataset(cls, facts):
+            return message + f" ({cls.name} is a Dataset: its samples and every cached result stay)", Confidence.MEDIUM
+        if cache.unbounded:
+            return message + ", with every argument and result (one entry per distinct call)", Confidence.MEDIUM
+        # A bounded cache on a plain object: flake8-bugbear's B019 already covers it; the memory is small.
+        return message + ", with all its arguments and results", Confidence.LOW
 
     @staticmethod
     def _function_finding(

@@ -79,8 +79,8 @@ A helper that leaves its figure open and has no caller in the file (a plotting u
 reported with low confidence.
 
 High confidence for a figure created directly in a training/data/epoch loop with no close in the
-function; medium for the helper cases, for other loops, and when the function closes the figures
-only after the loop.
+function; medium for the helper cases, for other loops (per item, per class), and for figures of an
+epoch/data loop that are only closed after the loop.
 
 ## Why it matters
 pyplot keeps a reference to every figure it creates until `plt.close` deregisters it: `savefig`
@@ -111,8 +111,10 @@ Or draw on a `matplotlib.figure.Figure()` created directly: pyplot does not trac
 
 ## Known false positives
 `plt.figure(1)` / `plt.figure("loss")` / `plt.subplots(num=1, clear=True)` reuse one figure and are
-not reported; neither are `matplotlib.figure.Figure(...)` objects, `plt.show()` outside loops, or
-figures passed to `add_figure`. A `plt.show()` in the same loop closes the figure in interactive
+not reported; neither are `matplotlib.figure.Figure(...)` objects, `plt.show()` outside loops,
+figures passed to `add_figure`, figures a helper returns (or collects into a list it returns:
+their caller is judged instead), nor a helper's per-item loop when every caller in the file closes
+the figures after calling it. A `plt.show()` in the same loop closes the figure in interactive
 sessions when the window is closed (but is a no-op on a headless backend): such loops are only
 reported with low confidence. A close that happens in another function (a logger that closes the
 figures it is given) is not seen: suppress with `# noqa: LL303`.

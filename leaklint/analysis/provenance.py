@@ -839,7 +839,8 @@ class FunctionInterpreter:
         if result.role is not None:
             return result
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
-        return self._under_grad_mode(replace(result, deps=deps), frame)
+        items = tuple(replace(item, deps=deps) for item in result.items) if result.items is not None else None
+        return self._under_grad_mode(replace(result, deps=deps, items=items), frame)
 
     def _method_call(self, node: cst.Call, func: cst.Attribute, args: list[Value], frame: Frame, origin: str) -> Value:
         method = func.attr.value
@@ -905,7 +906,8 @@ class FunctionInterpreter:
             return self._model_call(node, model, receiver_name, args, frame, origin)
         if method in torch_api.MODULE_RETURNS_SELF:
             return model
-        return UNKNOWN
+        # model.encode(x) / model.cell(x, h): unknown, but computed from its arguments
+        return replace(UNKNOWN, deps=frozenset().union(model.deps, *(a.deps for a in args)))
 
     def _consume(self, node: cst.Call, frame: Frame) -> None:
         """Record that the tensor a backward call differentiates had its graph used on purpose."""

@@ -319,10 +319,12 @@ class StructureScanner(Walker):
             outer.contains_data_loop |= loop.iterates_data or loop.contains_data_loop
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        accumulating = accumulating_target(node)
+        # A name that also feeds the right-hand side carries over (`t = t + x`,
+        # `out, hidden = model(x, hidden)`): it is not bound afresh each iteration.
+        read = dotted_names_in(node.value)
         for target in node.targets:
             for name in bound_names(target.target):
-                if name != accumulating:
+                if name not in read:
                     self._rebind(name)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:

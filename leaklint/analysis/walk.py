@@ -67,13 +67,15 @@ def dotted_names_in(node: cst.CSTNode) -> set[str]:
     from leaklint.analysis.names import dotted_name
 
     names: set[str] = set()
+    attribute_leaves: set[int] = set()  # `loss` in `outputs.loss` is not the name `loss`
     for current in walk(node):
-        if isinstance(current, cst.Name):
-            names.add(current.value)
-        elif isinstance(current, cst.Attribute):
+        if isinstance(current, cst.Attribute):
+            attribute_leaves.add(id(current.attr))
             name = dotted_name(current)
             if name:
                 names.add(name)
+        elif isinstance(current, cst.Name) and id(current) not in attribute_leaves:
+            names.add(current.value)
     return names
 
 
