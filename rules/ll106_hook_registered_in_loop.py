@@ -168,6 +168,21 @@ for path in checkpoints:
     for x, _ in loader:
         model(x)
 """,
+        """
+import torch.nn as nn
+class SelfAttention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.score = nn.Linear(dim, dim)
+        self.save_gradients = False
+    def save_attn_gradients(self, grad):
+        self.attn_gradients = grad
+    def forward(self, x):
+        probs = self.score(x).softmax(dim=-1)
+        if self.save_gradients:
+            probs.register_hook(self.save_attn_gradients)
+        return probs @ x
+""",
     )
     INVALID = (
         """
@@ -470,6 +485,8 @@ def _binding_fresh(value: cst.BaseExpression | None, scope: _Scope, facts: Modul
 # ---- helper objects that register hooks when built ---------------------------------------------
 def _helper_constructions(facts: ModuleFacts) -> Iterator[Violation]:
     classes = _hook_registering_classes(facts)
+    if not classes and not facts.imports.imports_anything_from("pytorch_grad_cam"):
+        return
     for fact in facts.statements():
         scope = None
         for node in walk(fact.node, into=not_into_scopes):

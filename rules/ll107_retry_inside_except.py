@@ -48,9 +48,10 @@ An `except` clause that catches an out-of-memory error — `torch.cuda.OutOfMemo
 `torch.OutOfMemoryError`, `MemoryError`, or `RuntimeError`/`Exception`/a bare `except:` whose body
 checks for "out of memory" (or calls an `is_oom(...)`-style helper) — and, inside the clause, runs
 something that allocates again: a model forward, a `.backward()`, an optimizer step, the enclosing
-function itself (recursive retry), a function of the same file that does one of those, or the same
-call the `try` body made (the retry). Generic `RuntimeError`/`Exception` handlers without an
-out-of-memory check are reported with medium confidence, and only around code that allocates.
+function itself (recursive retry), a function of the same file that does one of those, or (for a
+function defined elsewhere, such as `run_model`) the same call the `try` body made. Generic
+`RuntimeError`/`Exception` handlers without an out-of-memory check are reported with medium
+confidence, and only when the `try` body itself runs a forward, a backward or an optimizer step.
 
 ## Why it matters
 While an `except` clause runs, the exception being handled keeps its traceback, and the traceback
@@ -92,7 +93,9 @@ def train_step(model, batch, optimizer):
 ## Known false positives
 A handler that only logs, sets a flag, clears the cache, re-raises, or leaves with `continue`,
 `break` or `return` is not reported, and neither is a handler for an unrelated exception
-(`KeyError`, `ValueError`, `StopIteration`...). A fallback that is cheap on purpose (a forward pass
+(`KeyError`, `ValueError`, `StopIteration`...), nor a catch-all fallback around code that runs no
+model (`torch.load(path)` retried with `map_location="cpu"`). A helper of the same file called in
+both the `try` body and the handler counts only if it runs the model, backward or a step itself. A fallback that is cheap on purpose (a forward pass
 on the CPU inside the handler) is still reported: the failed step's device memory stays pinned
 while it runs; move it after the `try` statement or suppress it with `# noqa: LL107`.
 
@@ -155,6 +158,27 @@ def fit(trainer, model):
         trainer.save_checkpoint("crash.ckpt")
         raise
 """,
+        """
+import torch
+def _adjust_batch_size(trainer, factor):
+    trainer.batch_size = int(trainer.batch_size * factor)
+    return trainer.batch_size
+def scale_batch_size(trainer, model):
+    for _ in range(10):
+        try:
+            trainer.fit(model)
+            _adjust_batch_size(trainer, 2.0)
+        except RuntimeError as e:
+            if "out of memory" not in str(e):
+                raise
+            _adjust_batch_size(trainer, 0.5)
+            break
+def load_state(path):
+    try:
+        return torch.load(path)
+    except Exception:
+        return torch.load(path, map_location="cpu")
+""",
     )
     INVALID = (
         """
@@ -205,16 +229,27 @@ class Trainer:
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
-        allocating = _allocating_functions(facts)
-        model_calls = {call.node for call in facts.model_calls()}
-        for node in walk(facts.module):
+        allocating: set[FunctionInfo] | None = None
+        model_calls: set[cst.Call] = set()
+        for node in walk(facts.module, into=_statements_only):
             if not isinstance(node, (cst.Try, cst.TryStar)):
                 continue
+            handlers = [h for h in node.handlers if _handler_kind(h, facts) is not None]
+            if not handlers:
+                continue
+            if allocating is None:
+                allocating = _allocating_functions(facts)
+                model_calls = {call.node for call in facts.model_calls()}
             tried = _callees(node.body)
-            for handler in node.handlers:
+            for handler in handlers:
                 violation = _check_handler(handler, node, tried, allocating, model_calls, facts)
                 if violation is not None:
                     yield violation
+
+
+def _statements_only(node: cst.CSTNode) -> bool:
+    """Walk statements, not expressions: ``try`` only appears at statement level."""
+    return not isinstance(node, (cst.SimpleStatementLine, cst.BaseExpression, cst.Decorator, cst.Parameters))
 
 
 def _check_handler(
