@@ -34,3 +34,14 @@ def test_fixture_findings_match_expectations(path):
         assert expected, "a leaky fixture must expect at least one finding"
     else:
         assert not expected, "a clean fixture must expect no finding"
+
+
+@pytest.mark.parametrize("code", list(all_rules()))
+def test_every_rule_is_demonstrated_by_a_leaky_fixture(code):
+    demonstrated = {
+        expected_code
+        for path in FIXTURES
+        if path.name.startswith("leaky_")
+        for _, expected_code in expected_findings(path.read_text(encoding="utf-8"))
+    }
+    assert code in demonstrated, f"no leaky fixture expects {code}"
