@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from leaklint.findings import Confidence
+from leaklint.findings import Applicability, Confidence
 from leaklint.rule import Rule
 
 if sys.version_info >= (3, 11):
@@ -173,6 +173,12 @@ class Settings:
     respect_gitignore: bool = True
     #: Larger files are refused with a clear error (generated data, not training code).
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    #: Rules whose fixes may be applied (``--fix``), and exceptions.
+    fixable: tuple[str, ...] = ("ALL",)
+    unfixable: tuple[str, ...] = ()
+    #: Promote unsafe fixes of these rules to safe, or demote safe ones to unsafe (unsafe wins).
+    extend_safe_fixes: tuple[str, ...] = ()
+    extend_unsafe_fixes: tuple[str, ...] = ()
     #: The directory globs are relative to: the config file's directory, else cwd.
     root: Path = Path(".")
     config_path: Path | None = None
@@ -190,6 +196,18 @@ class Settings:
             enabled = {code for code in rules if _matches_any(code, self.select)}
         enabled |= {code for code in rules if _matches_any(code, self.extend_select)}
         return frozenset(code for code in enabled if not _matches_any(code, self.ignore))
+
+    def fix_applicability(self, code: str, applicability: Applicability) -> Applicability | None:
+        """How a fix of rule ``code`` may be applied under this configuration (None: not at all)."""
+        if not _matches_any(code, self.fixable) or _matches_any(code, self.unfixable):
+            return None
+        if applicability is Applicability.DISPLAY_ONLY:
+            return applicability
+        if _matches_any(code, self.extend_unsafe_fixes):
+            return Applicability.UNSAFE
+        if _matches_any(code, self.extend_safe_fixes):
+            return Applicability.SAFE
+        return applicability
 
     def ignored_codes_for(self, path: str | os.PathLike[str]) -> tuple[str, ...]:
         """The per-file-ignores selectors whose glob matches ``path``."""
@@ -343,6 +361,10 @@ _FIELD_CHECKERS: dict[str, Callable[[object, str], Any]] = {
     "min_confidence": _check_confidence,
     "respect_gitignore": _check_bool,
     "max_file_size": _check_size,
+    "fixable": _check_selectors,
+    "unfixable": _check_selectors,
+    "extend_safe_fixes": _check_selectors,
+    "extend_unsafe_fixes": _check_selectors,
     "root": _check_path,
     "config_path": _check_optional_path,
 }

@@ -59,6 +59,50 @@ class Confidence(str, enum.Enum):
 _CONFIDENCE_RANK = {Confidence.LOW: 0, Confidence.MEDIUM: 1, Confidence.HIGH: 2}
 
 
+class Applicability(str, enum.Enum):
+    """How safely a fix can be applied (the same three levels Ruff uses).
+
+    ``safe``: keeps what the program computes (values, types); applied by ``--fix``.
+    ``unsafe``: changes behaviour on purpose (gradient flow, what runs under autograd);
+    applied only with ``--unsafe-fixes``. ``display-only``: a suggestion to read, never applied.
+    """
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace ``[start, end)`` (character offsets in the decoded source) with ``replacement``.
+
+    Lines and columns (1-based, end exclusive) describe the same span for reports and editors.
+    """
+
+    start: int
+    end: int
+    replacement: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A suggested edit for one finding: what it does, how safe it is, and the text edits."""
+
+    title: str
+    applicability: Applicability
+    edits: tuple[TextEdit, ...]
+
+    def with_applicability(self, applicability: Applicability) -> Fix:
+        return Fix(self.title, applicability, self.edits)
+
+
 @dataclass(frozen=True)
 class Finding:
     """One reported anti-pattern. Lines are 1-based; columns are 1-based, ``end_column`` exclusive."""
@@ -77,8 +121,8 @@ class Finding:
     # Lines of the statement that holds the finding: a suppression comment on either counts.
     statement_start: int = field(default=0, compare=False)
     statement_end: int = field(default=0, compare=False)
-    # Reserved for the autofix issue; always None for now.
-    fix: None = None
+    #: The suggested fix, if the rule has one for this finding.
+    fix: Fix | None = None
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)

@@ -16,7 +16,7 @@ from leaklint.config import (
     matches_selector,
     parse_selectors,
 )
-from leaklint.findings import Confidence, Severity
+from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.rule import Rule
 
 # --- fake rules: the real ones are not needed to test selection ----------------------------------
@@ -263,6 +263,22 @@ def test_max_file_size_takes_bytes_or_a_size_with_a_unit(tmp_path: Path) -> None
     assert settings_from(tmp_path, 'max-file-size = "500KB"').max_file_size == 500_000
 
 
+def test_fix_keys_decide_which_fixes_apply_and_how(tmp_path: Path) -> None:
+    settings = settings_from(
+        tmp_path,
+        'unfixable = ["LL2"]\nextend-safe-fixes = ["LL103"]\nextend-unsafe-fixes = ["LL102"]',
+    )
+    safe, unsafe, display = Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY
+    assert settings.fix_applicability("LL101", safe) is safe
+    assert settings.fix_applicability("LL201", unsafe) is None
+    assert settings.fix_applicability("LL103", unsafe) is safe
+    assert settings.fix_applicability("LL102", safe) is unsafe
+    assert settings.fix_applicability("LL404", display) is display
+    only = settings_from(tmp_path, 'fixable = ["LL101"]')
+    assert only.fix_applicability("LL101", safe) is safe
+    assert only.fix_applicability("LL102", safe) is None
+
+
 def test_a_bad_max_file_size_names_the_key(tmp_path: Path) -> None:
     message = config_error(tmp_path, 'max-file-size = "big"')
     assert "max-file-size: expected a positive size" in message
@@ -275,7 +291,7 @@ def test_an_unknown_key_is_an_error_with_a_suggestion(tmp_path: Path) -> None:
     message = config_error(tmp_path, "min_confidence = 'high'")
     assert message.startswith("pyproject.toml: [tool.leaklint] unknown key 'min_confidence'")
     assert "did you mean 'min-confidence'?" in message
-    assert "valid keys: exclude, extend-exclude, extend-select, ignore, max-file-size, min-confidence" in message
+    assert "valid keys: exclude, extend-exclude, extend-safe-fixes, extend-select, extend-unsafe-fixes, fixable, ignore" in message
 
 
 def test_an_unknown_key_with_no_close_match_lists_the_valid_keys(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """A JSON list of findings, for scripts and editor integrations.
 
 Keys appear in a fixed, documented order (location first, then identity, then text) rather than
-sorted, so the output reads naturally and diffs stay stable. ``fix`` is always ``null`` until autofix
-lands; it is there now so consumers can rely on the key. File errors are not part of the list: the
-CLI reports them on stderr and through the exit code (2).
+sorted, so the output reads naturally and diffs stay stable. ``fix`` is ``null`` when the rule has
+no fix for the finding, else its title, applicability (``safe``/``unsafe``/``display-only``) and
+edits (1-based lines and columns, end exclusive; ``content`` replaces the span). File errors are
+not part of the list: the CLI reports them on stderr and through the exit code (2).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
-    from leaklint.findings import Finding, LintResult
+    from leaklint.findings import Finding, Fix, LintResult
     from leaklint.report import ReportOptions
     from leaklint.rule import Rule
 
@@ -36,5 +37,20 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "confidence": str(finding.confidence),
         "message": finding.message,
         "help": finding.help,
-        "fix": None,
+        "fix": fix_to_dict(finding.fix) if finding.fix is not None else None,
+    }
+
+
+def fix_to_dict(fix: Fix) -> dict[str, Any]:
+    return {
+        "message": fix.title,
+        "applicability": str(fix.applicability),
+        "edits": [
+            {
+                "content": edit.replacement,
+                "location": {"line": edit.line, "column": edit.column},
+                "end_location": {"line": edit.end_line, "column": edit.end_column},
+            }
+            for edit in fix.edits
+        ],
     }

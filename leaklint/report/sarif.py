@@ -132,7 +132,36 @@ def _results(
                 "properties": {"confidence": str(finding.confidence), "severity": str(finding.severity)},
             }
         )
+        if finding.fix is not None:
+            result["properties"]["fixApplicability"] = str(finding.fix.applicability)
+            result["fixes"] = [_fix(finding)]
         yield result
+
+
+def _fix(finding: Finding) -> dict[str, Any]:
+    """The finding's fix as a SARIF ``fix``: one artifact change with its replacements."""
+    fix = finding.fix
+    assert fix is not None
+    return {
+        "description": {"text": f"{fix.title} ({fix.applicability})"},
+        "artifactChanges": [
+            {
+                "artifactLocation": _artifact_location(finding.path),
+                "replacements": [
+                    {
+                        "deletedRegion": {
+                            "startLine": edit.line,
+                            "startColumn": edit.column,
+                            "endLine": edit.end_line,
+                            "endColumn": edit.end_column,
+                        },
+                        "insertedContent": {"text": edit.replacement},
+                    }
+                    for edit in fix.edits
+                ],
+            }
+        ],
+    }
 
 
 def fingerprint(code: str, path: str, anchor: str, occurrence: int) -> str:

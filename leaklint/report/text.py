@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 import click
 
-from leaklint.findings import Finding, Severity
+from leaklint.findings import Applicability, Finding, Severity
 from leaklint.report._source import SourceLines
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportO
             lines.extend(_snippet(finding, source_lines.get(finding.path, finding.line), style))
         if finding.help:
             lines.append(f"    {style('help', fg='green', bold=True)}: {finding.help}")
+        if finding.fix is not None:
+            lines.append(f"    {style('fix', fg='cyan', bold=True)} ({finding.fix.applicability}): {finding.fix.title}")
         if options.show_source:
             lines.append("")  # a blank line between blocks, as Ruff does
 
@@ -108,7 +110,20 @@ def _summary(result: LintResult) -> str:
         counts[Severity(finding.severity)] += 1
     breakdown = ", ".join(f"{count} {severity}" for severity, count in counts.items() if count)
     files = _plural(result.files_with_findings, "file")
-    return f"Found {_plural(len(result.findings), 'finding')} ({breakdown}) in {files}{trailer}"
+    return f"Found {_plural(len(result.findings), 'finding')} ({breakdown}) in {files}{trailer}{_fixable(result)}"
+
+
+def _fixable(result: LintResult) -> str:
+    """``; 2 fixable with --fix (1 more with --unsafe-fixes)``, or nothing."""
+    kinds = [f.fix.applicability for f in result.findings if f.fix is not None]
+    safe = sum(kind is Applicability.SAFE for kind in kinds)
+    unsafe = sum(kind is Applicability.UNSAFE for kind in kinds)
+    if not safe and not unsafe:
+        return ""
+    parts = [f"{safe} fixable with --fix"] if safe else []
+    if unsafe:
+        parts.append(f"{unsafe} {'more ' if safe else ''}with --unsafe-fixes")
+    return f"; {parts[0]}" + (f" ({parts[1]})" if len(parts) > 1 else "")
 
 
 def _plural(count: int, noun: str) -> str:
