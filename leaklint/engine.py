@@ -19,20 +19,15 @@ import tokenize
 import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeVar
 
 from leaklint.config import Settings, matches_selector
 from leaklint.findings import ErrorKind, FileError, Finding, LintResult
 from leaklint.rule import Rule, Violation
 
-#: A file that mentions none of these words cannot hold a finding of any leaklint rule: every
-#: rule needs torch names, a loss, a model, or a backward call as evidence. Skipping the parse
-#: for such files is the cheapest speed-up there is (see the design notes).
-RELEVANT_WORDS = (
-    "torch", "loss", "model", "net", "module", "backbone", "encoder", "decoder", "classifier",
-    "generator", "discriminator", "teacher", "student", "criterion", "backward", "no_grad",
-    "lightning", "keras", "tensorflow", "zero_grad", "matplotlib", "functools", "seaborn", "pylab",
-)
+if TYPE_CHECKING:
+    import libcst as cst
+
 STDIN_PATH = "-"
 _CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", re.MULTILINE)
 #: Below this many files a process pool costs more than it saves.
@@ -136,9 +131,14 @@ def _nesting_depth(tree: ast.AST) -> int:
     return deepest
 
 
-def is_relevant(text: str) -> bool:
+def is_relevant(text: str, rules: Iterable[type[Rule]]) -> bool:
+    """Whether ``text`` mentions a word one of ``rules`` requires (:attr:`Rule.requires_any`).
+
+    A file that mentions none cannot hold a finding of these rules, so it is not parsed: the
+    cheapest speed-up there is (see the design notes). Case-insensitive substring match.
+    """
     lowered = text.lower()
-    return any(word in lowered for word in RELEVANT_WORDS)
+    return any(word.lower() in lowered for rule in rules for word in rule.requires_any)
 
 
 # --- running the rules ------------------------------------------------------------------------
@@ -185,7 +185,7 @@ def _internal_error(path: str, error: BaseException, rule: str | None) -> FileEr
     return FileError(path, ErrorKind.INTERNAL, f"internal error in {stage}: {what}{where} (please report this)", rule)
 
 
-def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[list[tuple[type[Rule], Violation]], list[FileError], object]:
+def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[list[tuple[type[Rule], Violation]], list[FileError], cst.Module]:
     import libcst as cst
 
     from leaklint.analysis.facts import ModuleFacts
@@ -212,43 +212,11 @@ def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[lis
     return violations, errors, module
 
 
-def _node_positions(module: object, nodes: Iterable[object]) -> dict[object, object]:
-    """Source ranges of ``nodes``, paying for position metadata only where they are.
+def _position_findings(module: cst.Module, path: str, violations: list[tuple[type[Rule], Violation]]) -> list[Finding]:
+    from leaklint.analysis.positions import node_positions
 
-    libcst's ``PositionProvider`` generates code for the whole module; on a large file that costs
-    more than the parse. Each top-level statement is positioned on its own instead (as a one-
-    statement module, which yields the same columns), shifted by the lines before it.
-    """
-    import libcst as cst
-    from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
-
-    from leaklint.analysis.walk import walk
-
-    assert isinstance(module, cst.Module)
-    wanted = set(nodes)
-    found: dict[object, object] = {}
-    line_offset = sum(module.code_for_node(line).count("\n") for line in module.header)
-    for statement in module.body:
-        if len(found) == len(wanted):
-            break
-        inside = [node for node in walk(statement) if node in wanted]
-        code = module.code_for_node(statement)
-        if inside:
-            alone = module.with_changes(body=[statement], header=[], footer=[])
-            positions = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-            for node in inside:
-                where = positions[node]
-                found[node] = CodeRange(
-                    CodePosition(where.start.line + line_offset, where.start.column),
-                    CodePosition(where.end.line + line_offset, where.end.column),
-                )
-        line_offset += code.count("\n")
-    return found
-
-
-def _position_findings(module: object, path: str, violations: list[tuple[type[Rule], Violation]]) -> list[Finding]:
     nodes = [v.node for _, v in violations] + [v.statement for _, v in violations if v.statement is not None]
-    positions = _node_positions(module, nodes)
+    positions = node_positions(module, nodes)
     findings = []
     for rule, violation in violations:
         where = positions[violation.node]
@@ -289,12 +257,18 @@ def _filter(findings: Iterable[Finding], text: str, path: str, settings: Setting
     return sorted(unique.values(), key=Finding.sort_key)
 
 
-def lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings) -> FileOutcome:
-    """Lint decoded source ``text`` (reported as ``path``) with ``rules``."""
+def lint_text(
+    text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, *, text_gate: bool = True
+) -> FileOutcome:
+    """Lint decoded source ``text`` (reported as ``path``) with ``rules``.
+
+    ``text_gate=False`` parses the file even when it mentions no word the rules require: for tests
+    that prove the gate only skips work.
+    """
     outcome = FileOutcome(path)
     try:
         check_syntax(text, path)
-        if not rules or not is_relevant(text):
+        if not rules or (text_gate and not is_relevant(text, rules)):
             return outcome
         violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules))
         if violations:

@@ -21,6 +21,13 @@ if TYPE_CHECKING:
 
 RULE_CODE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 
+#: Words one of which a file must mention to hold a finding of a torch rule: torch names, a loss,
+#: a model, or a backward call are the evidence every such rule needs.
+TORCH_WORDS = (
+    "torch", "loss", "model", "net", "module", "backbone", "encoder", "decoder", "classifier",
+    "generator", "discriminator", "teacher", "student", "criterion", "backward", "no_grad", "lightning",
+)
+
 #: Sections every rule's ``docs`` must have, in this order (the shape of a Ruff rule page).
 DOC_SECTIONS = ("What it finds", "Why it matters", "Example", "Use instead", "Known false positives", "References")
 
@@ -50,6 +57,11 @@ class Rule:
     docs: ClassVar[str]
     #: Off-by-default rules run only when selected explicitly (by code, prefix or ``ALL``).
     default_enabled: ClassVar[bool] = True
+    #: Lower-case words, one of which every file that can hold a finding of this rule mentions
+    #: (case-insensitive substring). A file that mentions no word of any enabled rule is not even
+    #: parsed. Rules that look for another framework's API override it with that API's import
+    #: names: a rule that resolves calls through imports cannot fire without the import.
+    requires_any: ClassVar[tuple[str, ...]] = TORCH_WORDS
     #: Whether ``--fix`` can repair findings of this rule (autofix arrives in a later release).
     fixable: ClassVar[bool] = False
     #: Code snippets that must produce no finding of this rule.

@@ -8,22 +8,16 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis import torch_api
+from leaklint.analysis.carry import CarriedState, bounded_carries, carried_states
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
-from leaklint.analysis.structure import LoopInfo, backward_target, bound_names
+from leaklint.analysis.structure import LoopInfo, backward_calls, backward_target, bound_names, names_bound_in
+from leaklint.analysis.syntax import keyword_is_true
 from leaklint.analysis.values import Kind
-from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.analysis.walk import calls_in, names_read, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
-from leaklint.rules.ll103_hidden_state_carry import (
-    CarriedState,
-    backward_calls,
-    bounded_carries,
-    carried_states,
-    literal_true,
-    names_read,
-)
 
 
 class RetainGraphInLoop(Rule):
@@ -210,10 +204,10 @@ for step, (x, y) in enumerate(loader):
 
 def _retaining_calls(fact: StatementFact, facts: ModuleFacts) -> Iterator[cst.Call]:
     """Backward calls in the statement with a literal ``retain_graph=True`` (not ``create_graph=True``)."""
-    for node in walk(fact.node, into=not_into_scopes):
-        if isinstance(node, cst.Call) and backward_target(node, facts.imports) is not None:
-            if literal_true(node, "retain_graph") and not literal_true(node, "create_graph"):
-                yield node
+    for call in calls_in(fact.node):
+        if backward_target(call, facts.imports) is not None:
+            if keyword_is_true(call, "retain_graph") and not keyword_is_true(call, "create_graph"):
+                yield call
 
 
 @dataclass(frozen=True)
@@ -225,7 +219,7 @@ class _Situation:
 
 
 def _situation(loop: LoopInfo, call: cst.Call, facts: ModuleFacts) -> _Situation:
-    calls = backward_calls(loop.node.body, facts)
+    calls = backward_calls(loop.node.body, facts.imports)
     position = next((i for i, c in enumerate(calls) if c is call), len(calls))
     return _Situation(later_backward=position < len(calls) - 1, earlier_backward=position > 0)
 
@@ -357,16 +351,7 @@ def _inputs_in_loop(target: cst.BaseExpression, loop: LoopInfo) -> set[str]:
 
 def _bound_in(loop: LoopInfo) -> set[str]:
     """Every dotted name bound anywhere in the loop body (including ``t = t + x`` and loop targets)."""
-    names: set[str] = set(bound_names(loop.node.target)) if isinstance(loop.node, cst.For) else set()
-    for node in walk(loop.node.body, into=not_into_scopes):
-        if isinstance(node, cst.AssignTarget):
-            names.update(bound_names(node.target))
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            names.update(bound_names(node.target))
-        elif isinstance(node, (cst.For, cst.CompFor)):
-            names.update(bound_names(node.target))
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            names.update(bound_names(node.asname.name))
-        elif isinstance(node, cst.NamedExpr):
-            names.update(bound_names(node.target))
+    names = names_bound_in(loop.node.body)
+    if isinstance(loop.node, cst.For):
+        names.update(bound_names(loop.node.target))
     return names

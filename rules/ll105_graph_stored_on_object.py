@@ -1,412 +1,32 @@
 """LL105 graph-stored-on-object: one step's autograd graph parked in an attribute, a global, a
-closure cell, or the store of a forward hook.
-
-The module also holds what LL106 and LL107 share with it (which calls register hooks, which
-function a hook argument names, which functions run once per training step, how a call resolves
-to a function of the same file). These are facts about the program, not about one rule: they
-belong in ``leaklint.analysis`` once a second consumer outside this trio needs them.
-"""
+closure cell, or the store of a forward hook."""
 
 from __future__ import annotations
 
-import enum
 import re
-import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import libcst as cst
 
 from leaklint.analysis import torch_api
+from leaklint.analysis.calls import call_graph, function_named
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.hooks import HookFunction, HookKind, HookRegistration, hook_parameters, hook_registrations, resolve_hook
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
-from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, backward_target, bound_names
+from leaklint.analysis.steps import per_step_functions
+from leaklint.analysis.structure import FunctionInfo, GradMode, bound_names, names_bound_in
+from leaklint.analysis.syntax import call_argument, declared_names, root_name
 from leaklint.analysis.values import Evidence, Kind, Value
 from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
 
-# =================================================================================================
-# Shared program facts (LL105, LL106, LL107)
-# =================================================================================================
-
-
-class HookKind(enum.Enum):
-    FORWARD = "forward hook"
-    FORWARD_PRE = "forward pre-hook"
-    BACKWARD = "backward hook"
-    TENSOR = "tensor hook"
-
-
-#: ``Module``/``Tensor`` methods that register a hook, and what the hook receives.
-HOOK_METHODS = {
-    "register_forward_hook": HookKind.FORWARD,
-    "register_forward_pre_hook": HookKind.FORWARD_PRE,
-    "register_full_backward_hook": HookKind.BACKWARD,
-    "register_full_backward_pre_hook": HookKind.BACKWARD,
-    "register_backward_hook": HookKind.BACKWARD,
-    "register_hook": HookKind.TENSOR,
-}
-#: ``torch.nn.modules.module.register_module_*``: global hooks that run for every module.
-GLOBAL_HOOK_FUNCTIONS = {
-    "register_module_forward_hook": HookKind.FORWARD,
-    "register_module_forward_pre_hook": HookKind.FORWARD_PRE,
-    "register_module_full_backward_hook": HookKind.BACKWARD,
-    "register_module_full_backward_pre_hook": HookKind.BACKWARD,
-    "register_module_backward_hook": HookKind.BACKWARD,
-}
-#: ``runner.register_hook(CheckpointHook())`` (mmcv, ignite...) registers a training-loop callback.
-_NOT_TORCH_HOOK_RECEIVER = re.compile(r"(runner|trainer|engine|callbacks?|emitter|dispatcher)$", re.I)
-
-#: Functions that run once per training step by their name alone.
-STEP_FUNCTION_NAMES = frozenset(
-    {"forward", "training_step", "train_step", "step", "train_batch", "train_on_batch", "optimize_parameters"}
-)
-
 #: Calls whose result has no autograd history, whatever goes in (used where provenance is blind).
 _DETACHING_METHODS = torch_api.DETACH_METHODS | torch_api.TO_PYTHON_METHODS | torch_api.NON_TENSOR_METHODS
 _DETACHING_ATTRIBUTES = torch_api.DETACHED_ATTRIBUTES | torch_api.NON_TENSOR_ATTRIBUTES
 _PYTHON_VALUE_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "repr"})
-
-
-@dataclass(frozen=True, eq=False)
-class HookRegistration:
-    """One ``x.register_*hook(fn)`` call."""
-
-    call: cst.Call
-    fact: StatementFact
-    method: str
-    kind: HookKind
-    #: The module or tensor the hook goes on; None for a global ``register_module_*`` hook.
-    receiver: cst.BaseExpression | None
-    hook: cst.BaseExpression | None
-
-
-@dataclass(frozen=True, eq=False)
-class HookFunction:
-    """The code a hook argument names: a function, a method, a lambda."""
-
-    node: cst.FunctionDef | cst.Lambda
-    info: FunctionInfo | None  # None for a lambda
-    #: Leading parameters already bound (``self`` of a method, ``functools.partial`` arguments).
-    bound: int
-    #: Parameters bound by keyword (``functools.partial(fn, name=name)``).
-    bound_keywords: frozenset[str] = frozenset()
-
-
-class _Index:
-    """Per-module lookups the three rules share, built once per ``ModuleFacts``."""
-
-    def __init__(self, facts: ModuleFacts) -> None:
-        self.facts = facts
-        self.by_function: dict[FunctionInfo, list[StatementFact]] = {}
-        for fact in facts.statements():
-            self.by_function.setdefault(fact.function, []).append(fact)
-        self.registrations = (
-            [reg for fact in facts.statements() for reg in _registrations_in(fact, facts)]
-            if _may_register_hooks(facts)
-            else []
-        )
-        self._per_iteration: dict[FunctionInfo, str] | None = None
-        self._backward_consumed: set[str] | None = None
-        self._backpropagated: set[FunctionInfo] | None = None
-
-    def statements_of(self, function: FunctionInfo) -> list[StatementFact]:
-        return self.by_function.get(function, [])
-
-    @property
-    def per_iteration(self) -> dict[FunctionInfo, str]:
-        if self._per_iteration is None:
-            self._per_iteration = _per_iteration_functions(self)
-        return self._per_iteration
-
-    @property
-    def backpropagated_functions(self) -> set[FunctionInfo]:
-        """Functions whose result some caller in the file runs backward on."""
-        if self._backpropagated is None:
-            self._backpropagated = _backpropagated_functions(self)
-        return self._backpropagated
-
-    @property
-    def backward_consumed(self) -> set[str]:
-        """Every name whose graph flows into a backward call somewhere in the file."""
-        if self._backward_consumed is None:
-            names: set[str] = set(self.facts.summary(self.facts.structure.top).backward_consumed)
-            for info in self.facts.structure.functions.values():
-                names |= self.facts.summary(info).backward_consumed
-            self._backward_consumed = names
-        return self._backward_consumed
-
-
-_INDEXES: weakref.WeakKeyDictionary[ModuleFacts, _Index] = weakref.WeakKeyDictionary()
-
-
-def index(facts: ModuleFacts) -> _Index:
-    found = _INDEXES.get(facts)
-    if found is None:
-        found = _INDEXES[facts] = _Index(facts)
-    return found
-
-
-def hook_registrations(facts: ModuleFacts) -> list[HookRegistration]:
-    """Every hook registration call in a statement that runs."""
-    return index(facts).registrations
-
-
-def argument(call: cst.Call, position: int, keyword: str | None = None) -> cst.BaseExpression | None:
-    """The ``position``-th positional argument of ``call``, or the one passed as ``keyword=``."""
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    if len(positional) > position:
-        return positional[position]
-    for arg in call.args:
-        if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    return None
-
-
-def _may_register_hooks(facts: ModuleFacts) -> bool:
-    """Cheap pre-check from the structure scan: a hook method called on something other than
-    ``self``, an ``nn.Module`` class (``self.register_forward_hook``), or an imported global hook."""
-    structure = facts.structure
-    if structure.external_method_calls & (HOOK_METHODS.keys() | GLOBAL_HOOK_FUNCTIONS.keys()):
-        return True
-    if any(cls.is_module for cls in structure.classes.values()):
-        return True
-    return any(facts.imports.qualify(name) for name in GLOBAL_HOOK_FUNCTIONS)
-
-
-def _registrations_in(fact: StatementFact, facts: ModuleFacts) -> Iterator[HookRegistration]:
-    for node in walk(fact.node, into=not_into_scopes):
-        if not isinstance(node, cst.Call):
-            continue
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in HOOK_METHODS:
-            receiver_name = dotted_name(func.value) or ""
-            if func.attr.value == "register_hook" and _NOT_TORCH_HOOK_RECEIVER.search(receiver_name):
-                continue
-            yield HookRegistration(node, fact, func.attr.value, HOOK_METHODS[func.attr.value], func.value, argument(node, 0, "hook"))
-            continue
-        qualified = facts.imports.resolve(func) or ""
-        leaf = qualified.rsplit(".", 1)[-1]
-        if qualified.startswith("torch.") and leaf in GLOBAL_HOOK_FUNCTIONS:
-            yield HookRegistration(node, fact, leaf, GLOBAL_HOOK_FUNCTIONS[leaf], None, argument(node, 0, "hook"))
-
-
-def function_named(name: str, scope: FunctionInfo, facts: ModuleFacts) -> cst.FunctionDef | None:
-    """The function ``name`` means in ``scope``: a nested def of it or of an enclosing function,
-    else a module-level function."""
-    structure = facts.structure
-    current: FunctionInfo | None = scope
-    while current is not None:
-        found = structure.nested_functions.get((current, name))
-        if found is not None:
-            return found
-        current = current.parent
-    return structure.module_functions.get(name)
-
-
-def local_callee(call: cst.Call, scope: FunctionInfo, facts: ModuleFacts) -> FunctionInfo | None:
-    """The function of this file that ``call`` runs: ``helper(...)`` or ``self.method(...)``."""
-    func = call.func
-    node: cst.FunctionDef | None = None
-    if isinstance(func, cst.Name):
-        node = function_named(func.value, scope, facts)
-    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        if scope.cls is not None:
-            node = scope.cls.find_method(func.attr.value)
-    return facts.structure.functions.get(node) if node is not None else None
-
-
-def _calls_in(fact: StatementFact) -> Iterator[cst.Call]:
-    for node in walk(fact.node, into=not_into_scopes):
-        if isinstance(node, cst.Call):
-            yield node
-
-
-def _backward_outside_loops(statements: list[StatementFact], facts: ModuleFacts) -> bool:
-    """The function itself is one training step: it runs a backward that no loop of its own repeats."""
-    return any(
-        not fact.loops and any(backward_target(call, facts.imports) is not None for call in _calls_in(fact))
-        for fact in statements
-    )
-
-
-def _per_iteration_functions(idx: _Index) -> dict[FunctionInfo, str]:
-    """Functions that run once per training/evaluation step, with the reason.
-
-    Seeds: ``forward``/``training_step``/``step``... by name, a function that runs backward
-    outside its own loops, and a local function called inside an iteration loop. Whatever a
-    per-iteration function calls in the same file runs once per iteration too.
-    """
-    facts = idx.facts
-    found: dict[FunctionInfo, str] = {}
-    for info in facts.structure.functions.values():
-        if info.name in STEP_FUNCTION_NAMES:
-            found[info] = f"'{info.name}' runs every training step"
-        elif info.backward_names and _backward_outside_loops(idx.statements_of(info), facts):
-            found[info] = f"'{info.name}' runs one training step"
-    for fact in facts.statements():
-        if any(loop.is_iteration_loop for loop in fact.loops):
-            for call in _calls_in(fact):
-                callee = local_callee(call, fact.function, facts)
-                if callee is not None and callee not in found and callee.name != "__init__":
-                    found[callee] = f"'{callee.name}' is called in a loop over iterations"
-    frontier = list(found)
-    while frontier:
-        caller = frontier.pop()
-        for fact in idx.statements_of(caller):
-            for call in _calls_in(fact):
-                callee = local_callee(call, fact.function, facts)
-                if callee is not None and callee not in found and callee.name != "__init__":
-                    found[callee] = f"'{callee.name}' is called from '{caller.name}', which runs every step"
-                    frontier.append(callee)
-    return found
-
-
-def _backpropagated_functions(idx: _Index) -> set[FunctionInfo]:
-    facts = idx.facts
-    found: set[FunctionInfo] = set()
-    for fact in facts.statements():
-        node = fact.node
-        if not isinstance(node, cst.Assign) or not isinstance(node.value, (cst.Call, cst.Tuple, cst.Subscript)):
-            continue
-        names = {name for target in node.targets for name in bound_names(target.target)}
-        if not names & facts.summary(fact.function).backward_consumed:
-            continue
-        for call in _calls_in(fact):
-            callee = local_callee(call, fact.function, facts)
-            if callee is not None:
-                found.add(callee)
-    return found
-
-
-def resolve_hook(expr: cst.BaseExpression | None, scope: FunctionInfo, facts: ModuleFacts, depth: int = 0) -> list[HookFunction]:
-    """The functions a hook argument names: ``fn``, ``self.method``, ``lambda m, i, o: ...``,
-    ``make_hook(name)`` (a factory returning a nested def or a lambda), ``Saver()`` (an object
-    with ``__call__``), ``functools.partial(fn, ...)``, or a variable bound to one of those."""
-    if expr is None or depth > 4:
-        return []
-    structure = facts.structure
-    if isinstance(expr, cst.Lambda):
-        return [HookFunction(expr, None, 0)]
-    if isinstance(expr, cst.Name):
-        node = function_named(expr.value, scope, facts)
-        if node is not None:
-            return [HookFunction(node, structure.functions[node], 0)]
-        return [hook for value in _assigned_values(expr.value, scope, facts) for hook in resolve_hook(value, scope, facts, depth + 1)]
-    if isinstance(expr, cst.Attribute):
-        owner = _class_of(expr.value, scope, facts)
-        method = owner.find_method(expr.attr.value) if owner is not None else None
-        return [HookFunction(method, structure.functions[method], 1)] if method is not None else []
-    if isinstance(expr, cst.Call):
-        qualified = facts.imports.resolve(expr.func) or ""
-        if qualified == "functools.partial" and expr.args:
-            bound = len([a for a in expr.args[1:] if a.keyword is None and not a.star])
-            keywords = frozenset(a.keyword.value for a in expr.args[1:] if a.keyword is not None)
-            inner = resolve_hook(expr.args[0].value, scope, facts, depth + 1)
-            return [HookFunction(h.node, h.info, h.bound + bound, h.bound_keywords | keywords) for h in inner]
-        if isinstance(expr.func, cst.Name) and expr.func.value in structure.classes_by_name:
-            call_method = structure.classes_by_name[expr.func.value].find_method("__call__")
-            return [HookFunction(call_method, structure.functions[call_method], 1)] if call_method is not None else []
-        factory = local_callee(expr, scope, facts)
-        if factory is not None:
-            return [
-                hook
-                for fact in index(facts).statements_of(factory)
-                if isinstance(fact.node, cst.Return) and fact.node.value is not None
-                for hook in resolve_hook(fact.node.value, factory, facts, depth + 1)
-            ]
-    return []
-
-
-def _assigned_values(name: str, scope: FunctionInfo, facts: ModuleFacts) -> list[cst.BaseExpression]:
-    """Expressions assigned to the plain name ``name`` in ``scope``."""
-    values = []
-    for fact in index(facts).statements_of(scope):
-        node = fact.node
-        if isinstance(node, cst.Assign) and any(
-            isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
-        ):
-            values.append(node.value)
-    return values
-
-
-def _class_of(expr: cst.BaseExpression, scope: FunctionInfo, facts: ModuleFacts) -> ClassInfo | None:
-    """The local class of ``self`` (in a method) or of a variable bound to ``LocalClass(...)``."""
-    if isinstance(expr, cst.Name) and expr.value == "self":
-        return scope.cls
-    if isinstance(expr, cst.Name):
-        for value in _assigned_values(expr.value, scope, facts):
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-                found = facts.structure.classes_by_name.get(value.func.value)
-                if found is not None:
-                    return found
-    return None
-
-
-def hook_parameters(hook: HookFunction) -> tuple[list[str], str | None]:
-    """The parameters torch fills when it calls the hook (not the bound ones, not those with a
-    default such as ``lambda m, i, o, name=name: ...``), and the ``*args`` name."""
-    params = hook.node.params
-    positional = [p.name.value for p in (*params.posonly_params, *params.params) if p.default is None]
-    star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
-    return [name for name in positional[hook.bound :] if name not in hook.bound_keywords], star
-
-
-def is_syntactically_detached(expr: cst.BaseExpression) -> bool:
-    """``o.detach().cpu()``, ``o[0].item()``, ``o.data``, ``float(o)``: no history left, whatever ``o`` is."""
-    node: cst.BaseExpression = expr
-    while True:
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Attribute):
-                if func.attr.value in _DETACHING_METHODS:
-                    return True
-                node = func.value
-                continue
-            return isinstance(func, cst.Name) and func.value in _PYTHON_VALUE_BUILTINS
-        if isinstance(node, cst.Attribute):
-            if node.attr.value in _DETACHING_ATTRIBUTES:
-                return True
-            node = node.value
-            continue
-        if isinstance(node, cst.Subscript):
-            node = node.value
-            continue
-        return False
-
-
-def root_name(expr: cst.BaseExpression) -> str | None:
-    """``features`` in ``features[name]``, ``self`` in ``self.cache["x"]``, ``out`` in ``out.grad_fn``."""
-    while True:
-        if isinstance(expr, cst.Name):
-            return expr.value
-        if isinstance(expr, (cst.Attribute,)):
-            expr = expr.value
-        elif isinstance(expr, cst.Subscript):
-            expr = expr.value
-        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            expr = expr.func.value
-        else:
-            return None
-
-
-def declared_names(function: cst.FunctionDef) -> tuple[set[str], set[str]]:
-    """Names a function declares ``global`` and ``nonlocal`` (not counting nested scopes)."""
-    globals_: set[str] = set()
-    nonlocals: set[str] = set()
-    for node in walk(function.body, into=not_into_scopes):
-        if isinstance(node, cst.Global):
-            globals_.update(item.name.value for item in node.names)
-        elif isinstance(node, cst.Nonlocal):
-            nonlocals.update(item.name.value for item in node.names)
-    return globals_, nonlocals
-
-
-# =================================================================================================
-# LL105
-# =================================================================================================
 
 #: Container methods that store an argument, and which positional argument they store.
 _STORING_METHODS = {"append": 0, "appendleft": 0, "extend": 0, "add": 0, "put": 0, "insert": 1, "__setitem__": 1, "setdefault": 1, "update": 0}
@@ -647,18 +267,17 @@ class Validator:
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
-        idx = index(facts)
-        for store, hook, kind in _hook_stores(facts, idx):
+        for store, hook, kind in _hook_stores(facts):
             yield _hook_violation(facts, store, hook, kind)
         hook_nodes = {
-            hook.node for reg in idx.registrations for hook in resolve_hook(reg.hook, reg.fact.function, facts)
+            hook.node for reg in hook_registrations(facts) for hook in resolve_hook(reg.hook, reg.fact.function, facts)
         }
-        for store, fact in _slot_stores(facts, idx, hook_nodes):
-            yield _slot_violation(facts, store, fact, idx)
+        for store, fact in _slot_stores(facts, hook_nodes):
+            yield _slot_violation(facts, store, fact)
 
 
 # ---- stores in per-step code -------------------------------------------------------------------
-def _slot_stores(facts: ModuleFacts, idx: _Index, hook_nodes: set[cst.CSTNode]) -> Iterator[tuple[_Store, StatementFact]]:
+def _slot_stores(facts: ModuleFacts, hook_nodes: set[cst.CSTNode]) -> Iterator[tuple[_Store, StatementFact]]:
     declared: dict[FunctionInfo, set[str]] = {}
     for fact in facts.statements():
         function = fact.function
@@ -675,10 +294,10 @@ def _slot_stores(facts: ModuleFacts, idx: _Index, hook_nodes: set[cst.CSTNode]) 
             slot = _slot_name(target, declared.get(function, set()))
             if slot is None or _feeds_itself(fact, slot, expr):
                 continue
-            if function not in idx.per_iteration and not any(loop.is_iteration_loop for loop in fact.loops):
+            if function not in per_step_functions(facts) and not any(loop.is_iteration_loop for loop in fact.loops):
                 continue
             confidence = _value_confidence(value)
-            if _feeds_backward(fact, slot, expr, facts, idx):
+            if _feeds_backward(fact, slot, expr, facts):
                 confidence = Confidence.LOW
             yield _Store(fact.node, fact.line, slot, expr, False, confidence), fact
 
@@ -750,14 +369,14 @@ def _value_confidence(value: Value) -> Confidence:
     return min(value.confidence, Confidence.MEDIUM, key=lambda c: c.rank)
 
 
-def _feeds_backward(fact: StatementFact, slot: str, expr: cst.BaseExpression, facts: ModuleFacts, idx: _Index) -> bool:
+def _feeds_backward(fact: StatementFact, slot: str, expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
     """The stored graph is the step's working state: the slot, or a graph-attached name stored in
     it, flows into a backward call (in this function, or for ``self.x`` anywhere in the file)."""
     consumed = facts.summary(fact.function).backward_consumed
     target = slot.split("[", 1)[0]
-    if target in consumed or (target.startswith("self.") and target in idx.backward_consumed):
+    if target in consumed or (target.startswith("self.") and target in facts.index.backward_consumed):
         return True
-    if _returned_into_backward(fact, expr, facts, idx):
+    if _returned_into_backward(fact, expr, facts):
         return True
     for name in dotted_names_in(expr):
         known = fact.env.get(name)
@@ -766,7 +385,7 @@ def _feeds_backward(fact: StatementFact, slot: str, expr: cst.BaseExpression, fa
     return False
 
 
-def _returned_into_backward(fact: StatementFact, expr: cst.BaseExpression, facts: ModuleFacts, idx: _Index) -> bool:
+def _returned_into_backward(fact: StatementFact, expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
     """The stored value is part of what the function returns, and whoever calls it runs backward
     on the result: Lightning on what ``training_step`` returns, or a caller in this file
     (``loss = self.compute_loss(...); loss.backward()``)."""
@@ -776,15 +395,32 @@ def _returned_into_backward(fact: StatementFact, expr: cst.BaseExpression, facts
         return False
     if function.cls is not None and function.cls.is_lightning and function.name == "training_step":
         return True
-    return function in idx.backpropagated_functions
+    return function in facts.derived(_backpropagated_functions)
 
 
-def _slot_violation(facts: ModuleFacts, store: _Store, fact: StatementFact, idx: _Index) -> Violation:
-    where = _where(fact, idx)
+def _backpropagated_functions(facts: ModuleFacts) -> set[FunctionInfo]:
+    """Functions whose result some caller in the file runs backward on (``loss = self.compute(x);
+    loss.backward()``)."""
+    found: set[FunctionInfo] = set()
+    for _, fact, callee in call_graph(facts).resolved:
+        node = fact.node
+        if callee is None or not isinstance(node, cst.Assign) or not isinstance(node.value, (cst.Call, cst.Tuple, cst.Subscript)):
+            continue
+        names = {name for target in node.targets for name in bound_names(target.target)}
+        if names & facts.summary(fact.function).backward_consumed:
+            found.add(callee)
+    return found
+
+
+def _slot_violation(facts: ModuleFacts, store: _Store, fact: StatementFact) -> Violation:
     message = (
-        f"'{facts.describe(store.stored)}' is stored in '{store.target}' with its autograd graph {where}; "
+        f"'{facts.describe(store.stored)}' is stored in '{store.target}' with its autograd graph {_where(fact, facts)}; "
         "the last step's graph stays alive while the next step builds its own"
     )
+    return _store_violation(facts, store, message)
+
+
+def _store_violation(facts: ModuleFacts, store: _Store, message: str) -> Violation:
     receiver = facts.describe_receiver(store.stored)
     return Violation(
         node=store.node,
@@ -795,10 +431,10 @@ def _slot_violation(facts: ModuleFacts, store: _Store, fact: StatementFact, idx:
     )
 
 
-def _where(fact: StatementFact, idx: _Index) -> str:
+def _where(fact: StatementFact, facts: ModuleFacts) -> str:
     if any(loop.is_iteration_loop for loop in fact.loops):
         return "inside a loop over iterations"
-    reason = idx.per_iteration.get(fact.function)
+    reason = per_step_functions(facts).get(fact.function)
     return f"({reason})" if reason else "every step"
 
 
@@ -835,10 +471,10 @@ def _mentions_undetached(expr: cst.BaseExpression, target: str) -> bool:
 
 
 # ---- stores in forward hooks -------------------------------------------------------------------
-def _hook_stores(facts: ModuleFacts, idx: _Index) -> Iterator[tuple[_Store, HookFunction, HookKind]]:
+def _hook_stores(facts: ModuleFacts) -> Iterator[tuple[_Store, HookFunction, HookKind]]:
     seen: set[cst.CSTNode] = set()
     forwards_without_grad = _forwards_only_without_grad(facts)
-    for registration in idx.registrations:
+    for registration in hook_registrations(facts):
         if registration.kind not in (HookKind.FORWARD, HookKind.FORWARD_PRE):
             continue  # gradients handed to backward hooks carry no graph
         for hook in resolve_hook(registration.hook, registration.fact.function, facts):
@@ -851,12 +487,12 @@ def _hook_stores(facts: ModuleFacts, idx: _Index) -> Iterator[tuple[_Store, Hook
             if isinstance(hook.node, cst.Lambda):
                 stores = _lambda_stores(hook.node, graph_params, registration)
             else:
-                stores = _function_hook_stores(hook, graph_params, facts, idx)
+                stores = _function_hook_stores(hook, graph_params, facts)
             for store in stores:
                 confidence = store.confidence
-                if forwards_without_grad or _container_feeds_backward(store.target, idx):
+                if forwards_without_grad or _container_feeds_backward(store.target, facts):
                     confidence = Confidence.LOW
-                elif not store.grows and _emptied_by_reader(store.target, hook, facts, idx):
+                elif not store.grows and _emptied_by_reader(store.target, hook, facts):
                     confidence = Confidence.LOW
                 yield _with_confidence(store, confidence), hook, registration.kind
 
@@ -871,16 +507,16 @@ def _forwards_only_without_grad(facts: ModuleFacts) -> bool:
     return bool(calls) and all(call.grad is GradMode.DISABLED for call in calls)
 
 
-def _container_feeds_backward(target: str, idx: _Index) -> bool:
+def _container_feeds_backward(target: str, facts: ModuleFacts) -> bool:
     """Features captured for a loss: the store is read into something that is backpropagated."""
     base = re.split(r"[\[.]", target.removeprefix("self."), maxsplit=1)[0]
-    consumed = idx.backward_consumed
+    consumed = facts.index.backward_consumed
     if target.startswith("self."):
         return f"self.{base}" in consumed or any(name.endswith("." + base) for name in consumed)
     return base in consumed
 
 
-def _emptied_by_reader(target: str, hook: HookFunction, facts: ModuleFacts, idx: _Index) -> bool:
+def _emptied_by_reader(target: str, hook: HookFunction, facts: ModuleFacts) -> bool:
     """The hook hands its output over: code outside it (not ``__init__``, not module set-up)
     empties the store after reading it (``self._outputs[device] = OrderedDict()``, ``.clear()``,
     ``.pop(k)``, ``del d[k]``), so no graph waits there for the next forward pass."""
@@ -939,15 +575,15 @@ def _graph_parameters(hook: HookFunction, kind: HookKind) -> dict[str, Confidenc
     return found
 
 
-def _function_hook_stores(hook: HookFunction, graph_params: dict[str, Confidence], facts: ModuleFacts, idx: _Index) -> Iterator[_Store]:
+def _function_hook_stores(hook: HookFunction, graph_params: dict[str, Confidence], facts: ModuleFacts) -> Iterator[_Store]:
     info = hook.info
     assert info is not None and isinstance(hook.node, cst.FunctionDef)
     globals_, nonlocals = declared_names(hook.node)
     outer_names = globals_ | nonlocals
-    assigned = _assigned_in(hook.node) - outer_names
+    assigned = {name for name in names_bound_in(hook.node.body) if "." not in name} - outer_names  # its locals
     params = set(info.params)
     tainted = dict(graph_params)
-    for fact in idx.statements_of(info):
+    for fact in facts.index.statements_of(info):
         if fact.grad is GradMode.DISABLED:
             continue
         node = fact.node
@@ -981,7 +617,7 @@ def _lambda_stores(node: cst.Lambda, graph_params: dict[str, Confidence], regist
     params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
 
     def taint(expr: cst.BaseExpression) -> Confidence | None:
-        if is_syntactically_detached(expr):
+        if _syntactically_detached(expr):
             return None
         hits = [graph_params[n] for n in dotted_names_in(expr) if n in graph_params]
         return max(hits, key=lambda c: c.rank) if hits else None
@@ -1001,7 +637,7 @@ def _method_store(
     ``setattr(obj, "x", o)`` into a container that lives outside the hook."""
     func = call.func
     if isinstance(func, cst.Name) and func.value == "setattr":
-        owner, stored = argument(call, 0), argument(call, 2)
+        owner, stored = call_argument(call, 0), call_argument(call, 2)
         if owner is None or stored is None or not _lives_outside(owner, assigned, params):
             return None
         confidence = taint(stored)
@@ -1011,7 +647,7 @@ def _method_store(
     if not _lives_outside(func.value, assigned, params):
         return None
     method = func.attr.value
-    stored = argument(call, _STORING_METHODS[method])
+    stored = call_argument(call, _STORING_METHODS[method])
     candidates = [stored] if stored is not None else []
     if method == "update":
         candidates = [a.value for a in call.args]
@@ -1041,21 +677,6 @@ def _container_text(container: cst.BaseExpression) -> str:
     return dotted_name(container) or "a container"
 
 
-def _assigned_in(function: cst.FunctionDef) -> set[str]:
-    """Plain names bound inside the function body (its locals), parameters excluded."""
-    names: set[str] = set()
-    for node in walk(function.body, into=not_into_scopes):
-        if isinstance(node, cst.AssignTarget):
-            names.update(n for n in bound_names(node.target) if "." not in n)
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            names.update(n for n in bound_names(node.target) if "." not in n)
-        elif isinstance(node, (cst.For, cst.CompFor)):
-            names.update(n for n in bound_names(node.target) if "." not in n)
-        elif isinstance(node, cst.AsName) and isinstance(node.name, (cst.Name, cst.Tuple, cst.List)):
-            names.update(n for n in bound_names(node.name) if "." not in n)
-    return names
-
-
 def _outer_target(target: cst.BaseExpression, assigned: set[str], params: set[str], outer_names: set[str]) -> str | None:
     """Where an assignment in a hook stores into something that outlives the call: an attribute
     (of ``self``, of the module argument, of a captured object), a declared global/nonlocal, or a
@@ -1068,6 +689,28 @@ def _outer_target(target: cst.BaseExpression, assigned: set[str], params: set[st
     return _container_text(target) if isinstance(target, cst.Subscript) else dotted_name(target)
 
 
+def _syntactically_detached(expr: cst.BaseExpression) -> bool:
+    """``o.detach().cpu()``, ``o[0].item()``, ``o.data``, ``float(o)``: no history left, whatever ``o`` is."""
+    node: cst.BaseExpression = expr
+    while True:
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute):
+                if func.attr.value in _DETACHING_METHODS:
+                    return True
+                node = func.value
+                continue
+            return isinstance(func, cst.Name) and func.value in _PYTHON_VALUE_BUILTINS
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in _DETACHING_ATTRIBUTES:
+                return True
+            node = node.value
+            continue
+        if isinstance(node, cst.Subscript):
+            node = node.value
+            continue
+        return False
+
 def _taint(expr: cst.BaseExpression, tainted: dict[str, Confidence], facts: ModuleFacts, scope: FunctionInfo) -> Confidence | None:
     """How sure we are that ``expr`` carries a hook argument's graph (None: it does not).
 
@@ -1075,7 +718,7 @@ def _taint(expr: cst.BaseExpression, tainted: dict[str, Confidence], facts: Modu
     answer only counts when it proves the opposite (``o.detach()`` is detached whatever ``o`` is).
     A function leaklint cannot see (``stat_fn(module, input, output)``) may return anything: low.
     """
-    if is_syntactically_detached(expr):
+    if _syntactically_detached(expr):
         return None
     value = facts.value(expr)
     if value.role is None and value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
@@ -1119,11 +762,4 @@ def _hook_violation(facts: ModuleFacts, store: _Store, hook: HookFunction, kind:
             f"the {kind.value} '{name}' stores '{what}' in '{store.target}' with its autograd graph; "
             "the last forward pass's graph stays alive until the hook runs again"
         )
-    receiver = facts.describe_receiver(store.stored)
-    return Violation(
-        node=store.node,
-        message=message,
-        confidence=store.confidence,
-        help=f"store {receiver}.detach() (add .cpu() to move it off the device)" if receiver else None,
-        statement=store.statement,
-    )
+    return _store_violation(facts, store, message)

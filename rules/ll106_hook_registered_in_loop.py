@@ -8,20 +8,17 @@ from typing import Iterator
 
 import libcst as cst
 
+from leaklint.analysis.calls import call_graph
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.hooks import HookKind, HookRegistration, hook_registrations
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, LoopInfo, bound_names
-from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
+from leaklint.analysis.syntax import root_name, subscript_base
+from leaklint.analysis.walk import calls_in, dotted_names_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
-from leaklint.rules.ll105_graph_stored_on_object import (
-    HookKind,
-    HookRegistration,
-    index,
-    local_callee,
-    root_name,
-)
 
 #: Calls that look an object up rather than build one: the result is whatever already existed.
 _LOOKUP_FUNCTIONS = frozenset({"getattr", "dict", "next", "iter", "list", "tuple"})
@@ -234,7 +231,7 @@ h.remove()
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
-        for registration in index(facts).registrations:
+        for registration in hook_registrations(facts):
             violation = _registration_violation(registration, facts)
             if violation is not None:
                 yield violation
@@ -247,7 +244,7 @@ def _repeating_scope(fact: StatementFact, facts: ModuleFacts) -> _Scope | None:
     if loops:
         return _Scope(loops[-1].node, loops[-1], fact.function, "every iteration", Confidence.HIGH)
     function = fact.function
-    reason = index(facts).per_iteration.get(function)
+    reason = per_step_functions(facts).get(function)
     if reason is not None and function.node is not None:
         return _Scope(function.node, None, function, f"every call ({reason})", Confidence.MEDIUM)
     return None
@@ -327,7 +324,7 @@ def _handle_disposal(statement: cst.BaseSmallStatement, call: cst.Call) -> tuple
         targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
         for target in targets:
             if isinstance(target, cst.Subscript) or isinstance(statement, cst.AugAssign):
-                base = root_dotted(target)
+                base = subscript_base(target)
                 if base:
                     return ("container", base)
             names = bound_names(target)
@@ -347,12 +344,6 @@ def _holds(expr: cst.BaseExpression, call: cst.Call) -> bool:
     if isinstance(expr, cst.DictComp):
         return expr.value is call
     return False
-
-
-def root_dotted(expr: cst.BaseExpression) -> str | None:
-    while isinstance(expr, cst.Subscript):
-        expr = expr.value
-    return dotted_name(expr)
 
 
 def _removed(handle: str, scope: _Scope, facts: ModuleFacts) -> bool:
@@ -381,7 +372,7 @@ def _releases(region: cst.CSTNode, handle: str) -> bool:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "remove" and not node.args:
             receiver = func.value
-            if root_dotted(receiver) in aliases or _call_root(receiver) in aliases:
+            if subscript_base(receiver) in aliases or _call_root(receiver) in aliases:
                 return True
         elif not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert", "add")):
             for arg in node.args:
@@ -394,7 +385,7 @@ def _releases(region: cst.CSTNode, handle: str) -> bool:
 def _call_root(expr: cst.BaseExpression) -> str | None:
     """``handles`` in ``handles.pop()``."""
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-        return root_dotted(expr.func.value)
+        return subscript_base(expr.func.value)
     return None
 
 
@@ -489,9 +480,7 @@ def _helper_constructions(facts: ModuleFacts) -> Iterator[Violation]:
         return
     for fact in facts.statements():
         scope = None
-        for node in walk(fact.node, into=not_into_scopes):
-            if not isinstance(node, cst.Call):
-                continue
+        for node in calls_in(fact.node):
             described = _helper_class(node, classes, facts)
             if described is None:
                 continue
@@ -530,9 +519,8 @@ def _helper_class(call: cst.Call, classes: dict[str, set[str]], facts: ModuleFac
 def _hook_registering_classes(facts: ModuleFacts) -> dict[str, set[str]]:
     """Local classes whose ``__init__`` (or a method it calls) registers a hook on an object it was
     given, with the methods that call ``.remove()`` (their releasers)."""
-    idx = index(facts)
     registering: dict[ClassInfo, bool] = {}
-    for registration in idx.registrations:
+    for registration in hook_registrations(facts):
         function = registration.fact.function
         cls = function.cls
         if cls is None or registration.receiver is None:
@@ -555,13 +543,10 @@ def _reachable_from_init(cls: ClassInfo, facts: ModuleFacts) -> set[FunctionInfo
     frontier = [start]
     while frontier:
         current = frontier.pop()
-        for fact in index(facts).statements_of(current):
-            for node in walk(fact.node, into=not_into_scopes):
-                if isinstance(node, cst.Call):
-                    callee = local_callee(node, current, facts)
-                    if callee is not None and callee.cls is cls and callee not in reached:
-                        reached.add(callee)
-                        frontier.append(callee)
+        for _, callee in call_graph(facts).callees_of(current):
+            if callee.cls is cls and callee not in reached:
+                reached.add(callee)
+                frontier.append(callee)
     return reached
 
 
@@ -585,9 +570,8 @@ def _releasing_methods(cls: ClassInfo) -> set[str]:
     for klass in [cls, *cls.local_bases]:
         for name, method in klass.methods.items():
             calls_remove = any(
-                isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "remove"
-                and not n.args
-                for n in walk(method.body, into=not_into_scopes)
+                isinstance(n.func, cst.Attribute) and n.func.attr.value == "remove" and not n.args
+                for n in calls_in(method.body)
             )
             if calls_remove or _RELEASE_NAME.match(name):
                 names.add(name)

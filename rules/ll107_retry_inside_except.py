@@ -8,13 +8,13 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis import torch_api
+from leaklint.analysis.calls import call_graph, local_callee
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import FunctionInfo, backward_target
-from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
-from leaklint.rules.ll105_graph_stored_on_object import index, local_callee
 
 #: Exception classes that are out-of-memory errors (matched on the qualified or written name).
 _OOM_EXCEPTION = re.compile(r"(^|\.)(OutOfMemoryError|MemoryError)$")
@@ -267,7 +267,7 @@ def _check_handler(
     function = _enclosing_function(statements, facts)
     found = None
     for small, line in statements:
-        for call in _calls(small):
+        for call in calls_in(small):
             reason = _allocation(call, function, tried, allocating, model_calls, facts)
             if reason is not None:
                 found = (call, line, reason)
@@ -382,17 +382,11 @@ def _enclosing_function(statements: list[tuple[cst.BaseSmallStatement, cst.CSTNo
     return facts.structure.top
 
 
-def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
-    for child in walk(node, into=not_into_scopes):
-        if isinstance(child, cst.Call):
-            yield child
-
-
 def _callees(body: cst.BaseSuite) -> set[str]:
     """Dotted names of the functions a block calls (what a retry would call again)."""
     names = set()
     for small, _ in _small_statements(body):
-        for call in _calls(small):
+        for call in calls_in(small):
             name = dotted_name(call.func)
             if name is not None and not _HARMLESS_CALLS.search(name):
                 names.add(name)
@@ -442,7 +436,7 @@ def _is_optimizer_step(call: cst.Call) -> bool:
 def _allocates(body: cst.BaseSuite, function: FunctionInfo, allocating: set[FunctionInfo], model_calls: set[cst.Call], facts: ModuleFacts) -> bool:
     """The ``try`` body does work that can run out of memory (forward, backward, step, helper)."""
     for small, _ in _small_statements(body):
-        for call in _calls(small):
+        for call in calls_in(small):
             if _allocation(call, function, set(), allocating, model_calls, facts) is not None:
                 return True
     return False
@@ -451,18 +445,17 @@ def _allocates(body: cst.BaseSuite, function: FunctionInfo, allocating: set[Func
 def _allocating_functions(facts: ModuleFacts) -> set[FunctionInfo]:
     """Functions of the file that run a model forward, a backward or an optimizer step, directly
     or through another such function."""
-    idx = index(facts)
     found = {call.statement.function for call in facts.model_calls() if call.statement is not None}
     found |= {info for info in facts.structure.functions.values() if info.backward_names}
     callers: dict[FunctionInfo, set[FunctionInfo]] = {}
-    for info in facts.structure.functions.values():
-        for fact in idx.statements_of(info):
-            for call in _calls(fact.node):
-                if _is_optimizer_step(call):
-                    found.add(info)
-                callee = local_callee(call, info, facts)
-                if callee is not None:
-                    callers.setdefault(callee, set()).add(info)
+    for call, fact, callee in call_graph(facts).resolved:
+        caller = fact.function
+        if caller.is_module_level:
+            continue
+        if _is_optimizer_step(call):
+            found.add(caller)
+        if callee is not None:
+            callers.setdefault(callee, set()).add(caller)
     frontier = list(found)
     while frontier:
         for caller in callers.get(frontier.pop(), ()):

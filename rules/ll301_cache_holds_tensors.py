@@ -188,6 +188,7 @@ class CacheHoldsTensors(Rule):
         "cache per instance (functools.cached_property, or a dict on self), bound the cache "
         "(lru_cache(maxsize=...)), or key it on plain values and return detached CPU copies"
     )
+    requires_any = ("functools", "lru_cache")  # the caches are resolved through their functools import
     docs = """
 ## What it finds
 `functools.lru_cache` and `functools.cache` (under any import alias: `from functools import

@@ -9,6 +9,7 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.index import ModuleIndex
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
 from leaklint.analysis.walk import children, not_into_scopes, walk
@@ -345,7 +346,7 @@ loaders = {"train": DataLoader(TabularDataset("train.csv"), batch_size=256, num_
         datasets = [cls for cls in facts.structure.classes.values() if _is_map_dataset(cls, facts)]
         if not datasets:
             return
-        index = _ModuleIndex(facts)
+        index = facts.index
         usages = _dataset_usages(facts, index, {cls.name for cls in datasets})
         best: dict[cst.CSTNode, Violation] = {}
         for cls in datasets:
@@ -434,41 +435,8 @@ def _self_attribute_root(node: cst.BaseExpression) -> str | None:
     return ".".join(name.split(".")[:2])
 
 
-# --- where names are bound ------------------------------------------------------------------
-class _ModuleIndex:
-    """Assignments per (scope, name): locals per function, ``self.x`` per class, globals."""
-
-    def __init__(self, facts: ModuleFacts) -> None:
-        self.bindings: dict[tuple[object, str], list[cst.BaseExpression]] = {}
-        for statement in facts.statements():
-            node = statement.node
-            if isinstance(node, cst.Assign):
-                targets = [t.target for t in node.targets]
-                value = node.value
-            elif isinstance(node, cst.AnnAssign) and node.value is not None:
-                targets, value = [node.target], node.value
-            else:
-                continue
-            for target in targets:
-                for name in bound_names(target):
-                    self.bindings.setdefault((self.scope(statement.function, name), name), []).append(value)
-        self.top = facts.structure.top
-
-    @staticmethod
-    def scope(function: FunctionInfo, name: str) -> object:
-        if name.startswith("self.") and function.cls is not None:
-            return function.cls
-        return function
-
-    def values(self, function: FunctionInfo, name: str) -> list[cst.BaseExpression]:
-        found = self.bindings.get((self.scope(function, name), name))
-        if found is None and "." not in name:
-            found = self.bindings.get((self.top, name))
-        return found or []
-
-
 # --- DataLoaders over this file's datasets ---------------------------------------------------------
-def _dataset_usages(facts: ModuleFacts, index: _ModuleIndex, dataset_names: set[str]) -> dict[str, Usage]:
+def _dataset_usages(facts: ModuleFacts, index: ModuleIndex, dataset_names: set[str]) -> dict[str, Usage]:
     """For each dataset class name: the most direct DataLoader with workers that reads it."""
     usages: dict[str, Usage] = {}
     constructed_anywhere = _constructed_in(facts.module, dataset_names)
@@ -493,7 +461,7 @@ def _dataset_usages(facts: ModuleFacts, index: _ModuleIndex, dataset_names: set[
     return usages
 
 
-def _num_workers(call: cst.Call, facts: ModuleFacts, index: _ModuleIndex) -> tuple[int | None, str]:
+def _num_workers(call: cst.Call, facts: ModuleFacts, index: ModuleIndex) -> tuple[int | None, str]:
     spread = False
     for position, arg in enumerate(call.args):
         if arg.star == "**":
@@ -507,11 +475,11 @@ def _num_workers(call: cst.Call, facts: ModuleFacts, index: _ModuleIndex) -> tup
     return (None, "**kwargs") if spread else (0, "0")
 
 
-def _literal_int(expr: cst.BaseExpression, index: _ModuleIndex) -> int | None:
+def _literal_int(expr: cst.BaseExpression, index: ModuleIndex) -> int | None:
     if isinstance(expr, cst.Integer):
         return int(expr.value.replace("_", ""), 0)
     if isinstance(expr, cst.Name):
-        values = index.bindings.get((index.top, expr.value), [])
+        values = index.module_values(expr.value)
         if len(values) == 1 and isinstance(values[0], cst.Integer):
             return int(values[0].value.replace("_", ""), 0)
     return None
@@ -540,7 +508,7 @@ def _callee_leaf(call: cst.Call) -> str | None:
 
 
 def _classes_reaching(
-    expr: cst.BaseExpression, function: FunctionInfo, index: _ModuleIndex, dataset_names: set[str], facts: ModuleFacts
+    expr: cst.BaseExpression, function: FunctionInfo, index: ModuleIndex, dataset_names: set[str], facts: ModuleFacts
 ) -> tuple[set[str], bool]:
     """Dataset classes whose instances ``expr`` may be (through assignments), and whether it
     depends on a parameter of the enclosing function (an unknown caller's dataset)."""
@@ -560,7 +528,7 @@ def _classes_reaching(
             if name is None or depth >= _MAX_DEPTH or (id(scope), name) in seen:
                 continue
             seen.add((id(scope), name))
-            values = index.values(scope, name)
+            values = index.visible_values(scope, name)
             if not values and node is current and (name in scope.params or name.startswith("self.")):
                 through_parameter = True
             pending.extend((value, scope, depth + 1) for value in values)
@@ -577,7 +545,7 @@ def _local_bases(cls: ClassInfo | None) -> list[ClassInfo]:
 
 
 # --- what __init__ stores ---------------------------------------------------------------------------
-def _check_dataset(cls: ClassInfo, usage: Usage | None, facts: ModuleFacts, index: _ModuleIndex) -> Iterator[Violation]:
+def _check_dataset(cls: ClassInfo, usage: Usage | None, facts: ModuleFacts, index: ModuleIndex) -> Iterator[Violation]:
     builders = _builder_functions(cls, facts)
     if not builders:
         return
@@ -685,7 +653,7 @@ def _element_of_iterable(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _classify_attribute(
-    per_function: list[tuple[FunctionInfo, _Builds]], facts: ModuleFacts, index: _ModuleIndex
+    per_function: list[tuple[FunctionInfo, _Builds]], facts: ModuleFacts, index: ModuleIndex
 ) -> tuple[Container | None, cst.CSTNode | None]:
     """The container ``self.x`` holds (None if converted anywhere, or unknown) and the line to report:
     the last assignment that builds it, the state ``__init__`` leaves behind."""
@@ -705,7 +673,7 @@ def _classify_value(
     function: FunctionInfo,
     builds: _Builds | None,
     facts: ModuleFacts,
-    index: _ModuleIndex,
+    index: ModuleIndex,
     depth: int,
 ) -> Container | str | None:
     """What a value assigned to a container name is: a :class:`Container`, ``_CONVERTED`` or None."""
@@ -751,7 +719,7 @@ def _is_empty_container(expr: cst.BaseExpression) -> bool:
 
 
 def _classify_call(
-    call: cst.Call, function: FunctionInfo, builds: _Builds | None, facts: ModuleFacts, index: _ModuleIndex, depth: int
+    call: cst.Call, function: FunctionInfo, builds: _Builds | None, facts: ModuleFacts, index: ModuleIndex, depth: int
 ) -> Container | str | None:
     qualified = facts.imports.resolve(call.func) or ""
     if qualified in _PARSERS:
@@ -792,7 +760,7 @@ def _classify_call(
 
 
 def _classify_returns(
-    node: cst.FunctionDef | None, facts: ModuleFacts, index: _ModuleIndex, depth: int
+    node: cst.FunctionDef | None, facts: ModuleFacts, index: ModuleIndex, depth: int
 ) -> Container | str | None:
     """What a local helper (``self._load()``, ``make_samples(root)``) returns."""
     if node is None or node not in facts.structure.functions:
@@ -807,7 +775,7 @@ def _classify_returns(
 
 
 def _classify_local(
-    name: str, function: FunctionInfo, facts: ModuleFacts, index: _ModuleIndex, depth: int
+    name: str, function: FunctionInfo, facts: ModuleFacts, index: ModuleIndex, depth: int
 ) -> Container | str | None:
     """A local variable copied into ``self``: how it was built in the same function."""
     if function.node is None:
@@ -821,7 +789,7 @@ def _classify_local(
 
 
 def _from_stores(
-    builds: _Builds | None, kind: str, function: FunctionInfo, facts: ModuleFacts, index: _ModuleIndex, depth: int
+    builds: _Builds | None, kind: str, function: FunctionInfo, facts: ModuleFacts, index: ModuleIndex, depth: int
 ) -> Container | None:
     """An empty list/dict filled afterwards: what the stored elements are."""
     if builds is None or not builds.stores:
@@ -838,7 +806,7 @@ def _from_stores(
 
 
 def _dict_of_containers(
-    value: cst.Dict, function: FunctionInfo, facts: ModuleFacts, index: _ModuleIndex, depth: int
+    value: cst.Dict, function: FunctionInfo, facts: ModuleFacts, index: ModuleIndex, depth: int
 ) -> Container | None:
     """``{"paths": paths, "labels": labels}`` where the values are lists built in ``__init__``."""
     for element in value.elements:
@@ -850,7 +818,7 @@ def _dict_of_containers(
 
 
 def _element_kind(
-    element: cst.BaseExpression, function: FunctionInfo, facts: ModuleFacts, index: _ModuleIndex, depth: int
+    element: cst.BaseExpression, function: FunctionInfo, facts: ModuleFacts, index: ModuleIndex, depth: int
 ) -> tuple[bool, str]:
     """Whether one stored element is many Python objects (dicts, lists, instances), and its name."""
     if isinstance(element, (cst.Dict, cst.DictComp)):
@@ -878,7 +846,7 @@ def _element_kind(
 
 
 def _local_element_kind(
-    name: str, function: FunctionInfo, facts: ModuleFacts, index: _ModuleIndex, depth: int
+    name: str, function: FunctionInfo, facts: ModuleFacts, index: ModuleIndex, depth: int
 ) -> tuple[bool, str]:
     """An element held in a local: a dict built just before, or a record from a parsed file."""
     assert function.node is not None
@@ -895,7 +863,7 @@ def _local_element_kind(
 
 
 def _iteration_source(
-    iterable: cst.BaseExpression, function: FunctionInfo, facts: ModuleFacts, index: _ModuleIndex, depth: int
+    iterable: cst.BaseExpression, function: FunctionInfo, facts: ModuleFacts, index: ModuleIndex, depth: int
 ) -> str | None:
     for node in walk(iterable):
         if isinstance(node, cst.Call):
@@ -935,7 +903,7 @@ def _violation(
             "every forked worker would copy their memory pages as it reads them"
         )
         return Violation(node=node, message=message, confidence=Confidence.LOW, statement=where)
-    line = _line_of(facts.module, usage.call)
+    line = facts.line_of(usage.call)
     at = f", line {line}" if line is not None else ""
     message = (
         f"{holds}, {read} by DataLoader workers (num_workers={usage.workers_text}{at}): each read "
@@ -948,18 +916,3 @@ def _violation(
     else:
         confidence = Confidence.MEDIUM
     return Violation(node=node, message=message, confidence=confidence, statement=where)
-
-
-def _line_of(module: cst.Module, target: cst.CSTNode) -> int | None:
-    """The line ``target`` starts on, positioning only the top-level statement that holds it."""
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
-    offset = sum(module.code_for_node(line).count("\n") for line in module.header)
-    for statement in module.body:
-        code = module.code_for_node(statement)
-        if any(node is target for node in walk(statement)):
-            alone = module.with_changes(body=[statement], header=[], footer=[])
-            positions = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-            return positions[target].start.line + offset
-        offset += code.count("\n")
-    return None

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterator
 
 import libcst as cst
 
+from leaklint.analysis.calls import call_graph
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.steps import is_framework_hook
 from leaklint.analysis.structure import FunctionInfo, LoopInfo, bound_names
 from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
@@ -42,7 +43,6 @@ _SHOW = frozenset({"matplotlib.pyplot.show", "pylab.show"})
 #: ``writer.add_figure(tag, fig, step)`` (TensorBoard) closes the figure unless ``close=False``.
 _CLOSING_METHODS = frozenset({"add_figure"})
 #: Methods that frameworks call once per step or epoch (Lightning, Keras, HF and Ignite callbacks).
-_HOOK_NAME = re.compile(r"^(on_\w+|training_step|validation_step|test_step|\w+_epoch_end)$")
 _MAX_CALL_DEPTH = 3
 _STORES = frozenset({"append", "extend", "insert", "add"})
 
@@ -63,6 +63,7 @@ class FigureNotClosed(Rule):
     severity = Severity.LEAK
     summary = "A pyplot figure is created every iteration (or every call of a helper run in a loop) and never closed."
     help = "close it when done: plt.close(fig) after savefig/logging (or plt.close('all') at the end of the iteration)"
+    requires_any = ("matplotlib", "pyplot", "seaborn", "pylab")  # checked only in files importing them
     docs = """
 ## What it finds
 A new pyplot figure — `plt.figure()`, `plt.subplots()`, `plt.subplot_mosaic()`, or a seaborn
@@ -265,22 +266,16 @@ class _FigureAnalysis:
 
     def __init__(self, facts: ModuleFacts) -> None:
         self.facts = facts
-        self._calls: list[tuple[cst.Call, StatementFact]] = [
-            (node, statement)
-            for statement in facts.statements()
-            for node in walk(statement.node, into=not_into_scopes)
-            if isinstance(node, cst.Call)
-        ]
+        self._graph = call_graph(facts)
         self._closing_cache: dict[cst.CSTNode, bool] = {}
         self._factories: dict[FunctionInfo, bool] = {}
         self._creations: list[Creation] | None = None
-        self._sites: dict[FunctionInfo, list[tuple[cst.Call, StatementFact]]] | None = None
 
     # --- what creates and what closes ---------------------------------------------------------
     def pyplot_creations(self) -> list[Creation]:
         if self._creations is None:
             self._creations = []
-            for call, statement in self._calls:
+            for call, statement, _ in self._graph.resolved:
                 qualified = self.facts.imports.resolve(call.func)
                 if qualified in FIGURE_CREATORS and not _reuses_figure(call, qualified):
                     self._creations.append(Creation(call, statement))
@@ -289,8 +284,7 @@ class _FigureAnalysis:
     def factory_calls(self) -> list[Creation]:
         """Calls of local functions that return a figure they created."""
         found = []
-        for call, statement in self._calls:
-            callee = self.callee(call, statement.function)
+        for call, statement, callee in self._graph.resolved:
             if callee is not None and self.returns_figure(callee):
                 found.append(Creation(call, statement, factory=callee))
         return found
@@ -305,13 +299,12 @@ class _FigureAnalysis:
         """The function returns a figure it created (with pyplot, or with another local factory)."""
         if function.node is None:
             return False
-        for call, statement in self._calls:
+        for call, statement, callee in self._graph.resolved:
             if statement.function is not function:
                 continue
             qualified = self.facts.imports.resolve(call.func)
             creates = qualified in FIGURE_CREATORS and not _reuses_figure(call, qualified)
             if not creates:
-                callee = self.callee(call, function)
                 creates = callee is not None and callee is not function and self.returns_figure(callee)
             if creates and self._returned_to_caller(Creation(call, statement)):
                 return True
@@ -341,29 +334,13 @@ class _FigureAnalysis:
         )
 
     # --- local calls ------------------------------------------------------------------------------
-    def callee(self, call: cst.Call, caller: FunctionInfo) -> FunctionInfo | None:
-        structure = self.facts.structure
-        node: cst.FunctionDef | None = None
-        if isinstance(call.func, cst.Name):
-            name = call.func.value
-            node = structure.nested_functions.get((caller, name)) or structure.module_functions.get(name)
-        elif isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) == "self" and caller.cls is not None:
-            node = caller.cls.find_method(call.func.attr.value)
-        return structure.functions.get(node) if node is not None else None
-
     def call_sites(self, function: FunctionInfo) -> list[tuple[cst.Call, StatementFact]]:
-        if self._sites is None:
-            self._sites = {}
-            for call, statement in self._calls:
-                callee = self.callee(call, statement.function)
-                if callee is not None:
-                    self._sites.setdefault(callee, []).append((call, statement))
-        return self._sites.get(function, [])
+        return self._graph.sites_of(function)
 
     def repeated_by(self, function: FunctionInfo, depth: int = 0) -> str | None:
         """Why ``function`` runs again and again without its figures being closed: a loop around one of
         its calls, a caller that is itself repeated, or a framework hook name."""
-        if function.is_method and _HOOK_NAME.match(function.name):
+        if is_framework_hook(function):
             return f"'{function.name}' is called by the framework every step or epoch"
         if depth >= _MAX_CALL_DEPTH:
             return None
@@ -477,7 +454,7 @@ class _FigureAnalysis:
         return f"the figure from '{self.facts.describe(creation.call.func)}(...)'"
 
     def _loop_label(self, loop: LoopInfo, function: FunctionInfo) -> str:
-        line = _line_of(self.facts.module, loop.node)
+        line = self.facts.line_of(loop.node)
         where = f" at line {line}" if line is not None else ""
         kind = "the epoch/data loop" if loop.is_iteration_loop else "the loop"
         return f"{kind}{where} of {_function_label(function)}"
@@ -521,18 +498,3 @@ def _is_false(expr: cst.BaseExpression) -> bool:
 
 def _function_label(function: FunctionInfo) -> str:
     return "the module" if function.is_module_level else f"'{function.name}'"
-
-
-def _line_of(module: cst.Module, target: cst.CSTNode) -> int | None:
-    """The line ``target`` starts on, positioning only the top-level statement that holds it."""
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
-    offset = sum(module.code_for_node(line).count("\n") for line in module.header)
-    for statement in module.body:
-        code = module.code_for_node(statement)
-        if any(node is target for node in walk(statement)):
-            alone = module.with_changes(body=[statement], header=[], footer=[])
-            positions = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-            return positions[target].start.line + offset
-        offset += code.count("\n")
-    return None

@@ -12,7 +12,7 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact, binary_symbol
 from leaklint.analysis.structure import GradMode
 from leaklint.analysis.values import Kind
-from leaklint.analysis.walk import mentions, not_into_scopes, walk
+from leaklint.analysis.walk import calls_in, mentions
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
 
@@ -163,7 +163,7 @@ with torch.no_grad():
     def _module_constructions(self, facts: ModuleFacts, fact: StatementFact) -> Iterator[Violation]:
         if fact.grad is not GradMode.DISABLED:
             return
-        for call in _calls_in(fact.node):
+        for call in calls_in(fact.node):
             qualified = facts.imports.resolve(call.func) or ""
             module, _, name = qualified.rpartition(".")
             if module.startswith("torch.nn") and name in torch_api.MODULES_WITH_INPLACE:
@@ -175,10 +175,6 @@ with torch.no_grad():
                         help=f"pass inplace=True: {facts.describe(call.func)}(inplace=True)",
                         statement=fact.line,
                     )
-
-
-def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
-    return [n for n in walk(node, into=not_into_scopes) if isinstance(n, cst.Call)]
 
 
 def _inplace_rewrite(facts: ModuleFacts, fact: StatementFact) -> tuple[str, str] | None:

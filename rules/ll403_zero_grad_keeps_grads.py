@@ -8,10 +8,11 @@ import libcst as cst
 
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
+from leaklint.analysis.places import Place
 from leaklint.analysis.structure import bound_names
+from leaklint.analysis.syntax import call_argument, is_literal
 from leaklint.findings import Confidence, Severity
-from leaklint.rule import Rule, Violation
-from leaklint.rules.ll402_empty_cache_in_loop import Place, call_argument, is_literal, module_index
+from leaklint.rule import TORCH_WORDS, Rule, Violation
 
 #: In-place methods that zero a gradient buffer and keep it allocated.
 _ZEROING_METHODS = frozenset({"zero_"})
@@ -32,6 +33,7 @@ class ZeroGradKeepsGrads(Rule):
     severity = Severity.PEAK
     summary = "zero_grad(set_to_none=False) or p.grad.zero_() keeps every gradient buffer allocated between steps."
     help = "call zero_grad() (set_to_none=True is the default since PyTorch 2.0), or set p.grad = None"
+    requires_any = (*TORCH_WORDS, "zero_grad")  # optimizer.zero_grad(set_to_none=False) on any receiver
     docs = """
 ## What it finds
 `optimizer.zero_grad(set_to_none=False)`, `model.zero_grad(set_to_none=False)` and the positional
@@ -149,7 +151,7 @@ def reset_grads(net):
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
-        for place in module_index(facts).calls_named("zero_grad", *_ZEROING_METHODS):
+        for place in facts.index.calls_named("zero_grad", *_ZEROING_METHODS):
             call = place.node
             assert isinstance(call, cst.Call)
             if not isinstance(call.func, cst.Attribute):
@@ -187,9 +189,9 @@ def reset_grads(net):
             return None  # an implementation of zero_grad: the choice belongs to its caller
         loop = next(
             (
-                place.chain[index]
-                for index in reversed(place.loops)
-                if isinstance(place.chain[index], cst.For) and owner in bound_names(place.chain[index].target)
+                loop
+                for loop in reversed(place.loop_nodes)
+                if isinstance(loop, cst.For) and owner in bound_names(loop.target)
             ),
             None,
         )

@@ -8,10 +8,11 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.places import Place
+from leaklint.analysis.syntax import call_argument, is_literal
 from leaklint.analysis.walk import dotted_names_in, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
-from leaklint.rules.ll402_empty_cache_in_loop import Place, call_argument, is_literal, module_index
 
 SET_DETECT_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"})
 DETECT_ANOMALY = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"})
@@ -175,7 +176,7 @@ trainer = pl.Trainer(max_epochs=10, detect_anomaly=True)  # expect: LL404
         targets = SET_DETECT_ANOMALY | DETECT_ANOMALY | LIGHTNING_TRAINERS
         places = [
             place
-            for place in module_index(facts).calls_named("set_detect_anomaly", "detect_anomaly", "Trainer")
+            for place in facts.index.calls_named("set_detect_anomaly", "detect_anomaly", "Trainer")
             if facts.imports.resolve(place.node.func) in targets  # type: ignore[attr-defined]
         ]
         switched_off: dict[cst.CSTNode | None, list[Place]] = {}
@@ -224,17 +225,7 @@ trainer = pl.Trainer(max_epochs=10, detect_anomaly=True)  # expect: LL404
                 name = node.name.value
                 if _TEST_FUNCTION.match(name) or _DEBUG_WORD.search(name):
                     return True
-        return any(_mentions_debug(test) for test in _all_guards(place))
-
-
-def _all_guards(place: Place) -> list[cst.BaseExpression]:
-    """Every ``if`` / ternary test whose branch holds the call, across scopes."""
-    chain = place.chain
-    return [
-        chain[i].test  # type: ignore[attr-defined]
-        for i in range(len(chain) - 1)
-        if isinstance(chain[i], (cst.If, cst.IfExp)) and chain[i + 1] is not chain[i].test  # type: ignore[attr-defined]
-    ]
+        return any(_mentions_debug(test) for test in place.all_guards())
 
 
 def _enabled_by(call: cst.Call) -> bool | None:

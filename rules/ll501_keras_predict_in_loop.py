@@ -1,248 +1,20 @@
-"""LL501 keras-predict-in-loop: ``model.predict(x)`` on one item or batch per loop iteration.
-
-This module also holds what LL502 and LL503 share about Keras: which calls build or load a
-Keras model, which local classes and builder functions make one, and which names hold one. It
-belongs in ``leaklint.analysis`` (a ``Role.MODEL`` with a framework) once the analysis models
-TensorFlow.
-"""
+"""LL501 keras-predict-in-loop: ``model.predict(x)`` on one item or batch per loop iteration."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Iterator
 
 import libcst as cst
 
+from leaklint.analysis.calls import CallGraph, call_graph
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.keras import TENSORFLOW_ROOTS, KerasEvidence, KerasModels, keras_models
 from leaklint.analysis.names import dotted_name
-from leaklint.analysis.structure import FunctionInfo, bound_names
-from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
+from leaklint.analysis.places import Level, Place, loop_level, per_iteration_names
+from leaklint.analysis.walk import dotted_names_in, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
-from leaklint.rules.ll402_empty_cache_in_loop import CallSites, Level, Place, loop_level, module_index
 
-# ================================================================================================
-# Shared helpers: Keras models
-# ================================================================================================
-KERAS_ROOTS = ("keras", "tensorflow.keras", "tensorflow.python.keras", "tf_keras")
-TENSORFLOW_ROOTS = ("tensorflow", "keras", "tf_keras")
-_MODEL_CLASSES = frozenset({"Model", "Sequential", "Functional"})
-_MODEL_LOADERS = frozenset({"load_model", "model_from_json", "model_from_yaml", "model_from_config", "clone_model"})
-#: Keyword arguments only Keras's ``Model.compile`` takes (``nn.Module.compile`` forwards to torch.compile).
-_KERAS_COMPILE_KEYWORDS = frozenset({"optimizer", "loss", "metrics", "loss_weights", "run_eagerly", "steps_per_execution", "jit_compile"})
-
-
-def is_keras_name(qualified: str | None) -> bool:
-    return bool(qualified) and any(qualified == r or qualified.startswith(r + ".") for r in KERAS_ROOTS)  # type: ignore[union-attr]
-
-
-def is_keras_model_factory(qualified: str | None) -> bool:
-    """``keras.Sequential``, ``tf.keras.Model``, ``keras.models.load_model``, ``tf.keras.applications.ResNet50``..."""
-    if not is_keras_name(qualified):
-        return False
-    leaf = qualified.rsplit(".", 1)[-1]  # type: ignore[union-attr]
-    if leaf in _MODEL_CLASSES or leaf in _MODEL_LOADERS:
-        return True
-    return ".applications." in qualified and leaf[:1].isupper()  # type: ignore[operator]
-
-
-def is_model_loader(qualified: str | None) -> bool:
-    return is_keras_name(qualified) and qualified.rsplit(".", 1)[-1] in _MODEL_LOADERS  # type: ignore[union-attr]
-
-
-@dataclass(frozen=True)
-class KerasEvidence:
-    confidence: Confidence
-    why: str
-
-
-@dataclass
-class KerasModels:
-    """What the file says about Keras models: classes, builders, and names that hold models."""
-
-    facts: ModuleFacts
-    classes: set[str] = field(default_factory=set)
-    #: Local functions (module-level or methods, by name) that build and return a Keras model.
-    builders: dict[str, cst.FunctionDef] = field(default_factory=dict)
-    #: (scope, dotted name) -> evidence; scope is a FunctionDef, a ClassDef (for ``self.x``) or None.
-    names: dict[tuple[cst.CSTNode | None, str], KerasEvidence] = field(default_factory=dict)
-    #: Dotted names compiled with Keras-only arguments anywhere in the file.
-    compiled: set[str] = field(default_factory=set)
-
-    @classmethod
-    def of(cls, facts: ModuleFacts) -> KerasModels:
-        models = cls(facts)
-        models._find_classes()
-        models._find_builders()
-        models._find_names()
-        return models
-
-    # --- construction ------------------------------------------------------------------------
-    def _find_classes(self) -> None:
-        """Local subclasses of ``keras.Model`` (also through local bases)."""
-        changed = True
-        while changed:
-            changed = False
-            for info in self.facts.structure.classes.values():
-                if info.name in self.classes:
-                    continue
-                for base in info.base_names:
-                    qualified = self.facts.imports.qualify(base)
-                    if base in self.classes or (is_keras_name(qualified) and qualified.rsplit(".", 1)[-1] in _MODEL_CLASSES):  # type: ignore[union-attr]
-                        self.classes.add(info.name)
-                        changed = True
-                        break
-
-    def _find_builders(self) -> None:
-        """Functions whose own body constructs a Keras model and that return something."""
-        for node, info in self.facts.structure.functions.items():
-            if info.parent is not None:
-                continue
-            body = list(walk(node.body, into=not_into_scopes))
-            builds = any(isinstance(n, cst.Call) and self.construction(n, builders=False) for n in body)
-            returns = any(isinstance(n, cst.Return) and n.value is not None for n in body)
-            if builds and returns:
-                self.builders.setdefault(info.name, node)
-
-    def construction(self, call: cst.Call, *, builders: bool = True) -> KerasEvidence | None:
-        """Evidence that ``call`` returns a new Keras model (constructor, loader, class, builder)."""
-        qualified = self.facts.imports.resolve(call.func)
-        if is_keras_model_factory(qualified):
-            return KerasEvidence(Confidence.HIGH, f"'{qualified}' returns a Keras model")
-        func = call.func
-        name = func.value if isinstance(func, cst.Name) else None
-        if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
-            name = func.attr.value
-        if name is None:
-            return None
-        if isinstance(func, cst.Name) and name in self.classes:
-            return KerasEvidence(Confidence.HIGH, f"'{name}' subclasses keras.Model")
-        if builders and name in self.builders:
-            return KerasEvidence(Confidence.HIGH, f"'{name}()' builds a Keras model")
-        return None
-
-    def _find_names(self) -> None:
-        index = module_index(self.facts)
-        for place in index.calls_named("compile"):
-            if isinstance(place.node.func, cst.Attribute):  # type: ignore[attr-defined]
-                self._note_compile(place.node)  # type: ignore[arg-type]
-        for _ in range(2):  # a second pass picks up aliases (m = model) bound before their source
-            for place in index.assignments:
-                node = place.node
-                value = node.value  # type: ignore[attr-defined]
-                if value is None:
-                    continue
-                evidence = self.expression(value, place)
-                if evidence is None:
-                    continue
-                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[attr-defined]
-                for target in targets:
-                    for name in bound_names(target):
-                        self.names.setdefault((self._scope_key(place, name), name), evidence)
-
-    def _note_compile(self, call: cst.Call) -> None:
-        receiver = dotted_name(call.func.value)  # type: ignore[attr-defined]
-        keywords = {a.keyword.value for a in call.args if a.keyword is not None}
-        strings = any(isinstance(a.value, cst.SimpleString) for a in call.args if a.keyword is None)
-        if receiver and (keywords & _KERAS_COMPILE_KEYWORDS or strings):
-            self.compiled.add(receiver)
-
-    def _scope_key(self, place: Place, name: str) -> cst.CSTNode | None:
-        info = place.function(self.facts)
-        if name.startswith("self.") and info is not None and info.cls is not None:
-            return info.cls.node
-        scope = place.scope
-        if not isinstance(scope, cst.FunctionDef) or name in _declared_global(scope):
-            return None
-        return scope
-
-    # --- queries -----------------------------------------------------------------------------
-    def expression(self, expr: cst.BaseExpression, place: Place) -> KerasEvidence | None:
-        """Evidence that ``expr`` (evaluated at ``place``) is a Keras model."""
-        if isinstance(expr, cst.Call):
-            return self.construction(expr)
-        name = dotted_name(expr)
-        return self.name(name, place) if name else None
-
-    def name(self, name: str, place: Place) -> KerasEvidence | None:
-        """Evidence that the dotted ``name`` holds a Keras model where ``place`` runs."""
-        info = place.function(self.facts)
-        keys: list[cst.CSTNode | None] = []
-        if isinstance(place.scope, cst.FunctionDef):
-            keys.append(place.scope)
-            parent = info.parent if info is not None else None
-            while parent is not None:
-                keys.append(parent.node)
-                parent = parent.parent
-        if name.startswith("self.") and info is not None and info.cls is not None:
-            keys.append(info.cls.node)
-        keys.append(None)
-        for key in keys:
-            found = self.names.get((key, name))
-            if found is not None:
-                return found
-        if name in self.compiled:
-            return KerasEvidence(Confidence.HIGH, f"'{name}.compile(...)' takes Keras arguments")
-        return None
-
-    def parameter(self, info: FunctionInfo, param: str, sites: CallSites) -> KerasEvidence | None:
-        """Evidence that parameter ``param`` of ``info`` receives a Keras model at a call site."""
-        if param not in info.params:
-            return None
-        position = info.params.index(param) - (1 if info.is_method else 0)
-        for site in sites.of(info):
-            call = site.node
-            assert isinstance(call, cst.Call)
-            passed = _argument(call, position, param)
-            if passed is not None and self.expression(passed, site) is not None:
-                return KerasEvidence(Confidence.MEDIUM, f"'{info.name}' is called with a Keras model as '{param}'")
-        return None
-
-
-def _declared_global(function: cst.FunctionDef) -> set[str]:
-    """Names a function binds at module level (``global _MODEL; _MODEL = load_model(...)``)."""
-    return {
-        item.name.value
-        for node in walk(function.body, into=not_into_scopes)
-        if isinstance(node, cst.Global)
-        for item in node.names
-        if isinstance(item.name, cst.Name)
-    }
-
-
-def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value == keyword:
-                return arg.value
-            continue
-        if index == position:
-            return arg.value
-        index += 1
-    return None
-
-
-def per_iteration_names(facts: ModuleFacts, loop: cst.CSTNode) -> set[str]:
-    """Names a loop binds afresh every iteration (its target and what its body assigns)."""
-    info = facts.structure.loops.get(loop)
-    if info is not None:
-        return set(info.rebound)
-    if isinstance(loop, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-        names: set[str] = set()
-        comp: cst.CompFor | None = loop.for_in
-        while comp is not None:
-            names.update(bound_names(comp.target))
-            comp = comp.inner_for_in
-        return names
-    return set()
-
-
-# ================================================================================================
-# LL501
-# ================================================================================================
 #: An argument shaped like one sample: ``x[None]``, ``np.expand_dims(x, 0)``, ``x.reshape(1, -1)``, ``[x]``.
 _SINGLE_ITEM_FUNCS = frozenset({"expand_dims", "newaxis", "array", "asarray", "reshape", "stack", "atleast_2d"})
 
@@ -266,6 +38,7 @@ class KerasPredictInLoop(Rule):
     severity = Severity.LEAK
     summary = "A Keras model's predict() is called on one item or batch per loop iteration, which leaks memory in many TensorFlow versions."
     help = "call the model directly, model(x, training=False), or predict once on the whole array or dataset outside the loop"
+    requires_any = ("keras", "tensorflow")  # checked only in files importing TensorFlow or Keras
     docs = """
 ## What it finds
 `model.predict(x)` inside a `for` / `while` loop or a comprehension, where `x` changes every
@@ -410,11 +183,11 @@ for image in images:
         if not facts.imports.imports_anything_from(*TENSORFLOW_ROOTS):
             return
 
-        places = [p for p in module_index(facts).calls_named("predict") if isinstance(p.node.func, cst.Attribute)]  # type: ignore[attr-defined]
+        places = [p for p in facts.index.calls_named("predict") if isinstance(p.node.func, cst.Attribute)]  # type: ignore[attr-defined]
         if not places:
             return
-        sites = CallSites(facts)
-        models = KerasModels.of(facts)
+        sites = call_graph(facts)
+        models = keras_models(facts)
         for place in places:
             call = place.node
             assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
@@ -433,7 +206,7 @@ for image in images:
             )
 
     def _per_item(
-        self, facts: ModuleFacts, models: KerasModels, sites: CallSites, place: Place, call: cst.Call
+        self, facts: ModuleFacts, models: KerasModels, sites: CallGraph, place: Place, call: cst.Call
     ) -> tuple[Confidence, str] | None:
         receiver = call.func.value  # type: ignore[attr-defined]
         evidence = models.expression(receiver, place)
@@ -442,8 +215,7 @@ for image in images:
             return None
         mentioned = dotted_names_in(arguments[0])
         one_item = _looks_like_one_item(arguments[0])
-        for index in reversed(place.loops):
-            loop = place.chain[index]
+        for loop in reversed(place.loop_nodes):
             if not mentioned & per_iteration_names(facts, loop):
                 continue
             if evidence is None or _refits(models, loop, dotted_name(receiver)):
@@ -459,7 +231,7 @@ for image in images:
     def _in_helper(
         facts: ModuleFacts,
         models: KerasModels,
-        sites: CallSites,
+        sites: CallGraph,
         place: Place,
         receiver: cst.BaseExpression,
         mentioned: set[str],
@@ -474,7 +246,7 @@ for image in images:
             evidence = models.parameter(info, name, sites)  # type: ignore[arg-type]
         if evidence is None:
             return None
-        for site in sites.of(info):
+        for site in sites.places_of(info):
             if _site_per_item(facts, models, site):
                 return _weaker(Confidence.MEDIUM, evidence.confidence), f"on every call of '{info.name}', which a loop calls"
         return None
@@ -484,8 +256,7 @@ def _site_per_item(facts: ModuleFacts, models: KerasModels, site: Place) -> bool
     """A call of the helper in a loop, on inputs that change every iteration, with a model the
     loop does not rebuild or refit (one call per fold is one predict per model)."""
     mentioned = set().union(*(dotted_names_in(a.value) for a in site.node.args))  # type: ignore[attr-defined]
-    for index in reversed(site.loops):
-        loop = site.chain[index]
+    for loop in reversed(site.loop_nodes):
         if mentioned & per_iteration_names(facts, loop):
             return not _refits(models, loop, None)
     return False

@@ -6,14 +6,16 @@ from typing import Iterator
 
 import libcst as cst
 
+from leaklint.analysis.calls import CallGraph, call_graph
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.keras import TENSORFLOW_ROOTS
 from leaklint.analysis.names import dotted_name
+from leaklint.analysis.places import Level, Place, per_iteration_names, step_level
+from leaklint.analysis.steps import is_per_step_hook
 from leaklint.analysis.structure import FunctionInfo
 from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
-from leaklint.rules.ll402_empty_cache_in_loop import CallSites, Level, Place, is_per_step_hook, module_index, step_level
-from leaklint.rules.ll501_keras_predict_in_loop import TENSORFLOW_ROOTS, per_iteration_names
 
 TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v2.function", "tensorflow.compat.v1.function"})
 #: Methods that run once per object, not per step: a tf.function made there is made once.
@@ -43,7 +45,7 @@ def _is_cache_guard(test: cst.BaseExpression) -> bool:
 
 def _stored(place: Place) -> bool:
     """The created function goes into a container or an attribute, to be kept and reused."""
-    parent = place.path[-1] if place.path else None
+    parent = place.parent
     if isinstance(parent, cst.Assign):
         return any(isinstance(t.target, (cst.Subscript, cst.Attribute)) for t in parent.targets)
     if isinstance(parent, (cst.Element, cst.DictElement)):
@@ -64,7 +66,7 @@ def _wraps_loop_item(facts: ModuleFacts, place: Place) -> bool:
     if wrapped is None:
         return False
     head = wrapped.split(".", 1)[0]
-    return any(head in per_iteration_names(facts, place.chain[index]) for index in place.loops)
+    return any(head in per_iteration_names(facts, loop) for loop in place.loop_nodes)
 
 
 class TfFunctionInLoop(Rule):
@@ -73,6 +75,7 @@ class TfFunctionInLoop(Rule):
     severity = Severity.LEAK
     summary = "A tf.function is created inside a loop or a per-step function, so every iteration traces a new graph and keeps it."
     help = "create the tf.function once, outside the loop (at module level or in __init__), and call it inside the loop"
+    requires_any = ("keras", "tensorflow")  # checked only in files importing TensorFlow or Keras
     docs = """
 ## What it finds
 A call of `tf.function(...)` (`tf.function(step)`, `tf.function(lambda x: ...)`) or a function
@@ -246,20 +249,20 @@ for scale in scales:
         if not facts.imports.imports_anything_from(*TENSORFLOW_ROOTS):
             return
 
-        index = module_index(facts)
+        index = facts.index
         places = [
             p for p in index.calls_named("function") if facts.imports.resolve(p.node.func) in TF_FUNCTION  # type: ignore[attr-defined]
         ] + [
             p
-            for p in index.definitions.get("function", ())
+            for p in index.decorated_with("function")
             if any(_is_tf_function(facts, d.decorator) for d in p.node.decorators)  # type: ignore[attr-defined]
         ]
         if not places:
             return
-        sites = CallSites(facts)
+        sites = call_graph(facts)
         traced = {p.node for p in places if isinstance(p.node, cst.FunctionDef)}
         for place in places:
-            if place.path and isinstance(place.path[-1], cst.Decorator):
+            if isinstance(place.parent, cst.Decorator):
                 continue  # reported with its function definition
             found = self._frequency(facts, sites, place, traced)
             if found is None:
@@ -283,7 +286,7 @@ for scale in scales:
 
     @staticmethod
     def _frequency(
-        facts: ModuleFacts, sites: CallSites, place: Place, traced: set[cst.CSTNode]
+        facts: ModuleFacts, sites: CallGraph, place: Place, traced: set[cst.CSTNode]
     ) -> tuple[Confidence, str] | None:
         if any(_is_cache_guard(test) for test in place.guards()):
             return None
@@ -302,10 +305,10 @@ for scale in scales:
         return _called_per_step(facts, sites, info)
 
 
-def _called_per_step(facts: ModuleFacts, sites: CallSites, info: FunctionInfo) -> tuple[Confidence, str] | None:
+def _called_per_step(facts: ModuleFacts, sites: CallGraph, info: FunctionInfo) -> tuple[Confidence, str] | None:
     if is_per_step_hook(info):
         return Confidence.MEDIUM, f"on every call of the per-batch hook '{info.name}'"
-    for site in sites.of(info):
+    for site in sites.places_of(info):
         if step_level(facts, site)[0] in _PER_STEP_LEVELS:
             return Confidence.MEDIUM, f"on every call of '{info.name}', which a training loop calls"
     return None

@@ -7,18 +7,18 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.keras import TENSORFLOW_ROOTS, KerasModels, is_keras_name, is_model_loader, keras_models
 from leaklint.analysis.names import dotted_name
+from leaklint.analysis.places import COMPREHENSIONS, Place
 from leaklint.analysis.structure import bound_names
-from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.analysis.torch_api import GC_COLLECT
+from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
-from leaklint.rules.ll402_empty_cache_in_loop import GC_COLLECT, Place, module_index
-from leaklint.rules.ll501_keras_predict_in_loop import TENSORFLOW_ROOTS, KerasModels, is_keras_name, is_model_loader
 
 #: Methods that train or evaluate a model: the loop really uses the model it builds.
 _TRAINING_METHODS = frozenset({"compile", "fit", "fit_generator", "train_on_batch", "evaluate"})
 _STORING_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault"})
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 def _is_clear_session(facts: ModuleFacts, call: cst.Call) -> bool:
@@ -27,16 +27,13 @@ def _is_clear_session(facts: ModuleFacts, call: cst.Call) -> bool:
     return is_keras_name(qualified) and qualified.rsplit(".", 1)[-1] == "clear_session"  # type: ignore[union-attr]
 
 
-def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
-    return [n for n in walk(node, into=not_into_scopes) if isinstance(n, cst.Call)]
-
-
 class KerasModelInLoop(Rule):
     code = "LL503"
     name = "keras-model-in-loop"
     severity = Severity.LEAK
     summary = "Keras models are built in a loop without keras.backend.clear_session(), so Keras's global state keeps growing."
     help = "call tf.keras.backend.clear_session() at the start of each iteration, before building the model"
+    requires_any = ("keras", "tensorflow")  # checked only in files importing TensorFlow or Keras
     docs = """
 ## What it finds
 A Keras model built or loaded inside a loop — `keras.Sequential([...])`, `keras.Model(inputs,
@@ -181,14 +178,14 @@ for path in checkpoints:
         if not facts.imports.imports_anything_from(*TENSORFLOW_ROOTS):
             return
 
-        models = KerasModels.of(facts)
+        models = keras_models(facts)
 
         reported_loops: set[cst.CSTNode] = set()
-        for place in module_index(facts).ordered_calls:
+        for place in facts.index.ordered_calls:
             if not place.loops or models.construction(place.node) is None:  # type: ignore[arg-type]
                 continue
-            loop = place.chain[place.loops[-1]]
-            if loop in reported_loops or isinstance(loop, _COMPREHENSIONS):
+            loop = place.loop_nodes[-1]
+            if loop in reported_loops or isinstance(loop, COMPREHENSIONS):
                 continue
             call = place.node
             assert isinstance(call, cst.Call)
@@ -213,7 +210,7 @@ for path in checkpoints:
     ) -> tuple[Confidence, str] | None:
         """(confidence, "builds"/"loads") for a construction the loop does not clean up after."""
         body = loop.body  # type: ignore[attr-defined]
-        calls = _calls_in(body)
+        calls = calls_in(body)
         if any(_is_clear_session(facts, c) or _helper_clears(facts, models, c) for c in calls):
             return None
         names = _bound_to(place)
@@ -233,7 +230,7 @@ for path in checkpoints:
 def _bound_to(place: Place) -> set[str] | None:
     """The names the new model is bound to; None when it goes straight into a container or an
     attribute (kept on purpose), an empty set when it is used without a name."""
-    parent = place.path[-1] if place.path else None
+    parent = place.parent
     if isinstance(parent, cst.Assign):
         names: set[str] = set()
         for target in parent.targets:
@@ -268,7 +265,7 @@ def _helper_clears(facts: ModuleFacts, models: KerasModels, call: cst.Call) -> b
         definition = next(
             (c.methods[name] for c in facts.structure.classes.values() if name in c.methods), None
         )
-    return definition is not None and any(_is_clear_session(facts, c) for c in _calls_in(definition.body))
+    return definition is not None and any(_is_clear_session(facts, c) for c in calls_in(definition.body))
 
 
 def _builder_compiles(models: KerasModels, call: cst.Call) -> bool:
@@ -277,6 +274,6 @@ def _builder_compiles(models: KerasModels, call: cst.Call) -> bool:
     name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
     definition = models.builders.get(name) if name else None
     return definition is not None and any(
-        isinstance(c.func, cst.Attribute) and c.func.attr.value == "compile" for c in _calls_in(definition.body)
+        isinstance(c.func, cst.Attribute) and c.func.attr.value == "compile" for c in calls_in(definition.body)
     )
 

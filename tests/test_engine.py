@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 from click.testing import CliRunner
 
-from conftest import LEAKY_LOOP
+from conftest import LEAKY_LOOP, ROOT
 
 import leaklint.registry
 from leaklint.cli import main
 from leaklint.config import Settings
 from leaklint.engine import is_relevant, lint_paths, lint_text
-from leaklint.findings import ErrorKind
+from leaklint.findings import Confidence, ErrorKind
 from leaklint.registry import all_rules
 from leaklint.rule import Rule
 from leaklint.findings import Severity
+
+
+FIXTURES = sorted((ROOT / "fixtures").glob("*.py"))
 
 
 class ExplodingRule(Rule):
@@ -53,16 +57,50 @@ def test_the_cli_reports_a_crashing_rule_without_a_traceback(tmp_path, monkeypat
 
 
 def test_files_that_cannot_hold_a_finding_are_not_parsed():
-    assert not is_relevant("import os\nprint(os.getcwd())\n")
-    assert is_relevant("import torch\n")
-    assert is_relevant("total += loss\n")
+    rules = list(all_rules().values())
+    assert not is_relevant("import os\nprint(os.getcwd())\n", rules)
+    assert is_relevant("import torch\n", rules)
+    assert is_relevant("total += loss\n", rules)
+    assert is_relevant("import Matplotlib.PyPlot as plt\n", rules)  # case-insensitive
 
 
-def test_the_relevance_gate_changes_no_finding():
-    """Every rule example that produces a finding passes the gate (the gate only skips work)."""
-    for rule in all_rules().values():
-        for snippet in rule.INVALID:
-            assert is_relevant(textwrap.dedent(snippet)), (rule.code, snippet)
+def test_the_gate_is_the_union_of_the_enabled_rules_words():
+    rules = all_rules()
+    assert not is_relevant("import torch\n", [rules["LL501"]])
+    assert is_relevant("from tensorflow import keras\n", [rules["LL501"]])
+    assert is_relevant("import torch\n", [rules["LL501"], rules["LL101"]])
+    assert not is_relevant("import torch\n", [])
+
+
+def test_a_file_no_enabled_rule_cares_about_is_not_linted():
+    source = "from tensorflow import keras\nclf = keras.Sequential()\nfor x in xs:\n    clf.predict(x[None])\n"
+    tf_rule = all_rules()["LL501"]
+    torch_rule = all_rules()["LL101"]
+    assert lint_text(source, "a.py", [torch_rule], Settings()).findings == []
+    assert [f.code for f in lint_text(source, "a.py", [tf_rule], Settings()).findings] == ["LL501"]
+
+
+@pytest.mark.parametrize("code, rule", list(all_rules().items()))
+def test_every_invalid_example_passes_its_own_rules_gate(code, rule):
+    """A rule's own examples of findings mention one of its words (the gate only skips work)."""
+    for snippet in rule.INVALID:
+        assert is_relevant(textwrap.dedent(snippet), [rule]), (code, snippet)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_the_gate_changes_no_finding_on_the_fixtures(path):
+    """Every rule at every confidence: the gated run and a run that parses everything agree, and
+    the rules whose own words the fixture lacks find nothing in it even when forced to look."""
+    text = path.read_text(encoding="utf-8")
+    rules = list(all_rules().values())
+    settings = Settings(select=("ALL",), min_confidence=Confidence.LOW)
+    gated = lint_text(text, str(path), rules, settings)
+    ungated = lint_text(text, str(path), rules, settings, text_gate=False)
+    assert (gated.findings, gated.errors) == (ungated.findings, ungated.errors)
+    skipped = [rule for rule in rules if not is_relevant(text, [rule])]
+    if skipped:
+        forced = lint_text(text, str(path), skipped, settings, text_gate=False)
+        assert (forced.findings, forced.errors) == ([], [])
 
 
 def test_findings_below_min_confidence_are_dropped():

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections import ChainMap
 from dataclasses import dataclass
-from typing import Iterator, Mapping
+from functools import cached_property
+from typing import Callable, Iterator, Mapping, TypeVar
 
 import libcst as cst
 
+from leaklint.analysis.index import ModuleIndex
 from leaklint.analysis.names import ImportMap
+from leaklint.analysis.positions import line_of
 from leaklint.analysis.provenance import (
     FunctionInterpreter,
     FunctionSummary,
@@ -28,6 +31,7 @@ from leaklint.analysis.values import UNKNOWN, Value
 from leaklint.findings import Confidence
 
 MAX_ROUNDS = 3
+T = TypeVar("T")
 _DESCRIPTION_LENGTH = 40
 
 
@@ -93,6 +97,24 @@ class ModuleFacts:
         self.imports = ImportMap.from_module(module)
         self.structure: ModuleStructure = scan_structure(module, self.imports)
         self._recording = _analyse(module, self.imports, self.structure)
+        self._derived: dict[Callable[[ModuleFacts], object], object] = {}
+
+    @cached_property
+    def index(self) -> ModuleIndex:
+        """Statements, calls and bindings grouped the ways rules look them up (built on first use)."""
+        return ModuleIndex(self)
+
+    def derived(self, build: Callable[[ModuleFacts], T]) -> T:
+        """The fact ``build(self)`` computes (hook registrations, carried states, Keras models...),
+        computed once per module and shared by every rule that asks for it."""
+        if build not in self._derived:
+            self._derived[build] = build(self)
+        return self._derived[build]  # type: ignore[return-value]
+
+    def line_of(self, node: cst.CSTNode) -> int | None:
+        """The line ``node`` starts on, for messages that point elsewhere ("the loop at line 80");
+        positions only the top-level statement that holds it, as the engine does for findings."""
+        return line_of(self.module, node)
 
     # --- queries rules use --------------------------------------------------------------------
     def statements(self) -> Iterator[StatementFact]:

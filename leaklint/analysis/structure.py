@@ -15,7 +15,8 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.names import ImportMap, dotted_name
-from leaklint.analysis.walk import Walker, dotted_names_in, walk
+from leaklint.analysis.syntax import subscript_base
+from leaklint.analysis.walk import Walker, dotted_names_in, not_into_scopes, walk
 
 
 class GradMode(enum.Enum):
@@ -143,18 +144,12 @@ class ModuleStructure:
 def accumulating_target(node: cst.BaseSmallStatement) -> str | None:
     """``t`` for ``t += x`` or ``t = t + x`` / ``t = f(t, x)`` (the target feeds its own new value)."""
     if isinstance(node, cst.AugAssign):
-        return dotted_name(node.target) or _subscript_base(node.target)
+        return dotted_name(node.target) or subscript_base(node.target)
     if isinstance(node, cst.Assign) and len(node.targets) == 1:
         target = dotted_name(node.targets[0].target)
         if target and target in dotted_names_in(node.value):
             return target
     return None
-
-
-def _subscript_base(node: cst.BaseExpression) -> str | None:
-    while isinstance(node, cst.Subscript):
-        node = node.value
-    return dotted_name(node)
 
 
 def bound_names(target: cst.BaseExpression) -> list[str]:
@@ -168,6 +163,21 @@ def bound_names(target: cst.BaseExpression) -> list[str]:
         return bound_names(target.value)
     name = dotted_name(target)
     return [name] if name else []
+
+
+def names_bound_in(region: cst.CSTNode) -> set[str]:
+    """Every dotted name ``region`` binds: assignment targets (``t = t + x`` included), loop and
+    comprehension targets, ``with`` / ``except`` / ``import ... as`` names and walrus targets;
+    not counting nested functions, lambdas and classes."""
+    names: set[str] = set()
+    for node in walk(region, into=not_into_scopes):
+        if isinstance(node, cst.AssignTarget):
+            names.update(bound_names(node.target))
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
+            names.update(bound_names(node.target))
+        elif isinstance(node, cst.AsName):
+            names.update(bound_names(node.name))
+    return names
 
 
 def backward_target(call: cst.Call, imports: ImportMap) -> cst.BaseExpression | None:
@@ -191,6 +201,16 @@ def backward_target(call: cst.Call, imports: ImportMap) -> cst.BaseExpression | 
             return base.args[0].value
         return base
     return None
+
+
+def backward_calls(node: cst.CSTNode, imports: ImportMap) -> list[cst.Call]:
+    """Backward calls under ``node`` in source order (``loss.backward()``, ``autograd.grad(...)``,
+    ``scaler.scale(loss).backward()``...), not counting nested functions."""
+    return [
+        call
+        for call in walk(node, into=not_into_scopes)
+        if isinstance(call, cst.Call) and backward_target(call, imports) is not None
+    ]
 
 
 def _decorator_grad(node: cst.FunctionDef, imports: ImportMap) -> GradMode | None:

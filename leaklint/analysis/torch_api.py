@@ -29,6 +29,22 @@ INFERENCE_MODE = frozenset(
     {"torch.inference_mode", "torch.autograd.inference_mode", "torch.autograd.grad_mode.inference_mode"}
 )
 
+# --- memory management -------------------------------------------------------------------------
+EMPTY_CACHE = frozenset(
+    {
+        "torch.cuda.empty_cache",
+        "torch.cuda.memory.empty_cache",
+        "torch.mps.empty_cache",
+        "torch.mps.memory.empty_cache",
+        "torch.xpu.empty_cache",
+        "torch.xpu.memory.empty_cache",
+        "torch.accelerator.empty_cache",
+        "torch.accelerator.memory.empty_cache",
+    }
+)
+#: Python's full collection, which training code calls next to ``empty_cache()``.
+GC_COLLECT = "gc.collect"
+
 # --- frameworks --------------------------------------------------------------------------------
 LIGHTNING_MODULES = frozenset(
     {

@@ -79,6 +79,35 @@ def dotted_names_in(node: cst.CSTNode) -> set[str]:
     return names
 
 
+def names_read(node: cst.CSTNode) -> set[str]:
+    """Names and dotted attribute chains an expression reads: ``model``, ``out``, ``self``,
+    ``self.hidden`` in ``model(out).loss + self.hidden.sum()`` (every prefix of a chain, but not
+    the attribute names ``loss``, ``sum`` on their own, and nothing inside a lambda or a def)."""
+    from leaklint.analysis.names import dotted_name
+
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            name = dotted_name(current)
+            if name is not None:
+                parts = name.split(".")
+                found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+            else:
+                stack.append(current.value)
+        elif not isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            stack.extend(children(current))
+    return found
+
+
+def calls_in(node: cst.CSTNode) -> list[cst.Call]:
+    """Every call under ``node`` in source order, not counting nested functions, lambdas and classes."""
+    return [child for child in walk(node, into=not_into_scopes) if isinstance(child, cst.Call)]
+
+
 def mentions(node: cst.CSTNode, name: str) -> bool:
     """Whether the dotted ``name`` appears anywhere in ``node``."""
     return name in dotted_names_in(node)

@@ -1,0 +1,572 @@
+"""Values carried from one loop iteration (or one call of a per-step method) into the next with
+their autograd graph.
+
+``output, hidden = model(x, hidden)`` in a training loop links every iteration's graph to the
+previous one unless the state is detached or re-initialised in between. LL103 reports the carry
+itself; LL104 asks whether a ``retain_graph=True`` keeps such chained graphs alive. The scan
+follows each name bound in a loop body: is its new value computed from its old one, is it cut
+(``.detach()``, a re-initialisation, a helper named ``repackage_hidden``), and where is the
+carried value fed into the next computation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Iterator
+
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, LoopInfo, backward_calls, bound_names
+from leaklint.analysis.syntax import keyword_is_true
+from leaklint.analysis.values import Evidence, Kind, Role, Value
+from leaklint.analysis.walk import children, dotted_names_in, names_read, not_into_scopes, walk
+from leaklint.findings import Confidence
+
+if TYPE_CHECKING:
+    from leaklint.analysis.facts import ModuleFacts
+    from leaklint.analysis.provenance import StatementFact
+
+#: Helpers that cut a recurrent state off its history by their name: ``repackage_hidden(h)``,
+#: ``detach_hidden(h)``, ``model.detach_state()``.
+_DETACHING_CALL = re.compile(r"detach|repackage", re.IGNORECASE)
+#: Methods that build a new tensor shaped like the receiver, without its history.
+_FRESH_LIKE_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "zero_"})
+#: Methods on a tensor whose result is not a tensor computation.
+_NOT_COMPUTING_METHODS = torch_api.NON_TENSOR_METHODS | torch_api.TO_PYTHON_METHODS | torch_api.DETACH_METHODS
+
+
+@dataclass(frozen=True, eq=False)
+class CarriedState:
+    """A name whose graph-attached value one iteration (or call) stores and the next one reads."""
+
+    name: str
+    #: The loop across whose iterations it is carried; None: across calls of a per-step method.
+    loop: LoopInfo | None
+    function: FunctionInfo
+    #: The graph value stored back into the name (the strongest of its updates).
+    value: Value
+    #: The first statement that feeds the carried value into a computation; None when the value
+    #: is only accumulated (LL101's business).
+    feed: StatementFact | None
+    #: The carry crosses training/data steps (not only the time steps of one sequence).
+    crosses_steps: bool
+    #: The carrying loop runs a backward every iteration.
+    backward_each_iteration: bool
+
+
+@dataclass
+class _Binding:
+    """One statement (or loop header) that binds a name inside the scanned body."""
+
+    node: cst.CSTNode
+    names: list[str]
+    #: Dotted names mentioned by the tests of the ``if`` statements around it.
+    guards: frozenset[str]
+    fact: StatementFact | None = None
+
+
+@dataclass
+class _Body:
+    """What the scan of a loop body (or function body) found: its bindings, by name."""
+
+    suite: cst.CSTNode
+    bindings: dict[str, list[_Binding]] = field(default_factory=dict)
+    _calls: list[cst.Call] | None = None
+    _aliases: dict[str, set[str]] | None = None
+
+    def add(self, binding: _Binding) -> None:
+        for name in binding.names:
+            self.bindings.setdefault(name, []).append(binding)
+
+    @property
+    def calls(self) -> list[cst.Call]:
+        """Calls in the body (computed on demand: only names that look carried need them)."""
+        if self._calls is None:
+            self._collect()
+        assert self._calls is not None
+        return self._calls
+
+    @property
+    def aliases(self) -> dict[str, set[str]]:
+        """Names bound by iterating over another (``for v in hidden``, ``... for v in hidden)``)."""
+        if self._aliases is None:
+            self._collect()
+        assert self._aliases is not None
+        return self._aliases
+
+    def _collect(self) -> None:
+        calls: list[cst.Call] = []
+        aliases: dict[str, set[str]] = {}
+        for node in walk(self.suite, into=not_into_scopes):
+            if isinstance(node, cst.Call):
+                calls.append(node)
+            elif isinstance(node, (cst.For, cst.CompFor)):
+                for source in names_read(node.iter):
+                    aliases.setdefault(source, set()).update(bound_names(node.target))
+        self._calls, self._aliases = calls, aliases
+
+
+class _Carries:
+    """The carries of one module and the per-loop scans they come from, built once per file."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+        self._bodies: dict[cst.CSTNode, _Body] = {}
+        self._backward_loops: dict[cst.CSTNode, bool] = {}
+        self._bounded: dict[cst.CSTNode, set[str]] = {}
+        self.carries = list(_find_carries(self))
+
+    def body(self, node: cst.For | cst.While | cst.FunctionDef) -> _Body:
+        found = self._bodies.get(node)
+        if found is None:
+            found = self._bodies[node] = _scan_body(node.body, self.facts)
+        return found
+
+    def bounded_carries(self, loop: LoopInfo) -> set[str]:
+        """Names the loop carries with their graph but re-initialises now and then (``hidden = None``
+        every k steps), never detaching them: the graph is kept on purpose, for a while."""
+        found = self._bounded.get(loop.node)
+        if found is None:
+            body = self.body(loop.node)
+            found = set()
+            for name in _candidate_names(body):
+                history = _history(body, name, self.facts)
+                if history.updates and history.reset and not history.detached:
+                    found.add(name)
+            self._bounded[loop.node] = found
+        return found
+
+    def runs_backward(self, loop: LoopInfo) -> bool:
+        """The loop body calls a backward that frees the graph (not ``autograd.grad(create_graph=True)``,
+        which differentiates through the graph on purpose: meta-learning, gradient penalties)."""
+        found = self._backward_loops.get(loop.node)
+        if found is None:
+            found = self._backward_loops[loop.node] = any(
+                not keyword_is_true(call, "create_graph") for call in backward_calls(loop.node.body, self.facts.imports)
+            )
+        return found
+
+
+def carried_states(facts: ModuleFacts) -> list[CarriedState]:
+    """Every name that carries a graph-attached value from one iteration (or call) to the next,
+    without a ``.detach()`` or a re-initialisation on the way."""
+    return facts.derived(_Carries).carries
+
+
+def bounded_carries(facts: ModuleFacts, loop: LoopInfo) -> set[str]:
+    """Names ``loop`` carries with their graph for a few iterations and then re-initialises."""
+    return facts.derived(_Carries).bounded_carries(loop)
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return name in names_read(node)
+
+
+# ---- scanning a body -----------------------------------------------------------------------------
+def _scan_body(body: cst.BaseSuite, facts: ModuleFacts) -> _Body:
+    found = _Body(body)
+    _scan_block(list(body.body), frozenset(), found, facts)
+    return found
+
+
+def _scan_block(statements: list[cst.CSTNode], guards: frozenset[str], found: _Body, facts: ModuleFacts) -> None:
+    for statement in statements:
+        _scan_statement(statement, guards, found, facts)
+
+
+def _scan_statement(statement: cst.CSTNode, guards: frozenset[str], found: _Body, facts: ModuleFacts) -> None:
+    """Record bindings with the tests of the ``if`` statements around them; nested defs run elsewhere."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return
+    if isinstance(statement, cst.BaseSmallStatement):  # the body of ``for x in y: h = f(h)``
+        _scan_small(statement, guards, found, facts)
+        return
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            _scan_small(small, guards, found, facts)
+        return
+    if isinstance(statement, cst.If):
+        inner = guards | names_read(statement.test)
+        _scan_block(list(statement.body.body), inner, found, facts)
+        if isinstance(statement.orelse, cst.If):
+            _scan_statement(statement.orelse, inner, found, facts)
+        elif statement.orelse is not None:
+            _scan_block(list(statement.orelse.body.body), inner, found, facts)
+        return
+    if isinstance(statement, cst.For):
+        found.add(_Binding(statement, bound_names(statement.target), guards))
+    elif isinstance(statement, cst.With):
+        for item in statement.items:
+            if item.asname is not None:
+                found.add(_Binding(statement, bound_names(item.asname.name), guards))
+    for name in ("body", "orelse", "finalbody"):
+        part = getattr(statement, name, None)
+        if isinstance(part, (cst.BaseSuite, cst.Else, cst.Finally)):
+            suite = part.body if isinstance(part, (cst.Else, cst.Finally)) else part
+            _scan_block(list(suite.body), guards, found, facts)
+    for handler in getattr(statement, "handlers", ()):
+        _scan_block(list(handler.body.body), guards, found, facts)
+    for case in getattr(statement, "cases", ()):
+        _scan_block(list(case.body.body), guards, found, facts)
+
+
+def _scan_small(small: cst.BaseSmallStatement, guards: frozenset[str], found: _Body, facts: ModuleFacts) -> None:
+    names: list[str] = []
+    if isinstance(small, cst.Assign):
+        names = [name for target in small.targets for name in bound_names(target.target)]
+    elif isinstance(small, cst.AugAssign) or (isinstance(small, cst.AnnAssign) and small.value is not None):
+        names = bound_names(small.target)
+    elif isinstance(small, cst.Del):
+        names = bound_names(small.target)
+    if names:
+        found.add(_Binding(small, names, guards, facts.statement_fact(small)))
+
+
+# ---- what one binding does to a name ---------------------------------------------------------------
+def _assigned_expr(node: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(node, (cst.Assign, cst.AugAssign)) or (isinstance(node, cst.AnnAssign) and node.value is not None):
+        return node.value
+    return None
+
+
+def _bound_value(node: cst.CSTNode, value: Value, name: str) -> Value:
+    """The value ``name`` receives from an assignment of ``value`` (element of an unpacking)."""
+    targets: list[cst.BaseExpression]
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+        targets = [node.target]
+    else:
+        return value
+    for target in targets:
+        part = _part_for(target, value, name)
+        if part is not None:
+            return part
+    return value
+
+
+def _part_for(target: cst.BaseExpression, value: Value, name: str) -> Value | None:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = target.elements
+        items = value.items if value.items is not None and len(value.items) == len(elements) else None
+        for index, element in enumerate(elements):
+            # An item keeps the deps of the whole: a local function's summary items carry the
+            # callee's own local names (``center_loss`` inside ``get_center_loss``).
+            part = replace(items[index], deps=value.deps) if items is not None else value
+            found = _part_for(element.value, part, name)
+            if found is not None:
+                return found
+        return None
+    if isinstance(target, cst.StarredElement):
+        return _part_for(target.value, value, name)
+    return value if dotted_name(target) == name else None
+
+
+def _reads(node: cst.CSTNode, name: str, value: Value) -> bool:
+    """The new value of ``name`` is computed from its old one (directly or through other names)."""
+    if isinstance(node, cst.AugAssign):
+        return True
+    expr = _assigned_expr(node)
+    return expr is not None and (_mentions(expr, name) or name in value.deps)
+
+
+def _callee_leaf(call: cst.Call, facts: ModuleFacts) -> str:
+    """``detach`` for ``h.detach()``, ``repackage_hidden`` for ``rh(h)`` after ``from utils import repackage_hidden as rh``."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return (facts.imports.resolve(func) or dotted_name(func) or "").rsplit(".", 1)[-1]
+
+
+def _detaches(expr: cst.CSTNode, name: str, aliases: set[str], facts: ModuleFacts) -> bool:
+    """``h.detach()``, ``tuple(v.detach() for v in h)``, ``repackage_hidden(h)``, ``Variable(h.data)``,
+    ``h.new_zeros(...)``: the expression cuts ``name`` (or an alias of it) off its history."""
+    watched = {name} | aliases
+    for node in walk(expr, into=not_into_scopes):
+        if isinstance(node, cst.Call):
+            leaf = _callee_leaf(node, facts)
+            if leaf in torch_api.DETACH_METHODS or leaf in _FRESH_LIKE_METHODS or _DETACHING_CALL.search(leaf):
+                if any(watched & names_read(part) for part in _call_parts(node)):
+                    return True
+        elif isinstance(node, cst.Attribute) and node.attr.value == "data":
+            if watched & names_read(node.value):
+                return True
+    return False
+
+
+def _call_parts(call: cst.Call) -> list[cst.CSTNode]:
+    parts: list[cst.CSTNode] = [arg.value for arg in call.args]
+    if isinstance(call.func, cst.Attribute):
+        parts.append(call.func.value)
+    return parts
+
+
+def _comprehension_aliases(expr: cst.CSTNode, name: str) -> set[str]:
+    aliases: set[str] = set()
+    for node in walk(expr, into=not_into_scopes):
+        if isinstance(node, cst.CompFor) and _mentions(node.iter, name):
+            aliases.update(bound_names(node.target))
+    return aliases
+
+
+@dataclass
+class _NameHistory:
+    """How a body treats one name: is the graph it holds carried into the next iteration?"""
+
+    #: Re-bound from scratch somewhere in the body (``hidden = None`` every k steps).
+    reset: bool = False
+    #: Cut off its history somewhere in the body (``hidden = hidden.detach()``).
+    detached: bool = False
+    updates: list[tuple[StatementFact, Value]] = field(default_factory=list)
+
+    @property
+    def cut(self) -> bool:
+        return self.reset or self.detached
+
+
+def _history(body: _Body, name: str, facts: ModuleFacts) -> _NameHistory:
+    history = _NameHistory()
+    bindings = body.bindings.get(name, [])
+    if not any(binding.fact is not None for binding in bindings):
+        return history  # bound only by loop headers (or not at all): nothing computed is carried
+    for binding in bindings:
+        node = binding.node
+        expr = _assigned_expr(node)
+        fact = binding.fact
+        if expr is None or fact is None:  # a loop target, ``with ... as``, ``del``: a fresh start
+            history.reset = True
+            continue
+        value = _bound_value(node, facts.value(expr), name)
+        if not _reads(node, name, value):
+            if name in binding.guards:
+                continue  # ``if hidden is None: hidden = init_hidden()``: a lazy start, not a reset
+            history.reset = True
+            continue
+        if value.kind in (Kind.DETACHED, Kind.NOT_TENSOR) or _detaches(expr, name, _comprehension_aliases(expr, name), facts):
+            history.detached = True
+            continue
+        if value.is_graph:
+            if value.confidence is not Confidence.HIGH and name in facts.summary(fact.function).backward_consumed:
+                value = replace(value, confidence=Confidence.HIGH)  # as the provenance pass binds it
+            history.updates.append((fact, value))
+    if history.updates and not history.detached:
+        aliases = body.aliases.get(name, set())
+        history.detached = any(_in_place_detach(call, name, aliases, facts) for call in body.calls)
+    return history
+
+
+def _in_place_detach(call: cst.Call, name: str, aliases: set[str], facts: ModuleFacts) -> bool:
+    """``h.detach_()``, ``for v in h: v.detach_()``, ``detach_hidden(h)`` as a statement."""
+    func = call.func
+    watched = {name} | aliases
+    if isinstance(func, cst.Attribute) and func.attr.value == "detach_":
+        return bool(watched & names_read(func.value))
+    if _DETACHING_CALL.search(_callee_leaf(call, facts)):
+        return any(watched & names_read(arg.value) for arg in call.args)
+    return False
+
+
+# ---- where the carried value is fed back ----------------------------------------------------------
+def _statement_expr(node: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr, cst.Return)):
+        return node.value
+    return None
+
+
+def _statement_targets(node: cst.CSTNode) -> list[str]:
+    if isinstance(node, cst.Assign):
+        return [name for target in node.targets for name in bound_names(target.target)]
+    if isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+        return bound_names(node.target)
+    return []
+
+
+def _is_accumulation(node: cst.CSTNode, name: str) -> bool:
+    """``total += x`` / ``avg = 0.9 * avg + 0.1 * x``: ``name`` is only a term of its own sum
+    (what LL101 reports), not an input of the computation."""
+    if isinstance(node, cst.AugAssign):
+        return dotted_name(node.target) == name and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign))
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and dotted_name(node.targets[0].target) == name:
+        value = node.value
+        return (
+            isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, (cst.Add, cst.Subtract))
+            and _only_a_term(value, name)
+        )
+    return False
+
+
+def _only_a_term(expr: cst.BaseExpression, name: str) -> bool:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        return _only_a_term(expr.left, name) and _only_a_term(expr.right, name)
+    if dotted_name(expr) == name:
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)) and _mentions(expr, name):
+        sides = (expr.left, expr.right)
+        return any(dotted_name(side) == name for side in sides) and sum(_mentions(side, name) for side in sides) == 1
+    return not _mentions(expr, name)
+
+
+def _computes_with(expr: cst.CSTNode, name: str, computing: bool = False) -> bool:
+    """``name`` is an input of a tensor computation in ``expr``: an argument of a call, the
+    receiver of a tensor method, an operand of arithmetic (not ``hidden.size(0)``, not a plain
+    alias or a container element)."""
+    if isinstance(expr, (cst.Name, cst.Attribute)) and dotted_name(expr) == name:
+        return computing
+    if isinstance(expr, (cst.Lambda, cst.Comparison)):
+        return False
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value not in _NOT_COMPUTING_METHODS and _computes_with(func.value, name, True):
+                return True
+        elif _computes_with(func, name, computing):
+            return True
+        return any(_computes_with(arg.value, name, True) for arg in expr.args)
+    if isinstance(expr, cst.Attribute):
+        if expr.attr.value in torch_api.NON_TENSOR_ATTRIBUTES or expr.attr.value in torch_api.DETACHED_ATTRIBUTES:
+            return False
+        return _computes_with(expr.value, name, computing)
+    if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation)):
+        return any(_computes_with(child, name, True) for child in children(expr))
+    if isinstance(expr, cst.Subscript):
+        return _computes_with(expr.value, name, computing)
+    return any(_computes_with(child, name, computing) for child in children(expr))
+
+
+def _reaches_model_or_backward(idx: _Carries, fact: StatementFact, name: str) -> bool:
+    """An accumulated value counts as fed back only when it reaches a model call, a tensor that
+    is differentiated, or the output of a per-step method (``forward``'s return)."""
+    for call in idx.facts.index.model_calls_by_statement.get(fact.node, []):
+        if any(_mentions(arg.value, name) for arg in call.args):
+            return True
+    if isinstance(fact.node, cst.Return):
+        return fact.function.runs_per_step
+    consumed = idx.facts.summary(fact.function).backward_consumed
+    return any(target in consumed for target in _statement_targets(fact.node))
+
+
+def _feed(idx: _Carries, statements: list[StatementFact], name: str, history: _NameHistory) -> StatementFact | None:
+    """The first statement that feeds the carried value of ``name`` into a graph computation."""
+    accumulated_only = all(_is_accumulation(fact.node, name) for fact, _ in history.updates)
+    for fact in statements:
+        if fact.grad is GradMode.DISABLED:
+            continue
+        expr = _statement_expr(fact.node)
+        if expr is None or _is_accumulation(fact.node, name) or not _computes_with(expr, name):
+            continue
+        if not idx.facts.value(expr).is_graph:
+            continue
+        if accumulated_only and not _reaches_model_or_backward(idx, fact, name):
+            continue
+        return fact
+    return None
+
+
+# ---- finding the carries --------------------------------------------------------------------------
+def _iterates_batches(loop: LoopInfo, facts: ModuleFacts) -> bool:
+    """A loop over a data loader or batches: ``for x, y in loader``, ``for batch in batches``,
+    ``for batch_idx in range(n)``; not ``for step in range(n)`` (maybe the time steps of one
+    sequence) nor ``for i in range(num_batches)`` (maybe the chunks of one forward pass)."""
+    node = loop.node
+    if not isinstance(node, cst.For):
+        return False
+    if facts.value(node.iter).role is Role.LOADER:
+        return True
+    leaves = {name.rsplit(".", 1)[-1] for name in bound_names(node.target)}
+    if not _is_range(node.iter):
+        leaves |= {name.rsplit(".", 1)[-1] for name in dotted_names_in(node.iter)}
+    return any(torch_api.DATA_SOURCE_NAME.search(leaf) or "batch" in leaf.lower() for leaf in leaves)
+
+
+def _is_range(expr: cst.BaseExpression) -> bool:
+    """``range(n)``, ``enumerate(range(n))``, ``tqdm(range(n))``: counting, not data."""
+    while isinstance(expr, cst.Call) and expr.args:
+        if isinstance(expr.func, cst.Name) and expr.func.value == "range":
+            return True
+        expr = expr.args[0].value
+    return False
+
+
+def _crosses_steps(idx: _Carries, loop: LoopInfo, enclosing: tuple[LoopInfo, ...], function: FunctionInfo) -> bool:
+    """Each iteration is a training step (it runs backward) or a batch of data outside any loop
+    that runs backward; a loop over the time steps of one sequence inside a training step is not."""
+    if idx.runs_backward(loop):
+        return True
+    if function.runs_per_step or function.name == "forward" or (function.cls is not None and function.cls.is_module):
+        return False  # a loop inside a model's own code or one step: the chunks or modalities of one pass
+    return _iterates_batches(loop, idx.facts) and not any(idx.runs_backward(outer) for outer in enclosing)
+
+
+def _strongest(values: list[Value]) -> Value:
+    order = list(Evidence)
+    return max(values, key=lambda v: (v.confidence.rank, -order.index(v.evidence) if v.evidence else -99))
+
+
+def _candidate_names(body: _Body) -> list[str]:
+    """Names assigned in the body; ``p.grad.data = ...`` writes storage without history: never a carry."""
+    return [name for name in body.bindings if not set(name.split(".")[1:]) & torch_api.DETACHED_ATTRIBUTES]
+
+
+def _find_carries(idx: _Carries) -> Iterator[CarriedState]:
+    facts = idx.facts
+    for loop in facts.structure.loops.values():
+        statements = facts.index.statements_in_loop(loop.node)
+        if not statements:
+            continue
+        body = idx.body(loop.node)
+        enclosing = statements[0].loops[: statements[0].loops.index(loop)]
+        for name in _candidate_names(body):
+            history = _history(body, name, facts)
+            if history.cut or not history.updates:
+                continue
+            yield CarriedState(
+                name=name,
+                loop=loop,
+                function=statements[0].function,
+                value=_strongest([value for _, value in history.updates]),
+                feed=_feed(idx, statements, name, history),
+                crosses_steps=_crosses_steps(idx, loop, enclosing, statements[0].function),
+                backward_each_iteration=idx.runs_backward(loop),
+            )
+    for function in facts.structure.functions.values():
+        if not function.runs_per_step or function.cls is None or function.node is None:
+            continue
+        statements = facts.index.statements_of(function)
+        body = idx.body(function.node)
+        for name in _candidate_names(body):
+            if not name.startswith("self."):
+                continue
+            history = _history(body, name, facts)
+            if history.cut or not history.updates or _reset_elsewhere(idx, function, function.cls, name):
+                continue
+            yield CarriedState(
+                name=name,
+                loop=None,
+                function=function,
+                value=_strongest([value for _, value in history.updates]),
+                feed=_feed(idx, statements, name, history),
+                crosses_steps=True,
+                backward_each_iteration=False,
+            )
+
+
+def _reset_elsewhere(idx: _Carries, function: FunctionInfo, cls: ClassInfo, name: str) -> bool:
+    """Another method of the class re-initialises or detaches ``self.x`` (``reset_hidden()``,
+    ``detach_state()``), or code outside the class assigns ``model.x``: the carry is cut between
+    steps by code this rule does not follow."""
+    for method in cls.methods.values():
+        if method is function.node or method.name.value == "__init__":
+            continue
+        if _history(idx.body(method), name, idx.facts).cut:
+            return True
+    attribute = "." + name.split(".", 1)[1]
+    for fact in idx.facts.statements():
+        if fact.function.cls is cls:
+            continue
+        if any(t.endswith(attribute) and not t.startswith("self.") for t in _statement_targets(fact.node)):
+            return True
+    return False

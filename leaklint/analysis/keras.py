@@ -1,0 +1,205 @@
+"""Keras and TensorFlow models: which calls build or load one, which local classes and builder
+functions make one, and which names hold one.
+
+The provenance pass models torch; Keras rules (LL501-LL503) need the same question answered for
+Keras: is ``model`` in ``model.predict(x)`` a Keras model? The answer comes from constructors and
+loaders resolved through imports, local ``keras.Model`` subclasses and builder functions, the
+assignments that bind their results, and ``compile`` calls with Keras-only arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.places import Place
+from leaklint.analysis.structure import FunctionInfo, bound_names
+from leaklint.analysis.syntax import call_argument, declared_names
+from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.findings import Confidence
+
+if TYPE_CHECKING:
+    from leaklint.analysis.calls import CallGraph
+    from leaklint.analysis.facts import ModuleFacts
+
+KERAS_ROOTS = ("keras", "tensorflow.keras", "tensorflow.python.keras", "tf_keras")
+TENSORFLOW_ROOTS = ("tensorflow", "keras", "tf_keras")
+_MODEL_CLASSES = frozenset({"Model", "Sequential", "Functional"})
+_MODEL_LOADERS = frozenset({"load_model", "model_from_json", "model_from_yaml", "model_from_config", "clone_model"})
+#: Keyword arguments only Keras's ``Model.compile`` takes (``nn.Module.compile`` forwards to torch.compile).
+_KERAS_COMPILE_KEYWORDS = frozenset({"optimizer", "loss", "metrics", "loss_weights", "run_eagerly", "steps_per_execution", "jit_compile"})
+
+
+def is_keras_name(qualified: str | None) -> bool:
+    return bool(qualified) and any(qualified == r or qualified.startswith(r + ".") for r in KERAS_ROOTS)  # type: ignore[union-attr]
+
+
+def is_keras_model_factory(qualified: str | None) -> bool:
+    """``keras.Sequential``, ``tf.keras.Model``, ``keras.models.load_model``, ``tf.keras.applications.ResNet50``..."""
+    if not is_keras_name(qualified):
+        return False
+    leaf = qualified.rsplit(".", 1)[-1]  # type: ignore[union-attr]
+    if leaf in _MODEL_CLASSES or leaf in _MODEL_LOADERS:
+        return True
+    return ".applications." in qualified and leaf[:1].isupper()  # type: ignore[operator]
+
+
+def is_model_loader(qualified: str | None) -> bool:
+    return is_keras_name(qualified) and qualified.rsplit(".", 1)[-1] in _MODEL_LOADERS  # type: ignore[union-attr]
+
+
+@dataclass(frozen=True)
+class KerasEvidence:
+    confidence: Confidence
+    why: str
+
+
+@dataclass
+class KerasModels:
+    """What the file says about Keras models: classes, builders, and names that hold models."""
+
+    facts: ModuleFacts
+    classes: set[str] = field(default_factory=set)
+    #: Local functions (module-level or methods, by name) that build and return a Keras model.
+    builders: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    #: (scope, dotted name) -> evidence; scope is a FunctionDef, a ClassDef (for ``self.x``) or None.
+    names: dict[tuple[cst.CSTNode | None, str], KerasEvidence] = field(default_factory=dict)
+    #: Dotted names compiled with Keras-only arguments anywhere in the file.
+    compiled: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, facts: ModuleFacts) -> KerasModels:
+        models = cls(facts)
+        models._find_classes()
+        models._find_builders()
+        models._find_names()
+        return models
+
+    # --- construction ------------------------------------------------------------------------
+    def _find_classes(self) -> None:
+        """Local subclasses of ``keras.Model`` (also through local bases)."""
+        changed = True
+        while changed:
+            changed = False
+            for info in self.facts.structure.classes.values():
+                if info.name in self.classes:
+                    continue
+                for base in info.base_names:
+                    qualified = self.facts.imports.qualify(base)
+                    if base in self.classes or (is_keras_name(qualified) and qualified.rsplit(".", 1)[-1] in _MODEL_CLASSES):  # type: ignore[union-attr]
+                        self.classes.add(info.name)
+                        changed = True
+                        break
+
+    def _find_builders(self) -> None:
+        """Functions whose own body constructs a Keras model and that return something."""
+        for node, info in self.facts.structure.functions.items():
+            if info.parent is not None:
+                continue
+            body = list(walk(node.body, into=not_into_scopes))
+            builds = any(isinstance(n, cst.Call) and self.construction(n, builders=False) for n in body)
+            returns = any(isinstance(n, cst.Return) and n.value is not None for n in body)
+            if builds and returns:
+                self.builders.setdefault(info.name, node)
+
+    def construction(self, call: cst.Call, *, builders: bool = True) -> KerasEvidence | None:
+        """Evidence that ``call`` returns a new Keras model (constructor, loader, class, builder)."""
+        qualified = self.facts.imports.resolve(call.func)
+        if is_keras_model_factory(qualified):
+            return KerasEvidence(Confidence.HIGH, f"'{qualified}' returns a Keras model")
+        func = call.func
+        name = func.value if isinstance(func, cst.Name) else None
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
+            name = func.attr.value
+        if name is None:
+            return None
+        if isinstance(func, cst.Name) and name in self.classes:
+            return KerasEvidence(Confidence.HIGH, f"'{name}' subclasses keras.Model")
+        if builders and name in self.builders:
+            return KerasEvidence(Confidence.HIGH, f"'{name}()' builds a Keras model")
+        return None
+
+    def _find_names(self) -> None:
+        index = self.facts.index
+        for place in index.calls_named("compile"):
+            if isinstance(place.node.func, cst.Attribute):  # type: ignore[attr-defined]
+                self._note_compile(place.node)  # type: ignore[arg-type]
+        for _ in range(2):  # a second pass picks up aliases (m = model) bound before their source
+            for place in index.assignments:
+                node = place.node
+                value = node.value  # type: ignore[attr-defined]
+                if value is None:
+                    continue
+                evidence = self.expression(value, place)
+                if evidence is None:
+                    continue
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[attr-defined]
+                for target in targets:
+                    for name in bound_names(target):
+                        self.names.setdefault((self._scope_key(place, name), name), evidence)
+
+    def _note_compile(self, call: cst.Call) -> None:
+        receiver = dotted_name(call.func.value)  # type: ignore[attr-defined]
+        keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+        strings = any(isinstance(a.value, cst.SimpleString) for a in call.args if a.keyword is None)
+        if receiver and (keywords & _KERAS_COMPILE_KEYWORDS or strings):
+            self.compiled.add(receiver)
+
+    def _scope_key(self, place: Place, name: str) -> cst.CSTNode | None:
+        info = place.function(self.facts)
+        if name.startswith("self.") and info is not None and info.cls is not None:
+            return info.cls.node
+        scope = place.scope
+        if not isinstance(scope, cst.FunctionDef) or name in declared_names(scope)[0]:
+            return None
+        return scope
+
+    # --- queries -----------------------------------------------------------------------------
+    def expression(self, expr: cst.BaseExpression, place: Place) -> KerasEvidence | None:
+        """Evidence that ``expr`` (evaluated at ``place``) is a Keras model."""
+        if isinstance(expr, cst.Call):
+            return self.construction(expr)
+        name = dotted_name(expr)
+        return self.name(name, place) if name else None
+
+    def name(self, name: str, place: Place) -> KerasEvidence | None:
+        """Evidence that the dotted ``name`` holds a Keras model where ``place`` runs."""
+        info = place.function(self.facts)
+        keys: list[cst.CSTNode | None] = []
+        if isinstance(place.scope, cst.FunctionDef):
+            keys.append(place.scope)
+            parent = info.parent if info is not None else None
+            while parent is not None:
+                keys.append(parent.node)
+                parent = parent.parent
+        if name.startswith("self.") and info is not None and info.cls is not None:
+            keys.append(info.cls.node)
+        keys.append(None)
+        for key in keys:
+            found = self.names.get((key, name))
+            if found is not None:
+                return found
+        if name in self.compiled:
+            return KerasEvidence(Confidence.HIGH, f"'{name}.compile(...)' takes Keras arguments")
+        return None
+
+    def parameter(self, info: FunctionInfo, param: str, sites: CallGraph) -> KerasEvidence | None:
+        """Evidence that parameter ``param`` of ``info`` receives a Keras model at a call site."""
+        if param not in info.params:
+            return None
+        position = info.params.index(param) - (1 if info.is_method else 0)
+        for site in sites.places_of(info):
+            call = site.node
+            assert isinstance(call, cst.Call)
+            passed = call_argument(call, position, param)
+            if passed is not None and self.expression(passed, site) is not None:
+                return KerasEvidence(Confidence.MEDIUM, f"'{info.name}' is called with a Keras model as '{param}'")
+        return None
+
+
+def keras_models(facts: ModuleFacts) -> KerasModels:
+    """What ``facts.module`` says about Keras models, built once per file."""
+    return facts.derived(KerasModels.of)

@@ -1,0 +1,249 @@
+"""Where a node runs: its scope, the loops that repeat it and how often they run, the guards
+around it, and whether it is recovery code (an ``except`` clause, the ``finally`` of an OOM retry).
+
+The statement facts (``facts.statements()``) answer this for simple statements with values; a
+:class:`Place` answers it for any node (a call in a decorator, a ``for`` header, a comprehension),
+from the chain of its ancestors, which one walk of the module collects (``facts.index``).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable, Iterator
+
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.structure import FunctionInfo, bound_names
+from leaklint.analysis.walk import children, dotted_names_in, walk
+
+if TYPE_CHECKING:
+    from leaklint.analysis.facts import ModuleFacts
+
+SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_EPOCH_NAME = re.compile(r"epoch", re.IGNORECASE)
+_STEP_COUNTER_NAME = re.compile(r"step|iter|batch", re.IGNORECASE)
+_SIZE_NAME = re.compile(r"sizes?$", re.IGNORECASE)
+_OOM_WORD = re.compile(r"out.of.memory|outofmemory|\boom\b|resourceexhausted", re.IGNORECASE)
+#: Nodes that never hold code below them (or only type hints and imports): not descended into.
+_LEAF_TYPES = frozenset(
+    {
+        cst.Name, cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.FormattedStringText,
+        cst.Import, cst.ImportFrom, cst.Annotation, cst.Pass, cst.Break, cst.Continue, cst.Ellipsis,
+        cst.Comment, cst.Newline, cst.EmptyLine,
+    }
+)
+
+
+def walk_with_ancestors(
+    root: cst.CSTNode, wanted: Callable[[cst.CSTNode], bool]
+) -> Iterator[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]]:
+    """Every node ``wanted`` accepts, with its ancestors (outermost first), in source order."""
+    path: list[cst.CSTNode] = []
+    stack: list[tuple[cst.CSTNode, int]] = [(root, 0)]
+    leaves = _LEAF_TYPES
+    while stack:
+        node, depth = stack.pop()
+        del path[depth:]
+        if wanted(node):
+            yield node, tuple(path)
+        if type(node) in leaves:
+            continue
+        path.append(node)
+        depth += 1
+        stack.extend([(child, depth) for child in reversed(children(node))])
+
+
+def _holds(parent: cst.CSTNode, child: cst.CSTNode, grandchild: cst.CSTNode | None) -> tuple[bool, bool]:
+    """(``parent`` is a loop that runs ``child`` every iteration, ``parent`` is a scope whose body
+    is ``child``). The ``iter`` of a ``for`` and its ``else`` run once; decorators and defaults of
+    a ``def`` run in the enclosing scope."""
+    if isinstance(parent, (cst.For, cst.While)):
+        return child is parent.body, False
+    if isinstance(parent, SCOPES):
+        return False, child is parent.body
+    if isinstance(parent, COMPREHENSIONS):
+        if isinstance(child, cst.CompFor) and child is parent.for_in:
+            return grandchild is not None and grandchild is not child.iter, False
+        return True, False
+    return False, False
+
+
+@dataclass(frozen=True, eq=False)
+class Place:
+    """A node and its ancestors: the scope and the loops it runs in, the guards around it."""
+
+    node: cst.CSTNode
+    path: tuple[cst.CSTNode, ...]
+
+    @cached_property
+    def chain(self) -> tuple[cst.CSTNode, ...]:
+        return self.path + (self.node,)
+
+    @property
+    def parent(self) -> cst.CSTNode | None:
+        return self.path[-1] if self.path else None
+
+    @cached_property
+    def scope_index(self) -> int:
+        """Index in ``chain`` of the innermost def/lambda/class whose body holds the node, or -1."""
+        chain = self.chain
+        for index in range(len(chain) - 2, -1, -1):
+            grandchild = chain[index + 2] if index + 2 < len(chain) else None
+            if _holds(chain[index], chain[index + 1], grandchild)[1]:
+                return index
+        return -1
+
+    @cached_property
+    def scope(self) -> cst.CSTNode | None:
+        return self.chain[self.scope_index] if self.scope_index >= 0 else None
+
+    @cached_property
+    def loops(self) -> tuple[int, ...]:
+        """Indices in ``chain`` of the loops (outermost first) that run the node every iteration,
+        within its own scope (an outer function's loop does not run a nested def's body)."""
+        chain = self.chain
+        found = []
+        for index in range(self.scope_index + 1, len(chain) - 1):
+            grandchild = chain[index + 2] if index + 2 < len(chain) else None
+            if _holds(chain[index], chain[index + 1], grandchild)[0]:
+                found.append(index)
+        return tuple(found)
+
+    @property
+    def loop_nodes(self) -> tuple[cst.CSTNode, ...]:
+        """The loops of :attr:`loops` themselves (``for``, ``while``, comprehensions), outermost first."""
+        return tuple(self.chain[index] for index in self.loops)
+
+    def function(self, facts: ModuleFacts) -> FunctionInfo | None:
+        """The function whose body holds the node (None at module level, in a lambda or a class body)."""
+        scope = self.scope
+        return facts.structure.functions.get(scope) if isinstance(scope, cst.FunctionDef) else None
+
+    def guards(self, after: int = -1) -> list[cst.BaseExpression]:
+        """The ``if`` / ternary tests whose branch holds the node, in its own scope (below index ``after``)."""
+        return self._guards(max(after, self.scope_index) + 1)
+
+    def all_guards(self) -> list[cst.BaseExpression]:
+        """Every ``if`` / ternary test whose branch holds the node, across scopes."""
+        return self._guards(0)
+
+    def _guards(self, start: int) -> list[cst.BaseExpression]:
+        chain = self.chain
+        tests = []
+        for index in range(start, len(chain) - 1):
+            parent, child = chain[index], chain[index + 1]
+            if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+                tests.append(parent.test)
+        return tests
+
+    def in_except_handler(self) -> bool:
+        chain = self.chain
+        return any(
+            isinstance(chain[i], cst.ExceptHandler) and chain[i + 1] is chain[i].body
+            for i in range(self.scope_index + 1, len(chain) - 1)
+        )
+
+    def in_oom_cleanup(self) -> bool:
+        """In the ``finally`` of a ``try`` that handles running out of memory: recovery code."""
+        chain = self.chain
+        for i in range(self.scope_index + 1, len(chain) - 1):
+            node = chain[i]
+            if isinstance(node, cst.Try) and node.finalbody is not None and chain[i + 1] is node.finalbody:
+                if any(_mentions_oom(handler) for handler in node.handlers):
+                    return True
+        return False
+
+    def statement(self) -> cst.SimpleStatementLine | None:
+        """The statement line holding the node (for suppression comments), if it is simple."""
+        for node in reversed(self.path):
+            if isinstance(node, cst.SimpleStatementLine):
+                return node
+            if isinstance(node, (cst.BaseCompoundStatement, *SCOPES)):
+                return None
+        return None
+
+
+def _mentions_oom(handler: cst.ExceptHandler) -> bool:
+    """``except torch.cuda.OutOfMemoryError`` / ``if "out of memory" in str(e)``."""
+    for node in walk(handler):
+        if isinstance(node, cst.Name) and _OOM_WORD.search(node.value):
+            return True
+        if isinstance(node, cst.SimpleString) and _OOM_WORD.search(node.value):
+            return True
+    return False
+
+
+# --- how often a loop runs ----------------------------------------------------------------------
+class Level(enum.Enum):
+    """How often the body of a loop runs, as far as the code shows."""
+
+    STEP = "step"  # a training/evaluation step: backward, optimizer step, or a data loader
+    WEAK_STEP = "weak-step"  # only a step/iteration counter name says so
+    EPOCH = "epoch"  # once per epoch
+    OUTER = "outer"  # around a step loop, but not named epoch: per fold, per model, per trial
+    STRUCTURE = "structure"  # over layers, heads, files, configurations...
+
+
+def _leaf_names(names: set[str]) -> set[str]:
+    return {name.rsplit(".", 1)[-1] for name in names}
+
+
+def _loop_names(loop: cst.CSTNode) -> set[str]:
+    if isinstance(loop, cst.For):
+        return _leaf_names(dotted_names_in(loop.iter) | set(bound_names(loop.target)))
+    if isinstance(loop, cst.While):
+        return _leaf_names(dotted_names_in(loop.test))
+    if isinstance(loop, COMPREHENSIONS):
+        return _leaf_names(dotted_names_in(loop.for_in.iter) | set(bound_names(loop.for_in.target)))
+    return set()
+
+
+def loop_level(facts: ModuleFacts, loop: cst.CSTNode) -> Level:
+    """Classify a loop by what it does first (backward, optimizer step, inner step loops) and
+    only then by the names it iterates (``loader`` / ``epoch`` / ``step``)."""
+    info = facts.structure.loops.get(loop)
+    names = _loop_names(loop)
+    data = isinstance(loop, (cst.For, *COMPREHENSIONS)) and any(torch_api.DATA_SOURCE_NAME.search(n) for n in names)
+    epoch = any(_EPOCH_NAME.search(n) for n in names)
+    if info is not None:
+        if info.contains_iteration_loop:
+            return Level.EPOCH if epoch else Level.OUTER
+        if info.has_backward or info.has_optimizer_step:
+            return Level.STEP
+    if data:
+        return Level.STEP
+    if epoch:
+        return Level.EPOCH
+    if any(_STEP_COUNTER_NAME.search(n) and not _SIZE_NAME.search(n) for n in names):
+        return Level.WEAK_STEP
+    return Level.STRUCTURE
+
+
+def step_level(facts: ModuleFacts, place: Place) -> tuple[Level | None, int]:
+    """The level of the innermost non-structure loop around ``place`` and its index in the chain
+    (None, -1 when only structure loops, or none, run it)."""
+    for index in reversed(place.loops):
+        level = loop_level(facts, place.chain[index])
+        if level is not Level.STRUCTURE:
+            return level, index
+    return None, -1
+
+
+def per_iteration_names(facts: ModuleFacts, loop: cst.CSTNode) -> set[str]:
+    """Names a loop binds afresh every iteration (its target and what its body assigns)."""
+    info = facts.structure.loops.get(loop)
+    if info is not None:
+        return set(info.rebound)
+    if isinstance(loop, COMPREHENSIONS):
+        names: set[str] = set()
+        comp: cst.CompFor | None = loop.for_in
+        while comp is not None:
+            names.update(bound_names(comp.target))
+            comp = comp.inner_for_in
+        return names
+    return set()

@@ -1,0 +1,96 @@
+"""Which functions run again and again: once per training step, or once per step or epoch.
+
+A statement inside a loop repeats with the loop (``facts.statements()`` and :mod:`places` know
+its loops); a statement in a function repeats when the function does. That is known from three
+kinds of evidence, from the most to the least direct:
+
+- a framework calls it: ``FunctionInfo.runs_per_step`` (``forward``, ``training_step``... of a
+  class, whose ``self.*`` outlive the call; the provenance pass uses it), :func:`is_per_step_hook`
+  (Lightning steps and Keras / HF / Lightning callback hooks that run per batch) and
+  :func:`is_framework_hook` (any method named like a per-step or per-epoch hook);
+- its name or body says it is one step: :data:`STEP_FUNCTION_NAMES`, or it runs a backward
+  that no loop of its own repeats;
+- the file calls it from an iteration loop, or from another function that runs every step
+  (:func:`per_step_functions` follows the calls).
+
+The notions differ on purpose: a figure left open per epoch leaks as surely as one per step,
+while an ``empty_cache()`` per epoch is harmless. Each rule picks the one its docs describe.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from leaklint.analysis.calls import call_graph
+from leaklint.analysis.structure import FunctionInfo, backward_target
+from leaklint.analysis.walk import calls_in
+
+if TYPE_CHECKING:
+    from leaklint.analysis.facts import ModuleFacts
+    from leaklint.analysis.provenance import StatementFact
+
+#: Functions that run once per training step by their name alone.
+STEP_FUNCTION_NAMES = frozenset(
+    {"forward", "training_step", "train_step", "step", "train_batch", "train_on_batch", "optimize_parameters"}
+)
+#: Framework hooks that run once per batch (Lightning modules, Keras / HF / Lightning callbacks).
+PER_STEP_HOOK = re.compile(
+    r"^(training_step|validation_step|test_step|predict_step|train_step"
+    r"|on_(train_|validation_|test_|predict_)?batch_(start|begin|end)"
+    r"|on_step_(begin|end)|on_(before|after)_backward|on_before_optimizer_step|on_before_zero_grad)$"
+)
+#: Methods a framework calls every step or every epoch (``on_*`` hooks, ``*_epoch_end``, steps).
+FRAMEWORK_HOOK_NAME = re.compile(r"^(on_\w+|training_step|validation_step|test_step|\w+_epoch_end)$")
+
+
+def is_per_step_hook(info: FunctionInfo) -> bool:
+    """A method a framework calls once per batch: Lightning steps, Keras/HF/Lightning callbacks."""
+    if info.cls is None or not PER_STEP_HOOK.match(info.name):
+        return False
+    return info.cls.is_lightning or any("Callback" in base for base in info.cls.base_names)
+
+
+def is_framework_hook(info: FunctionInfo) -> bool:
+    """A method named like a hook a framework calls every step or epoch, whatever its class."""
+    return info.is_method and bool(FRAMEWORK_HOOK_NAME.match(info.name))
+
+
+def per_step_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
+    """Functions that run once per training/evaluation step, with the reason (for messages).
+
+    Seeds: ``forward``/``training_step``/``step``... by name, a function that runs backward
+    outside its own loops, and a local function called inside an iteration loop. Whatever a
+    per-step function calls in the same file runs once per step too. Built once per file.
+    """
+    return facts.derived(_per_step_functions)
+
+
+def _per_step_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
+    graph = call_graph(facts)
+    found: dict[FunctionInfo, str] = {}
+    for info in facts.structure.functions.values():
+        if info.name in STEP_FUNCTION_NAMES:
+            found[info] = f"'{info.name}' runs every training step"
+        elif info.backward_names and _backward_outside_loops(facts.index.statements_of(info), facts):
+            found[info] = f"'{info.name}' runs one training step"
+    for _, fact, callee in graph.resolved:
+        if callee is not None and any(loop.is_iteration_loop for loop in fact.loops):
+            if callee not in found and callee.name != "__init__":
+                found[callee] = f"'{callee.name}' is called in a loop over iterations"
+    frontier = list(found)
+    while frontier:
+        caller = frontier.pop()
+        for _, callee in graph.callees_of(caller):
+            if callee not in found and callee.name != "__init__":
+                found[callee] = f"'{callee.name}' is called from '{caller.name}', which runs every step"
+                frontier.append(callee)
+    return found
+
+
+def _backward_outside_loops(statements: list[StatementFact], facts: ModuleFacts) -> bool:
+    """The function itself is one training step: it runs a backward that no loop of its own repeats."""
+    return any(
+        not fact.loops and any(backward_target(call, facts.imports) is not None for call in calls_in(fact.node))
+        for fact in statements
+    )

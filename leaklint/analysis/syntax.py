@@ -1,0 +1,84 @@
+"""Small questions about one piece of syntax that several rules ask: which argument a call
+passes, whether a value is spelt literally, what an expression is rooted in, which names a
+function declares ``global``.
+
+They read the tree only (no values, no flow), so they answer the same wherever they are asked.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.walk import not_into_scopes, walk
+
+
+def call_argument(call: cst.Call, position: int, keyword: str | None = None) -> cst.BaseExpression | None:
+    """The argument passed at ``position`` or as ``keyword=``; None when it is not passed, or
+    when a ``*args`` / ``**kwargs`` before it hides where it is."""
+    positional = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == keyword:
+                return arg.value
+            continue
+        if positional == position:
+            return arg.value
+        positional += 1
+    return None
+
+
+def is_literal(node: cst.BaseExpression, *values: str) -> bool:
+    """``True`` / ``False`` / ``None`` / ``0`` / ``1`` spelt literally."""
+    if isinstance(node, cst.Name):
+        return node.value in values
+    if isinstance(node, cst.Integer):
+        return node.value in values
+    return False
+
+
+def keyword_is_true(call: cst.Call, keyword: str) -> bool:
+    """``keyword=True`` is passed literally (``retain_graph=flag`` is a deliberate runtime choice)."""
+    return any(
+        arg.keyword is not None
+        and arg.keyword.value == keyword
+        and isinstance(arg.value, cst.Name)
+        and arg.value.value == "True"
+        for arg in call.args
+    )
+
+
+def root_name(expr: cst.BaseExpression) -> str | None:
+    """``features`` in ``features[name]``, ``self`` in ``self.cache["x"]``, ``out`` in ``out.grad_fn``,
+    ``handles`` in ``handles.pop()``."""
+    while True:
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        else:
+            return None
+
+
+def subscript_base(expr: cst.BaseExpression) -> str | None:
+    """The dotted name a subscript chain indexes: ``self.outs`` for ``self.outs[k][0]``."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return dotted_name(expr)
+
+
+def declared_names(function: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    """Names a function declares ``global`` and ``nonlocal`` (not counting nested scopes): its
+    assignments to them outlive the call."""
+    globals_: set[str] = set()
+    nonlocals: set[str] = set()
+    for node in walk(function.body, into=not_into_scopes):
+        if isinstance(node, cst.Global):
+            globals_.update(item.name.value for item in node.names)
+        elif isinstance(node, cst.Nonlocal):
+            nonlocals.update(item.name.value for item in node.names)
+    return globals_, nonlocals

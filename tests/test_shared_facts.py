@@ -1,0 +1,206 @@
+"""The facts several rules share (leaklint.analysis beyond values): where a node runs, which local
+function a call runs, which functions run every step, hooks, carried states, Keras models, lines."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from leaklint.analysis.calls import call_graph, local_callee
+from leaklint.analysis.carry import carried_states
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.hooks import HookKind, hook_registrations, resolve_hook
+from leaklint.analysis.keras import keras_models
+from leaklint.analysis.places import Level, loop_level, step_level
+from leaklint.analysis.steps import per_step_functions
+from leaklint.analysis.syntax import call_argument, is_literal
+
+
+def facts_of(source: str) -> ModuleFacts:
+    return ModuleFacts(cst.parse_module(textwrap.dedent(source)))
+
+
+def function(facts: ModuleFacts, name: str):
+    return next(info for info in facts.structure.functions.values() if info.name == name)
+
+
+def test_derived_facts_are_built_once_per_module():
+    facts = facts_of("import torch\n")
+    assert facts.index is facts.index
+    assert call_graph(facts) is call_graph(facts)
+    assert hook_registrations(facts) is hook_registrations(facts)
+
+
+def test_line_of_positions_a_node_anywhere_in_the_module():
+    facts = facts_of(
+        """\
+        import torch
+
+        def train(loader):
+            for epoch in range(3):
+                for x in loader:
+                    pass
+        """
+    )
+    lines = sorted(facts.line_of(loop) for loop in facts.structure.loops)
+    assert lines == [4, 5]
+    assert facts.line_of(cst.Name("elsewhere")) is None
+
+
+def test_loop_levels_and_the_step_a_call_runs_in():
+    facts = facts_of(
+        """\
+        import torch
+        for epoch in range(10):
+            for x, y in loader:
+                loss = model(x).sum()
+                loss.backward()
+                torch.cuda.empty_cache()
+            for head in heads:
+                head.reset()
+        """
+    )
+    levels = sorted(loop_level(facts, loop).value for loop in facts.structure.loops)
+    assert levels == ["epoch", "step", "structure"]
+    [place] = facts.index.calls_named("empty_cache")
+    assert step_level(facts, place)[0] is Level.STEP
+    [reset] = facts.index.calls_named("reset")
+    assert step_level(facts, reset)[0] is Level.EPOCH  # the structure loop does not count
+
+
+def test_guards_stay_in_their_scope_unless_asked():
+    facts = facts_of(
+        """\
+        if debug:
+            def check():
+                if step % 10 == 0:
+                    torch.autograd.set_detect_anomaly(True)
+        """
+    )
+    [place] = facts.index.calls_named("set_detect_anomaly")
+    assert [cst.Module([]).code_for_node(test) for test in place.guards()] == ["step % 10 == 0"]
+    assert len(place.all_guards()) == 2
+
+
+def test_calls_resolve_to_nested_functions_methods_and_inherited_methods():
+    facts = facts_of(
+        """\
+        def helper(): pass
+        class Base:
+            def shared(self): pass
+            @classmethod
+            def build(cls): return cls.make()
+            @classmethod
+            def make(cls): pass
+        class Child(Base):
+            def run(self):
+                def helper(): pass
+                helper()
+                self.shared()
+        def main():
+            helper()
+            for x in helper():
+                pass
+        """
+    )
+    graph = call_graph(facts)
+    run = function(facts, "run")
+    callees = {callee.name: callee for _, callee in graph.callees_of(run)}
+    assert set(callees) == {"helper", "shared"}
+    assert callees["helper"].parent is run  # the nested def shadows the module-level one
+    assert callees["shared"].cls.name == "Base"
+    [(_, make)] = graph.callees_of(function(facts, "build"))
+    assert make.name == "make"
+    module_helper = facts.structure.functions[facts.structure.module_functions["helper"]]
+    assert len(graph.sites_of(module_helper)) == 1  # the statement view: `helper()` in main
+    assert len(graph.places_of(module_helper)) == 2  # the syntax view also sees the loop header
+
+
+def test_local_callee_ignores_calls_it_cannot_see():
+    facts = facts_of("import os\ndef f():\n    os.getcwd()\n    obj.method()\n")
+    calls = [call for call, _ in facts.index.statement_calls]
+    assert [local_callee(call, function(facts, "f"), facts) for call in calls] == [None, None]
+
+
+def test_functions_that_run_every_step():
+    facts = facts_of(
+        """\
+        def log_stats(x): pass
+        def update(model, x, y):
+            loss = model(x).sum()
+            loss.backward()
+            log_stats(loss)
+        def setup(): pass
+        for x, y in loader:
+            update(model, x, y)
+        setup()
+        """
+    )
+    per_step = {info.name: why for info, why in per_step_functions(facts).items()}
+    assert set(per_step) == {"update", "log_stats"}
+    assert per_step["log_stats"] == "'log_stats' is called from 'update', which runs every step"
+
+
+def test_hooks_resolve_through_factories_and_partials():
+    facts = facts_of(
+        """\
+        import functools
+        def get_activation(name):
+            def hook(module, inputs, output):
+                store[name] = output
+            return hook
+        def save(name, module, inputs, output): pass
+        model.fc.register_forward_hook(get_activation("fc"))
+        model.head.register_forward_hook(functools.partial(save, "head"))
+        x.register_hook(lambda g: g)
+        """
+    )
+    registrations = hook_registrations(facts)
+    assert [r.kind for r in registrations] == [HookKind.FORWARD, HookKind.FORWARD, HookKind.TENSOR]
+    resolved = [resolve_hook(r.hook, r.fact.function, facts) for r in registrations]
+    assert [[h.node.name.value for h in hooks] for hooks in resolved[:2]] == [["hook"], ["save"]]
+    assert resolved[1][0].bound == 1
+    assert isinstance(resolved[2][0].node, cst.Lambda)
+
+
+def test_carried_states_follow_a_hidden_state_across_batches():
+    facts = facts_of(
+        """\
+        hidden = model.init_hidden(4)
+        for x, y in loader:
+            out, hidden = model(x, hidden)
+            criterion(out, y).backward()
+        """
+    )
+    [carry] = carried_states(facts)
+    assert carry.name == "hidden" and carry.crosses_steps and carry.backward_each_iteration
+
+
+def test_keras_models_by_constructor_builder_and_compile():
+    facts = facts_of(
+        """\
+        from tensorflow import keras
+        def build():
+            net = keras.Sequential()
+            return net
+        a = keras.models.load_model("m.h5")
+        b = build()
+        c.compile(optimizer="adam", loss="mse")
+        """
+    )
+    models = keras_models(facts)
+    assert set(models.builders) == {"build"}
+    place = facts.index.assignments[-1]
+    assert all(models.name(name, place) is not None for name in ("a", "b", "c"))
+    assert models.name("d", place) is None
+
+
+def test_call_arguments_by_position_or_keyword():
+    call = cst.parse_expression("f(1, *rest, flag=False)")
+    assert isinstance(call, cst.Call)
+    assert is_literal(call_argument(call, 0), "1")
+    assert call_argument(call, 1) is None  # hidden behind *rest
+    assert call_argument(call, 5, "flag") is None  # *rest comes first: unknown
+    keyword = cst.parse_expression("f(x, flag=False)")
+    assert is_literal(call_argument(keyword, 3, "flag"), "False")  # type: ignore[arg-type]
