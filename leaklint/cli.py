@@ -70,6 +70,10 @@ def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
 @click.option("--stdin-filename", metavar="NAME", help="The name to report (and match per-file-ignores against) for '-' (standard input).")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude and .gitignore even to files named on the command line (for pre-commit).")
 @click.option("--show-source", is_flag=True, help="Show the offending source line with a caret under each finding.")
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes in place, then report what remains ('-' prints the fixed source to standard output).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes (they change behaviour on purpose; read the diff).")
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of what --fix would change and write nothing (exit 1 if there is a diff).")
+@click.option("--show-fixes", is_flag=True, help="With --fix, list every fix applied.")
 @click.option("--no-color", is_flag=True, help="Never colour the output (it is coloured only on a terminal anyway).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the findings: no hints, no summary.")
 @click.version_option(__version__, "--version", prog_name="leaklint", message="%(prog)s %(version)s")
@@ -87,6 +91,10 @@ def check(
     stdin_filename: str | None,
     force_exclude: bool,
     show_source: bool,
+    apply_fixes: bool,
+    unsafe_fixes: bool,
+    show_diff: bool,
+    show_fixes: bool,
     no_color: bool,
     quiet: bool,
 ) -> None:
@@ -108,6 +116,18 @@ def check(
     except ConfigError as error:
         _error(str(error))
         sys.exit(EXIT_ERROR)
+    if apply_fixes and show_diff:
+        _error("--fix and --diff cannot be combined: --diff shows what --fix would do")
+        sys.exit(EXIT_ERROR)
+    if show_diff or apply_fixes:
+        from leaklint.fix_command import FixRequest, run_fix
+
+        request = FixRequest(
+            paths=paths or (".",), settings=settings, unsafe=unsafe_fixes, diff_only=show_diff, show_fixes=show_fixes,
+            output_format=output_format, output_file=output_file, exit_zero=exit_zero, jobs=jobs,
+            stdin_filename=stdin_filename, force_exclude=force_exclude, show_source=show_source, no_color=no_color, quiet=quiet,
+        )
+        sys.exit(run_fix(request))
     sys.exit(_lint(paths or (".",), settings, output_format, output_file, exit_zero, jobs, stdin_filename, force_exclude, show_source, no_color, quiet))
 
 
@@ -124,44 +144,71 @@ def _lint(
     no_color: bool,
     quiet: bool,
 ) -> int:
-    from leaklint.config import Settings
     from leaklint.discovery import discover
     from leaklint.engine import default_jobs, lint_paths
-    from leaklint.registry import all_rules
-    from leaklint.report import ReportOptions, render
 
-    assert isinstance(settings, Settings)
-    known = all_rules()
-    enabled = settings.enabled_codes(known)
-    _warn_unmatched_selectors(settings, known)
-    rules = [known[code] for code in sorted(enabled)]
-    found = discover(paths, settings, force_exclude=force_exclude)
+    known, rules = selected_rules(settings)
+    found = discover(paths, settings, force_exclude=force_exclude)  # type: ignore[arg-type]
     keep_text = show_source or output_format == "sarif"
     result, texts = lint_paths(
         found.files,
         rules,
-        settings,
+        settings,  # type: ignore[arg-type]
         jobs=jobs or default_jobs(),
         keep_text=keep_text,
         stdin_filename=stdin_filename,
         pre_errors=found.errors,
     )
-    to_terminal = output_file is None and sys.stdout.isatty()
-    options = ReportOptions(
+    options = report_options(output_file, no_color, show_source, quiet, texts)
+    if not report(result, known, output_format, options, output_file):
+        return EXIT_ERROR
+    return exit_status(result, exit_zero)
+
+
+def selected_rules(settings: object) -> tuple[dict, list]:
+    """All known rules (code -> class) and the enabled ones, in code order; warns about
+    selectors that match nothing."""
+    from leaklint.config import Settings
+    from leaklint.registry import all_rules
+
+    assert isinstance(settings, Settings)
+    known = all_rules()
+    enabled = settings.enabled_codes(known)
+    _warn_unmatched_selectors(settings, known)
+    return known, [known[code] for code in sorted(enabled)]
+
+
+def report_options(output_file: str | None, no_color: bool, show_source: bool, quiet: bool, texts: dict[str, str], *, to_stderr: bool = False):  # type: ignore[no-untyped-def]
+    from leaklint.report import ReportOptions
+
+    stream = sys.stderr if to_stderr else sys.stdout
+    to_terminal = output_file is None and stream.isatty()
+    return ReportOptions(
         color=to_terminal and not no_color and "NO_COLOR" not in os.environ,
         show_source=show_source,
         quiet=quiet,
         sources=texts,
         src_root=str(Path.cwd()),
     )
-    report = render(output_format, result, known, options)
-    for error in result.errors:
+
+
+def report(result: object, known: dict, output_format: str, options: object, output_file: str | None, *, to_stderr: bool = False) -> bool:
+    """Print per-file errors on stderr and the report where it goes; False if it could not be written."""
+    from leaklint.report import render
+
+    text = render(output_format, result, known, options)  # type: ignore[arg-type]
+    for error in result.errors:  # type: ignore[attr-defined]
         click.echo(error.describe(), err=True)
-    if not _write(report, output_file):
+    if to_stderr and output_file is None:
+        click.echo(text, nl=False, err=True)
+        return True
+    return _write(text, output_file)
+
+
+def exit_status(result: object, exit_zero: bool) -> int:
+    if result.errors:  # type: ignore[attr-defined]
         return EXIT_ERROR
-    if result.errors:
-        return EXIT_ERROR
-    if result.findings and not exit_zero:
+    if result.findings and not exit_zero:  # type: ignore[attr-defined]
         return EXIT_FINDINGS
     return EXIT_CLEAN
 

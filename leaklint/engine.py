@@ -22,11 +22,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeVar
 
 from leaklint.config import Settings, matches_selector
-from leaklint.findings import ErrorKind, FileError, Finding, LintResult
+from leaklint.findings import ErrorKind, FileError, Finding, Fix, LintResult
 from leaklint.rule import Rule, Violation
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from leaklint.fix_edits import SourceEditor
 
 STDIN_PATH = "-"
 _CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", re.MULTILINE)
@@ -52,7 +54,7 @@ class FileOutcome:
     text: str | None = None
 
 
-class _FileProblem(Exception):
+class SourceProblem(Exception):
     def __init__(self, kind: ErrorKind, reason: str) -> None:
         super().__init__(reason)
         self.kind = kind
@@ -61,41 +63,46 @@ class _FileProblem(Exception):
 
 # --- reading and checking the source ---------------------------------------------------------
 def read_bytes(path: str) -> bytes:
-    """The file's bytes, or a :class:`_FileProblem` with a one-line reason."""
+    """The file's bytes, or a :class:`SourceProblem` with a one-line reason."""
     try:
         if path == STDIN_PATH:
             return sys.stdin.buffer.read()
         with open(path, "rb") as handle:
             return handle.read()
     except FileNotFoundError:
-        raise _FileProblem(ErrorKind.NOT_FOUND, "no such file or directory") from None
+        raise SourceProblem(ErrorKind.NOT_FOUND, "no such file or directory") from None
     except IsADirectoryError:
-        raise _FileProblem(ErrorKind.IO, "is a directory, not a file") from None
+        raise SourceProblem(ErrorKind.IO, "is a directory, not a file") from None
     except PermissionError:
-        raise _FileProblem(ErrorKind.IO, "permission denied") from None
+        raise SourceProblem(ErrorKind.IO, "permission denied") from None
     except OSError as error:
-        raise _FileProblem(ErrorKind.IO, error.strerror or str(error)) from None
+        raise SourceProblem(ErrorKind.IO, error.strerror or str(error)) from None
 
 
 def decode(data: bytes) -> str:
     """Decode like Python does (BOM, ``# coding:`` cookie, else UTF-8), refusing binary files."""
+    return decode_source(data)[0]
+
+
+def decode_source(data: bytes) -> tuple[str, str]:
+    """The text and the encoding it was read with (``utf-8-sig`` keeps a BOM when re-encoding)."""
     if b"\x00" in data:
-        raise _FileProblem(ErrorKind.DECODE, "contains a NUL byte (binary file?)")
+        raise SourceProblem(ErrorKind.DECODE, "contains a NUL byte (binary file?)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
         if _CODING_COOKIE.search(b"\n".join(data.splitlines()[:2])):
-            raise _FileProblem(ErrorKind.DECODE, f"bad encoding declaration: {error.msg}") from None
+            raise SourceProblem(ErrorKind.DECODE, f"bad encoding declaration: {error.msg}") from None
         encoding = "utf-8"  # undecodable bytes on the first lines: report them like any other
     try:
-        return data.decode(encoding)
+        return data.decode(encoding), encoding
     except UnicodeDecodeError as error:
-        raise _FileProblem(
+        raise SourceProblem(
             ErrorKind.DECODE,
             f"cannot decode as {encoding}: byte 0x{data[error.start]:02x} at offset {error.start}",
         ) from None
     except LookupError:
-        raise _FileProblem(ErrorKind.DECODE, f"unknown encoding {encoding!r}") from None
+        raise SourceProblem(ErrorKind.DECODE, f"unknown encoding {encoding!r}") from None
 
 
 def check_syntax(text: str, path: str) -> None:
@@ -105,14 +112,14 @@ def check_syntax(text: str, path: str) -> None:
         tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
         where = f" at {error.lineno}:{error.offset}" if error.lineno else ""
-        raise _FileProblem(ErrorKind.SYNTAX, f"syntax error{where}: {error.msg}") from None
+        raise SourceProblem(ErrorKind.SYNTAX, f"syntax error{where}: {error.msg}") from None
     except (RecursionError, MemoryError):
-        raise _FileProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to parse") from None
+        raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to parse") from None
     except ValueError as error:
-        raise _FileProblem(ErrorKind.DECODE, str(error)) from None
+        raise SourceProblem(ErrorKind.DECODE, str(error)) from None
     depth = _nesting_depth(tree)
     if depth > MAX_NESTING_DEPTH:
-        raise _FileProblem(
+        raise SourceProblem(
             ErrorKind.TOO_COMPLEX, f"too deeply nested to analyse (syntax tree depth {depth} > {MAX_NESTING_DEPTH})"
         )
 
@@ -193,11 +200,11 @@ def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[lis
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        raise _FileProblem(ErrorKind.SYNTAX, f"syntax error at {error.raw_line}:{error.raw_column + 1}: {error.message}") from None
+        raise SourceProblem(ErrorKind.SYNTAX, f"syntax error at {error.raw_line}:{error.raw_column + 1}: {error.message}") from None
     try:
         facts = ModuleFacts(module)
     except RecursionError:
-        raise _FileProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None
+        raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None
     except Exception as error:  # a bug in leaklint, not in the user's file
         return [], [_internal_error(path, error, None)], module
     violations: list[tuple[type[Rule], Violation]] = []
@@ -212,11 +219,18 @@ def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[lis
     return violations, errors, module
 
 
-def _position_findings(module: cst.Module, path: str, violations: list[tuple[type[Rule], Violation]]) -> list[Finding]:
+def _position_findings(module: cst.Module, text: str, path: str, violations: list[tuple[type[Rule], Violation]], settings: Settings) -> list[Finding]:
     from leaklint.analysis.positions import node_positions
+    from leaklint.fix_edits import SourceEditor, import_anchor_nodes, nodes_to_position
 
     nodes = [v.node for _, v in violations] + [v.statement for _, v in violations if v.statement is not None]
+    fixes = [v.fix for rule, v in violations if v.fix is not None and settings.fix_applicability(rule.code, v.fix.applicability)]
+    for fix in fixes:
+        nodes.extend(nodes_to_position(fix))
+    if any(fix.imports for fix in fixes):
+        nodes.extend(import_anchor_nodes(module))
     positions = node_positions(module, nodes)
+    editor = SourceEditor(module, text, positions)
     findings = []
     for rule, violation in violations:
         where = positions[violation.node]
@@ -236,9 +250,27 @@ def _position_findings(module: cst.Module, path: str, violations: list[tuple[typ
                 help=violation.help or rule.help,
                 statement_start=span.start.line,
                 statement_end=span.end.line,
+                fix=_text_fix(rule, violation, editor, settings),
             )
         )
     return findings
+
+
+def _text_fix(rule: type[Rule], violation: Violation, editor: SourceEditor, settings: Settings) -> Fix | None:
+    """The violation's fix as text edits, with the applicability the configuration gives it;
+    None when there is none, the configuration makes it unfixable, or it cannot be placed."""
+    from leaklint.fix_edits import FixUnavailable
+
+    if violation.fix is None:
+        return None
+    applicability = settings.fix_applicability(rule.code, violation.fix.applicability)
+    if applicability is None:
+        return None
+    try:
+        fix = editor.fix(violation.fix)
+    except FixUnavailable:
+        return None
+    return fix.with_applicability(applicability) if fix.edits else None
 
 
 def _filter(findings: Iterable[Finding], text: str, path: str, settings: Settings) -> list[Finding]:
@@ -272,26 +304,32 @@ def lint_text(
             return outcome
         violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules))
         if violations:
-            findings = run_deep(lambda: _position_findings(module, path, violations))
+            findings = run_deep(lambda: _position_findings(module, text, path, violations, settings))
             outcome.findings = _filter(findings, text, path, settings)
-    except _FileProblem as problem:
+    except SourceProblem as problem:
         outcome.errors.append(FileError(path, problem.kind, problem.reason))
     return outcome
+
+
+def read_source(path: str, settings: Settings) -> tuple[bytes, str, str]:
+    """The file's bytes, decoded text and encoding; raises :class:`SourceProblem` for a bad file."""
+    data = read_bytes(path)
+    if len(data) > settings.max_file_size:
+        raise SourceProblem(
+            ErrorKind.TOO_LARGE,
+            f"file is {_size(len(data))}, above max-file-size ({_size(settings.max_file_size)}); not linted "
+            "(raise max-file-size in [tool.leaklint] or exclude the file)",
+        )
+    text, encoding = decode_source(data)
+    return data, text, encoding
 
 
 def lint_file(path: str, rules: Sequence[type[Rule]], settings: Settings, *, display_path: str | None = None, keep_text: bool = False) -> FileOutcome:
     """Read and lint one file (``-`` is standard input); never raises for a bad file."""
     shown = display_path or path
     try:
-        data = read_bytes(path)
-        if len(data) > settings.max_file_size:
-            raise _FileProblem(
-                ErrorKind.TOO_LARGE,
-                f"file is {_size(len(data))}, above max-file-size ({_size(settings.max_file_size)}); not linted "
-                "(raise max-file-size in [tool.leaklint] or exclude the file)",
-            )
-        text = decode(data)
-    except _FileProblem as problem:
+        _, text, _ = read_source(path, settings)
+    except SourceProblem as problem:
         return FileOutcome(shown, errors=[FileError(shown, problem.kind, problem.reason)])
     outcome = lint_text(text, shown, rules, settings)
     if keep_text:
@@ -324,6 +362,19 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+J = TypeVar("J")
+
+
+def map_in_workers(function: Callable[[J], T], items: Sequence[J], jobs: int) -> list[T]:
+    """``[function(item) for item in items]``, on a process pool when there is enough work to
+    pay for starting one (``function`` and items must pickle)."""
+    workers = min(jobs, len(items) // MIN_FILES_PER_WORKER)
+    if workers <= 1:
+        return [function(item) for item in items]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(function, items, chunksize=max(1, len(items) // (workers * 8))))
+
+
 def lint_paths(
     paths: Sequence[str],
     rules: Sequence[type[Rule]],
@@ -342,12 +393,7 @@ def lint_paths(
     stdin_jobs = [job for job in work if job.path == STDIN_PATH]
     file_jobs = [job for job in work if job.path != STDIN_PATH]
     outcomes = [_run_job(job) for job in stdin_jobs]
-    workers = min(jobs, len(file_jobs) // MIN_FILES_PER_WORKER)
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            outcomes.extend(pool.map(_run_job, file_jobs, chunksize=max(1, len(file_jobs) // (workers * 8))))
-    else:
-        outcomes.extend(_run_job(job) for job in file_jobs)
+    outcomes.extend(map_in_workers(_run_job, file_jobs, jobs))
     findings = sorted((f for o in outcomes for f in o.findings), key=Finding.sort_key)
     errors = sorted([*pre_errors, *(e for o in outcomes for e in o.errors)], key=FileError.sort_key)
     texts = {o.path: o.text for o in outcomes if o.text is not None}

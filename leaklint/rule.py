@@ -18,6 +18,7 @@ from leaklint.findings import Confidence, Severity
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
+    from leaklint.fixspec import SuggestedFix
 
 RULE_CODE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 
@@ -42,6 +43,8 @@ class Violation:
     help: str | None = None
     #: The statement holding ``node``; suppression comments on its first or last line count.
     statement: cst.CSTNode | None = None
+    #: The edit that repairs this finding, if the rule can propose one (see ``leaklint.fixspec``).
+    fix: SuggestedFix | None = None
 
 
 class Rule:
@@ -62,7 +65,7 @@ class Rule:
     #: parsed. Rules that look for another framework's API override it with that API's import
     #: names: a rule that resolves calls through imports cannot fire without the import.
     requires_any: ClassVar[tuple[str, ...]] = TORCH_WORDS
-    #: Whether ``--fix`` can repair findings of this rule (autofix arrives in a later release).
+    #: Whether the rule proposes fixes (its docs then say how safe they are under "Fix safety").
     fixable: ClassVar[bool] = False
     #: Code snippets that must produce no finding of this rule.
     VALID: ClassVar[tuple[str, ...]] = ()

@@ -13,6 +13,7 @@ from leaklint.analysis.values import strongest_graph
 from leaklint.analysis.walk import mentions
 from leaklint.analysis.provenance import StatementFact
 from leaklint.findings import Confidence, Severity
+from leaklint.fixspec import detach_fix
 from leaklint.rule import Rule, Violation
 
 
@@ -20,6 +21,7 @@ class LossAccumulation(Rule):
     code = "LL101"
     name = "loss-accumulation"
     severity = Severity.LEAK
+    fixable = True
     summary = "A tensor that carries its autograd graph is accumulated across loop iterations."
     help = "accumulate the value's .item() (a float) or .detach() (a tensor)"
     docs = """
@@ -225,6 +227,7 @@ def _violation(facts: ModuleFacts, fact: StatementFact, source: cst.BaseExpressi
         confidence=confidence,
         help=f"accumulate {receiver}.item() (a float) or {receiver}.detach() (a tensor)" if receiver else None,
         statement=fact.line,
+        fix=detach_fix(facts, source),
     )
 
 

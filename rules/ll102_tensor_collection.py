@@ -11,6 +11,7 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.values import strongest_graph
+from leaklint.fixspec import detach_fix
 from leaklint.findings import Severity
 from leaklint.rule import Rule, Violation
 
@@ -22,6 +23,7 @@ class TensorCollection(Rule):
     code = "LL102"
     name = "tensor-collection"
     severity = Severity.LEAK
+    fixable = True
     summary = "A tensor that carries its autograd graph is stored in a container that outlives the iteration."
     help = "store the tensor's .detach() (add .cpu() to free device memory, or use .item() for a scalar)"
     docs = """
@@ -239,6 +241,7 @@ for x, y in loader:
                     confidence=confidence,
                     help=_help(receiver),
                     statement=fact.line,
+                    fix=detach_fix(facts, culprit),
                 )
                 break
 
@@ -256,6 +259,7 @@ def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
             confidence=confidence,
             help=_help(facts.describe_receiver(argument.expr)),
             statement=store.statement.line,
+            fix=detach_fix(facts, argument.expr),
         )
 
 
@@ -283,6 +287,7 @@ def _collected_by_comprehension(facts: ModuleFacts, fact: StatementFact) -> Iter
         confidence=stored.confidence,
         help=_help(facts.describe_receiver(element)),
         statement=fact.line,
+        fix=detach_fix(facts, element),
     )
 
 

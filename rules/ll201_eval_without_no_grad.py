@@ -9,7 +9,8 @@ import libcst as cst
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.provenance import ModelCall
 from leaklint.analysis.structure import GradMode, bound_names
-from leaklint.findings import Confidence, Severity
+from leaklint.findings import Applicability, Confidence, Severity
+from leaklint.fixspec import AddDecorator, SuggestedFix, WrapInWith, torch_reference
 from leaklint.rule import Rule, Violation
 
 
@@ -26,6 +27,7 @@ class EvalWithoutNoGrad(Rule):
     code = "LL201"
     name = "eval-without-no-grad"
     severity = Severity.PEAK
+    fixable = True
     summary = "A model runs in evaluation code without torch.no_grad(), so every forward pass records a graph."
     help = "wrap the evaluation loop in 'with torch.no_grad():' (or decorate the function with @torch.no_grad())"
     docs = """
@@ -242,4 +244,39 @@ class Trainer:
                 ),
                 confidence=confidence,
                 statement=call.statement.line if call.statement is not None else None,
+                fix=_no_grad_fix(facts, call),
             )
+
+
+#: Code that needs gradients during evaluation (adversarial examples, saliency maps, training
+#: mixed in): disabling gradients around it would break it, so no fix is offered there.
+_NEEDS_GRAD = ("backward", "autograd", "requires_grad", ".grad", ".step(")
+
+
+def _no_grad_fix(facts: ModuleFacts, call: ModelCall) -> SuggestedFix | None:
+    """Decorate an evaluation function with ``@torch.no_grad()``, or wrap the evaluation loop
+    (the outermost loop around the call that does no training) in ``with torch.no_grad():``.
+
+    Unsafe: it changes what runs under autograd, which code relying on gradients in evaluation
+    would notice. No fix at all where the code visibly needs gradients.
+    """
+    fact = call.statement
+    if fact is None or fact.line is None:
+        return None
+    no_grad = torch_reference(facts.module, "no_grad")
+    function = fact.function.node
+    if function is not None and function.asynchronous is None and not _needs_grad(facts, function) and fact.function.is_eval_named:
+        edit = AddDecorator(function, f"{no_grad.code}()")
+        title = f"Decorate '{fact.function.name}' with @{no_grad.code}()"
+    else:
+        target = next((loop.node for loop in fact.loops if not (loop.has_backward or loop.has_optimizer_step)), fact.line)
+        if _needs_grad(facts, target):
+            return None
+        edit = WrapInWith(target, f"{no_grad.code}()")
+        title = f"Wrap the {'loop' if target is not fact.line else 'statement'} in 'with {no_grad.code}():'"
+    return SuggestedFix(title, Applicability.UNSAFE, (edit,), no_grad.imports)
+
+
+def _needs_grad(facts: ModuleFacts, node: cst.CSTNode) -> bool:
+    code = facts.module.code_for_node(node)
+    return any(word in code for word in _NEEDS_GRAD)

@@ -15,7 +15,8 @@ def test_a_leaky_file_is_reported_with_a_hint_and_a_summary(project):
     assert out.splitlines() == [
         "train.py:10:9: LL101 [leak] 'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive",
         "    help: accumulate loss.item() (a float) or loss.detach() (a tensor)",
-        "Found 1 finding (1 leak) in 1 file",
+        "    fix (safe): Detach 'loss'",
+        "Found 1 finding (1 leak) in 1 file; 1 fixable with --fix",
     ]
     assert err == ""
 
@@ -81,7 +82,11 @@ def test_json_output_lists_every_field(project):
         "confidence": "high",
         "message": "'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive",
         "help": "accumulate loss.item() (a float) or loss.detach() (a tensor)",
-        "fix": None,
+        "fix": {
+            "message": "Detach 'loss'",
+            "applicability": "safe",
+            "edits": [{"content": "loss.detach()", "location": {"line": 10, "column": 23}, "end_location": {"line": 10, "column": 27}}],
+        },
     }
 
 

@@ -1,0 +1,144 @@
+"""The ``--fix`` and ``--diff`` modes of ``leaklint check``.
+
+``--diff`` prints what ``--fix`` would change and writes nothing (exit 1 when there is a diff).
+``--fix`` writes every changed file atomically — and refuses when the file changed on disk since
+it was read — then reports the findings that remain, so the exit status says whether work is
+left: 0 nothing remains, 1 findings remain, 2 a file could not be read, parsed or written.
+With ``-`` the fixed source goes to standard output and the report to standard error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import click
+
+from leaklint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, exit_status, report, report_options, selected_rules
+from leaklint.config import Settings
+from leaklint.engine import STDIN_PATH, lint_text
+from leaklint.findings import ErrorKind, FileError, Finding, LintResult
+from leaklint.fix import FileChangedError, unified_diff, write_atomically
+from leaklint.fixer import FileFixes, fix_paths
+
+
+@dataclass(frozen=True)
+class FixRequest:
+    """The ``check`` options that matter when fixing."""
+
+    paths: Sequence[str]
+    settings: Settings
+    unsafe: bool
+    diff_only: bool
+    show_fixes: bool
+    output_format: str
+    output_file: str | None
+    exit_zero: bool
+    jobs: int | None
+    stdin_filename: str | None
+    force_exclude: bool
+    show_source: bool
+    no_color: bool
+    quiet: bool
+
+
+def run_fix(request: FixRequest) -> int:
+    """Run ``--fix`` or ``--diff`` and return the exit status."""
+    from leaklint.discovery import discover
+    from leaklint.engine import default_jobs
+
+    known, rules = selected_rules(request.settings)
+    found = discover(request.paths, request.settings, force_exclude=request.force_exclude)
+    outcomes = fix_paths(
+        found.files,
+        rules,
+        request.settings,
+        unsafe=request.unsafe,
+        jobs=request.jobs or default_jobs(),
+        stdin_filename=request.stdin_filename,
+    )
+    errors = [*found.errors, *(error for outcome in outcomes for error in outcome.errors)]
+    if request.diff_only:
+        return _show_diff(outcomes, errors)
+    return _write_and_report(request, known, rules, outcomes, errors, files_checked=len(found.files))
+
+
+def _show_diff(outcomes: list[FileFixes], errors: list[FileError]) -> int:
+    changed = [outcome for outcome in outcomes if outcome.changed]
+    click.echo("".join(unified_diff(o.display_path, o.original, o.fixed) for o in changed), nl=False)
+    for error in sorted(errors, key=FileError.sort_key):
+        click.echo(error.describe(), err=True)
+    count = sum(len(o.applied) for o in changed)
+    if count:
+        click.echo(f"Would fix {_plural(count, 'finding')} in {_plural(len(changed), 'file')}.", err=True)
+    else:
+        click.echo("No fixes to apply.", err=True)
+    if errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if changed else EXIT_CLEAN
+
+
+def _write_and_report(request: FixRequest, known: dict, rules: list, outcomes: list[FileFixes], errors: list[FileError], files_checked: int) -> int:
+    remaining: list[Finding] = []
+    fixed: list[FileFixes] = []
+    texts: dict[str, str] = {}
+    for outcome in outcomes:
+        if outcome.path == STDIN_PATH:
+            sys.stdout.write(outcome.fixed)
+            sys.stdout.flush()
+        elif outcome.changed:
+            problem = _write(outcome)
+            if problem is not None:
+                errors.append(problem)
+                # Nothing was written: what remains is what the file had.
+                remaining.extend(lint_text(outcome.original, outcome.display_path, rules, request.settings).findings)
+                continue
+        if outcome.applied:
+            fixed.append(outcome)
+        remaining.extend(outcome.remaining)
+        texts[outcome.display_path] = outcome.fixed
+    to_stderr = STDIN_PATH in {o.path for o in outcomes}
+    if request.show_fixes and fixed:
+        click.echo(_fix_listing(fixed), nl=False, err=to_stderr or request.output_format != "text")
+    result = LintResult(tuple(sorted(remaining, key=Finding.sort_key)), tuple(sorted(errors, key=FileError.sort_key)), files_checked)
+    options = report_options(request.output_file, request.no_color, request.show_source, request.quiet, texts, to_stderr=to_stderr)
+    if not report(result, known, request.output_format, options, request.output_file, to_stderr=to_stderr):
+        return EXIT_ERROR
+    count = sum(len(o.applied) for o in fixed)
+    if request.output_format == "text" and not request.quiet and count:
+        click.echo(f"Fixed {_plural(count, 'finding')} in {_plural(len(fixed), 'file')}.", err=to_stderr)
+    return exit_status(result, request.exit_zero)
+
+
+def _write(outcome: FileFixes) -> FileError | None:
+    """Write one fixed file; the reason it could not be written, if so."""
+    try:
+        data = outcome.fixed_bytes()
+    except UnicodeEncodeError as error:
+        return FileError(outcome.display_path, ErrorKind.IO, f"fixed source cannot be encoded as {outcome.encoding}: {error.reason}; not written")
+    try:
+        write_atomically(Path(outcome.path), data, expected=outcome.data)
+    except FileChangedError:
+        return FileError(outcome.display_path, ErrorKind.IO, "changed on disk while being fixed; not overwritten (run --fix again)")
+    except OSError as error:
+        return FileError(outcome.display_path, ErrorKind.IO, f"cannot write the fixed file: {error.strerror or error}")
+    return None
+
+
+def _fix_listing(fixed: list[FileFixes]) -> str:
+    """``Fixed 3 findings:`` then per file ``- train.py: 2 × LL101 (loss-accumulation)``."""
+    count = sum(len(o.applied) for o in fixed)
+    lines = [f"Fixed {_plural(count, 'finding')}:"]
+    for outcome in fixed:
+        lines.append(f"- {outcome.display_path}:")
+        tally = Counter((f.code, f.name) for f in outcome.applied)
+        for (code, name), times in sorted(tally.items()):
+            lines.append(f"    {times} × {code} ({name})")
+    return "\n".join(lines) + "\n"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

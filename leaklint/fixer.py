@@ -1,0 +1,145 @@
+"""``--fix``: lint, apply the allowed fixes, re-lint, repeat until nothing more changes.
+
+Each pass applies every non-overlapping fix at once (``leaklint.fix.apply_fixes``); a fix that
+lost an overlap is picked up by the next pass, after re-linting the new text. The new text must
+compile before it is accepted: if a combination of fixes does not, the fixes are tried one by one
+and the ones that break the file are dropped (and reported as an internal error, since that is a
+leaklint bug). Files are only written by the caller, atomically, after everything is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from leaklint.config import Settings
+from leaklint.engine import STDIN_PATH, SourceProblem, lint_text, map_in_workers, read_source
+from leaklint.findings import Applicability, ErrorKind, FileError, Finding
+from leaklint.fix import apply_fixes
+from leaklint.rule import Rule
+
+#: Enough for fixes that overlap several deep (each pass applies at least one fix).
+MAX_PASSES = 8
+
+
+@dataclass
+class FileFixes:
+    """What fixing one file produced; ``fixed`` equals ``original`` when nothing applied."""
+
+    path: str
+    display_path: str
+    original: str = ""
+    fixed: str = ""
+    encoding: str = "utf-8"
+    data: bytes = b""
+    applied: list[Finding] = field(default_factory=list)
+    remaining: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+    def fixed_bytes(self) -> bytes:
+        """The fixed text in the file's own encoding (a UTF-8 BOM stays; line endings were never touched)."""
+        return self.fixed.encode(self.encoding)
+
+
+def allowed_by(unsafe: bool):  # type: ignore[no-untyped-def]
+    """The predicate ``apply_fixes`` uses: safe fixes, plus unsafe ones with ``--unsafe-fixes``."""
+    levels = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
+
+    def allowed(finding: Finding) -> bool:
+        return finding.fix is not None and finding.fix.applicability in levels
+
+    return allowed
+
+
+def _compiles(text: str) -> bool:
+    try:
+        compile(text, "<fixed>", "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _fix_key(finding: Finding) -> tuple[str, str, tuple[str, ...]]:
+    """Identifies a fix across passes, where its offsets may have moved."""
+    assert finding.fix is not None
+    return (finding.code, finding.message, tuple(edit.replacement for edit in finding.fix.edits))
+
+
+def fix_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, *, unsafe: bool) -> FileFixes:
+    """Fix ``text`` (reported as ``path``) in passes; the result holds the final text and findings."""
+    outcome = FileFixes(path, path, original=text, fixed=text)
+    allowed = allowed_by(unsafe)
+    broken: set[tuple[str, str, tuple[str, ...]]] = set()
+    current = text
+    linted = lint_text(current, path, rules, settings)
+    for _ in range(MAX_PASSES):
+        if linted.errors:
+            break
+        usable = [f for f in linted.findings if allowed(f) and _fix_key(f) not in broken]
+        if not usable:
+            break
+        result = apply_fixes(current, usable, lambda finding: True)
+        if not _compiles(result.text):
+            for finding in result.applied:
+                if not _compiles(apply_fixes(current, [finding], lambda f: True).text):
+                    broken.add(_fix_key(finding))
+                    outcome.errors.append(
+                        FileError(
+                            path,
+                            ErrorKind.INTERNAL,
+                            f"internal error: the {finding.code} fix at {finding.line}:{finding.column} would not compile; "
+                            "not applied (please report this)",
+                            finding.code,
+                        )
+                    )
+            continue
+        outcome.applied.extend(result.applied)
+        current = result.text
+        linted = lint_text(current, path, rules, settings)
+    outcome.fixed = current
+    outcome.remaining = linted.findings
+    outcome.errors.extend(linted.errors)
+    return outcome
+
+
+@dataclass(frozen=True)
+class _FixJob:
+    path: str
+    display_path: str
+    rules: tuple[type[Rule], ...]
+    settings: Settings
+    unsafe: bool
+
+
+def _run_fix_job(job: _FixJob) -> FileFixes:
+    try:
+        data, text, encoding = read_source(job.path, job.settings)
+    except SourceProblem as problem:
+        return FileFixes(job.path, job.display_path, errors=[FileError(job.display_path, problem.kind, problem.reason)])
+    outcome = fix_text(text, job.display_path, job.rules, job.settings, unsafe=job.unsafe)
+    outcome.path, outcome.data, outcome.encoding = job.path, data, encoding
+    return outcome
+
+
+def fix_paths(
+    paths: Sequence[str],
+    rules: Sequence[type[Rule]],
+    settings: Settings,
+    *,
+    unsafe: bool,
+    jobs: int = 1,
+    stdin_filename: str | None = None,
+) -> list[FileFixes]:
+    """Compute the fixes for ``paths`` (nothing is written), in path order."""
+    work = [
+        _FixJob(path, (stdin_filename or STDIN_PATH) if path == STDIN_PATH else path, tuple(rules), settings, unsafe)
+        for path in paths
+    ]
+    stdin_jobs = [job for job in work if job.path == STDIN_PATH]
+    outcomes = [_run_fix_job(job) for job in stdin_jobs]
+    outcomes.extend(map_in_workers(_run_fix_job, [job for job in work if job.path != STDIN_PATH], jobs))
+    return outcomes
