@@ -122,9 +122,10 @@ class SourceEditor:
 
     # --- conversions --------------------------------------------------------------------------
     def fix(self, suggested: SuggestedFix) -> Fix:
-        edits = [self._edit(spec) for spec in suggested.edits]
-        edits.extend(self._import_edits(suggested.imports))
-        return Fix(suggested.title, suggested.applicability, tuple(sorted(set(edits), key=lambda e: (e.start, e.end))))
+        # Imports first: at the same offset as another insertion they must come before it.
+        edits = self._import_edits(suggested.imports) + [self._edit(spec) for spec in suggested.edits]
+        unique = list(dict.fromkeys(edits))
+        return Fix(suggested.title, suggested.applicability, tuple(sorted(unique, key=lambda e: (e.start, e.end))))
 
     def _edit(self, spec: EditSpec) -> TextEdit:
         if isinstance(spec, Replace):

@@ -122,7 +122,7 @@ def _fixable(result: LintResult) -> str:
         return ""
     parts = [f"{safe} fixable with --fix"] if safe else []
     if unsafe:
-        parts.append(f"{unsafe} {'more ' if safe else ''}with --unsafe-fixes")
+        parts.append(f"{unsafe} {'more ' if safe else 'fixable '}with --unsafe-fixes")
     return f"; {parts[0]}" + (f" ({parts[1]})" if len(parts) > 1 else "")
 
 

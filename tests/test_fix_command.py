@@ -1,0 +1,187 @@
+"""``leaklint --fix`` / ``--diff`` as users run them: what gets written, what is printed, exit codes."""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import textwrap
+
+import libcst as cst
+
+from conftest import CLEAN_LOOP, LEAKY_LOOP
+from conftest import run_leaklint as run_leaklint_bytes
+from leaklint.config import Settings
+from leaklint.findings import Applicability, Confidence, Severity
+from leaklint.fix_command import _write
+from leaklint.fixer import FileFixes, fix_text
+from leaklint.fixspec import Replace, SuggestedFix
+from leaklint.rule import Rule, Violation
+
+def run_leaklint(*args: str, cwd, input: bytes | None = None) -> subprocess.CompletedProcess:
+    """The command line, with standard output and error decoded."""
+    result = run_leaklint_bytes(*args, cwd=cwd, input=input)
+    return subprocess.CompletedProcess(result.args, result.returncode, result.stdout.decode(), result.stderr.decode())
+
+
+EVALUATION = textwrap.dedent(
+    """\
+    from torch import nn
+
+
+    def evaluate(model, loader):
+        model.eval()
+        correct = 0
+        for x, y in loader:
+            out = model(x)
+            correct += (out.argmax(1) == y).sum().item()
+        return correct
+    """
+)
+
+
+def test_fix_applies_safe_fixes_and_exits_0_when_nothing_remains(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(LEAKY_LOOP)
+    result = run_leaklint("--fix", "train.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert script.read_text() == LEAKY_LOOP.replace("total_loss += loss", "total_loss += loss.detach()")
+    assert result.stdout.splitlines() == ["All checks passed!", "Fixed 1 finding in 1 file."]
+
+
+def test_unsafe_fixes_wait_for_the_flag_and_the_exit_code_says_work_remains(tmp_path):
+    script = tmp_path / "evaluate.py"
+    script.write_text(EVALUATION)
+    result = run_leaklint("--fix", "evaluate.py", cwd=tmp_path)
+    assert result.returncode == 1
+    assert script.read_text() == EVALUATION
+    assert "fix (unsafe): Decorate 'evaluate' with @torch.no_grad()" in result.stdout
+    assert "1 fixable with --unsafe-fixes" in result.stdout
+
+    result = run_leaklint("--fix", "--unsafe-fixes", "evaluate.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert script.read_text() == EVALUATION.replace(
+        "from torch import nn\n", "from torch import nn\nimport torch\n"
+    ).replace("def evaluate", "@torch.no_grad()\ndef evaluate")
+
+
+def test_diff_prints_a_patch_and_writes_nothing(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(LEAKY_LOOP)
+    result = run_leaklint("--diff", "train.py", cwd=tmp_path)
+    assert result.returncode == 1
+    assert script.read_text() == LEAKY_LOOP
+    assert "--- a/train.py\n+++ b/train.py\n" in result.stdout
+    assert "-        total_loss += loss\n+        total_loss += loss.detach()\n" in result.stdout
+    assert "Would fix 1 finding in 1 file." in result.stderr
+
+    script.write_text(CLEAN_LOOP)
+    result = run_leaklint("--diff", "train.py", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+
+
+def test_a_second_fix_changes_nothing(tmp_path):
+    script = tmp_path / "evaluate.py"
+    script.write_text(EVALUATION + "\n" + LEAKY_LOOP.split("\n", 2)[2])
+    run_leaklint("--fix", "--unsafe-fixes", "evaluate.py", cwd=tmp_path)
+    once = script.read_bytes()
+    result = run_leaklint("--fix", "--unsafe-fixes", "--diff", "evaluate.py", cwd=tmp_path)
+    assert result.returncode == 2  # --fix and --diff together is a usage error
+    result = run_leaklint("--diff", "--unsafe-fixes", "evaluate.py", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert script.read_bytes() == once
+
+
+def test_crlf_line_endings_a_bom_and_the_file_mode_survive(tmp_path):
+    script = tmp_path / "train.py"
+    original = ("\ufeff" + LEAKY_LOOP.replace("\n", "\r\n")).encode("utf-8")
+    script.write_bytes(original)
+    script.chmod(0o751)
+    result = run_leaklint("--fix", "train.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert script.read_bytes() == original.replace(b"total_loss += loss\r\n", b"total_loss += loss.detach()\r\n")
+    assert stat.S_IMODE(script.stat().st_mode) == 0o751
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"]  # no temporary file left behind
+
+
+def test_a_declared_encoding_is_kept(tmp_path):
+    script = tmp_path / "train.py"
+    source = "# -*- coding: latin-1 -*-\n# Modèle: résumé\n" + LEAKY_LOOP
+    script.write_bytes(source.encode("latin-1"))
+    assert run_leaklint("--fix", "train.py", cwd=tmp_path).returncode == 0
+    assert script.read_bytes() == source.replace("total_loss += loss\n", "total_loss += loss.detach()\n").encode("latin-1")
+
+
+def test_fixing_standard_input_prints_the_fixed_source(tmp_path):
+    result = run_leaklint("--fix", "-", cwd=tmp_path, input=LEAKY_LOOP.encode())
+    assert result.returncode == 0
+    assert result.stdout == LEAKY_LOOP.replace("total_loss += loss", "total_loss += loss.detach()")
+    assert "All checks passed!" in result.stderr
+
+
+def test_show_fixes_lists_what_was_applied(tmp_path):
+    (tmp_path / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint("--fix", "--show-fixes", "train.py", cwd=tmp_path)
+    assert "Fixed 1 finding:\n- train.py:\n    1 × LL101 (loss-accumulation)\n" in result.stdout
+
+
+def test_other_files_are_fixed_when_one_cannot_be_parsed(tmp_path):
+    (tmp_path / "broken.py").write_text("def broken(:\n")
+    (tmp_path / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint("--fix", ".", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "broken.py: error: syntax error" in result.stderr
+    assert (tmp_path / "broken.py").read_text() == "def broken(:\n"
+    assert "loss.detach()" in (tmp_path / "train.py").read_text()
+
+
+def test_configuration_can_make_a_rule_unfixable_or_its_fixes_unsafe(tmp_path):
+    (tmp_path / "train.py").write_text(LEAKY_LOOP)
+    (tmp_path / "pyproject.toml").write_text('[tool.leaklint]\nunfixable = ["LL101"]\n')
+    result = run_leaklint("--fix", "train.py", cwd=tmp_path)
+    assert result.returncode == 1 and (tmp_path / "train.py").read_text() == LEAKY_LOOP
+
+    (tmp_path / "pyproject.toml").write_text('[tool.leaklint]\nextend-unsafe-fixes = ["LL101"]\n')
+    result = run_leaklint("--fix", "train.py", cwd=tmp_path)
+    assert result.returncode == 1 and "fix (unsafe)" in result.stdout
+    assert run_leaklint("--fix", "--unsafe-fixes", "train.py", cwd=tmp_path).returncode == 0
+
+
+def test_json_after_fix_reports_what_remains(tmp_path):
+    (tmp_path / "evaluate.py").write_text(EVALUATION + "\n" + LEAKY_LOOP.split("\n", 2)[2])
+    result = run_leaklint("--fix", "--format", "json", "evaluate.py", cwd=tmp_path)
+    remaining = json.loads(result.stdout)
+    assert [f["code"] for f in remaining] == ["LL201"]
+    assert remaining[0]["fix"]["applicability"] == "unsafe"
+
+
+def test_a_file_changed_on_disk_meanwhile_is_not_overwritten(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("edited by someone else\n")
+    outcome = FileFixes(str(script), "train.py", original=LEAKY_LOOP, fixed=CLEAN_LOOP, data=LEAKY_LOOP.encode())
+    problem = _write(outcome)
+    assert problem is not None and "changed on disk" in problem.reason
+    assert script.read_text() == "edited by someone else\n"
+
+
+class BreaksTheFile(Rule):
+    """A deliberately wrong fix: the fixer must refuse it rather than write broken code."""
+
+    code = "XX901"
+    name = "breaks-the-file"
+    severity = Severity.PERF
+    summary = help = docs = "test rule"
+    requires_any = ("",)
+
+    def check(self, facts):  # type: ignore[no-untyped-def]
+        for statement in facts.module.body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                small = statement.body[0]
+                yield Violation(small, "bad", Confidence.HIGH, fix=SuggestedFix("break", Applicability.SAFE, (Replace(small, "x = ("),)))
+
+
+def test_a_fix_that_would_not_compile_is_refused_and_reported():
+    outcome = fix_text("a = 1\n", "a.py", [BreaksTheFile], Settings(), unsafe=False)
+    assert outcome.fixed == "a = 1\n" and outcome.applied == []
+    assert [e.rule for e in outcome.errors] == ["XX901"]
+    assert "would not compile" in outcome.errors[0].reason
