@@ -37,6 +37,8 @@ class FixOutcome:
     applied: list[Finding] = field(default_factory=list)
     #: Fixable findings left for a later pass because an earlier fix overlapped them.
     deferred: list[Finding] = field(default_factory=list)
+    #: The edits applied, in the order they were applied (by offset; same-offset ones as proposed).
+    edits: list[TextEdit] = field(default_factory=list)
 
 
 def _overlaps(edit: TextEdit, taken: list[TextEdit]) -> bool:
@@ -69,7 +71,8 @@ def apply_fixes(text: str, findings: Sequence[Finding], allowed: Callable[[Findi
         outcome.applied.append(finding)
     pieces = []
     cursor = 0
-    for edit in sorted(taken, key=lambda e: (e.start, e.end)):
+    outcome.edits = sorted(taken, key=lambda e: (e.start, e.end))
+    for edit in outcome.edits:
         pieces.append(text[cursor : edit.start])
         pieces.append(edit.replacement)
         cursor = edit.end

@@ -28,6 +28,7 @@ from leaklint.fixspec import (
     RemoveStatement,
     Replace,
     SuggestedFix,
+    Surround,
     UnwrapWith,
     WrapInWith,
     bare_code,
@@ -47,7 +48,7 @@ def nodes_to_position(fix: SuggestedFix) -> list[cst.CSTNode]:
     """The nodes whose positions :meth:`SourceEditor.edits_for` will ask for."""
     nodes: list[cst.CSTNode] = []
     for spec in fix.edits:
-        if isinstance(spec, Replace):
+        if isinstance(spec, (Replace, Surround)):
             nodes.append(spec.node)
         elif isinstance(spec, InsertLinesBefore):
             nodes.append(spec.anchor)
@@ -130,6 +131,8 @@ class SourceEditor:
     def _edit(self, spec: EditSpec) -> TextEdit:
         if isinstance(spec, Replace):
             return self._replace(spec)
+        if isinstance(spec, Surround):
+            return self._surround(spec)
         if isinstance(spec, InsertLinesBefore):
             return self._insert_before(spec)
         if isinstance(spec, WrapInWith):
@@ -167,6 +170,15 @@ class SourceEditor:
         if self.text[start:end] != expected:
             raise FixUnavailable("the source no longer reads as the node")
         return self._text_edit(start, end, spec.code)
+
+    def _surround(self, spec: Surround) -> TextEdit:
+        start, end, _ = self.span(spec.node)
+        source = self.text[start:end]
+        # Continuation lines carry the block's indentation, which the node's own code lacks:
+        # compare without whitespace.
+        if "".join(source.split()) != "".join(bare_code(self.module, spec.node).split()):  # type: ignore[arg-type]
+            raise FixUnavailable("the source no longer reads as the node")
+        return self._text_edit(start, end, f"{spec.before}{source}{spec.after}")
 
     def _own_lines(self, node: cst.CSTNode) -> tuple[int, int, str]:
         """First and last line of ``node``, which must start its first line; and its indentation."""

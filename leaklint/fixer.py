@@ -14,7 +14,7 @@ from typing import Sequence
 
 from leaklint.config import Settings
 from leaklint.engine import STDIN_PATH, SourceProblem, lint_text, map_in_workers, read_source
-from leaklint.findings import Applicability, ErrorKind, FileError, Finding
+from leaklint.findings import Applicability, ErrorKind, FileError, Finding, TextEdit
 from leaklint.fix import apply_fixes
 from leaklint.rule import Rule
 
@@ -35,6 +35,8 @@ class FileFixes:
     applied: list[Finding] = field(default_factory=list)
     remaining: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    #: The edits each pass applied, in that pass's text coordinates (for audits such as bench/fix_corpus.py).
+    passes: list[tuple[TextEdit, ...]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -98,6 +100,7 @@ def fix_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settin
                     )
             continue
         outcome.applied.extend(result.applied)
+        outcome.passes.append(tuple(result.edits))
         current = result.text
         linted = lint_text(current, path, rules, settings)
     outcome.fixed = current

@@ -32,6 +32,19 @@ class Replace:
 
 
 @dataclass(frozen=True)
+class Surround:
+    """Put ``before`` and ``after`` around the source of ``node`` (``(a + b)`` → ``(a + b).detach()``).
+
+    The node's own text is kept as it is in the file, so this works for expressions that span
+    several lines, where regenerating the code would lose their continuation indentation.
+    """
+
+    node: cst.CSTNode
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
 class InsertLinesBefore:
     """Insert whole ``lines`` before the line ``anchor`` starts on, at that line's indentation."""
 
@@ -71,7 +84,7 @@ class AddDecorator:
     decorator: str
 
 
-EditSpec = Union[Replace, InsertLinesBefore, WrapInWith, UnwrapWith, RemoveStatement, AddDecorator]
+EditSpec = Union[Replace, Surround, InsertLinesBefore, WrapInWith, UnwrapWith, RemoveStatement, AddDecorator]
 
 
 @dataclass(frozen=True)
@@ -99,17 +112,36 @@ def bare_code(module: cst.Module, expression: cst.BaseExpression) -> str:
     return module.code_for_node(expression)
 
 
-def method_call_code(module: cst.Module, expression: cst.BaseExpression, method: str) -> str:
-    """``expr.method()``, parenthesising ``expr`` when it is not an atom (``(a + b).detach()``)."""
-    code = bare_code(module, expression)
-    if not isinstance(expression, _ATOMS):
-        code = f"({code})"
-    return f"{code}.{method}()"
+def method_call(expression: cst.BaseExpression, method: str) -> Surround:
+    """The edit ``expr`` → ``expr.method()``, parenthesising ``expr`` when it is not an atom."""
+    if isinstance(expression, _ATOMS):
+        return Surround(expression, "", f".{method}()")
+    return Surround(expression, "(", f").{method}()")
 
 
-def detach(module: cst.Module, expression: cst.BaseExpression) -> Replace:
+def detach(expression: cst.BaseExpression) -> Surround:
     """The edit ``expr`` → ``expr.detach()``."""
-    return Replace(expression, method_call_code(module, expression, "detach"))
+    return method_call(expression, "detach")
+
+
+def drop_argument(module: cst.Module, call: cst.Call, argument: cst.Arg) -> Replace | None:
+    """The edit ``f(a, flag=True)`` → ``f(a)``. When the last argument goes, the one before it
+    takes over its comma and trailing whitespace.
+
+    None for a call that spans several lines: libcst renders such a node without the indentation
+    of the block around it, so the engine could not verify (nor re-indent) the span.
+    """
+    if "\n" in bare_code(module, call):
+        return None
+    args = [arg for arg in call.args if arg is not argument]
+    if len(args) == len(call.args):
+        raise ValueError("the argument is not one of the call's")
+    changes: dict[str, object] = {"args": args, "lpar": [], "rpar": []}
+    if not args:
+        changes["whitespace_before_args"] = cst.SimpleWhitespace("")
+    elif call.args[-1] is argument:
+        args[-1] = args[-1].with_changes(comma=argument.comma, whitespace_after_arg=argument.whitespace_after_arg)
+    return Replace(call, module.code_for_node(call.with_changes(**changes)))
 
 
 @dataclass(frozen=True)
@@ -200,8 +232,13 @@ def detach_fix(facts: ModuleFacts, expression: cst.BaseExpression) -> SuggestedF
     arithmetic = isinstance(target, (cst.BinaryOperation, cst.UnaryOperation))
     tensor_known = value.items is None and (value.evidence in (Evidence.BACKWARD, Evidence.LOSS) or arithmetic)
     applicability = Applicability.SAFE if tensor_known else Applicability.UNSAFE
-    code = method_call_code(facts.module, target, "detach")
-    return SuggestedFix(f"Detach '{bare_code(facts.module, target)}'", applicability, (Replace(target, code),))
+    return SuggestedFix(f"Detach '{_short(bare_code(facts.module, target))}'", applicability, (detach(target),))
+
+
+def _short(code: str, limit: int = 40) -> str:
+    """One line of at most ``limit`` characters, for fix titles."""
+    flat = " ".join(code.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _graph_part(facts: ModuleFacts, expression: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -185,3 +185,28 @@ def test_a_fix_that_would_not_compile_is_refused_and_reported():
     assert outcome.fixed == "a = 1\n" and outcome.applied == []
     assert [e.rule for e in outcome.errors] == ["XX901"]
     assert "would not compile" in outcome.errors[0].reason
+
+
+def fixed_with_unsafe(source: str) -> str:
+    from leaklint.registry import all_rules
+
+    return fix_text(textwrap.dedent(source), "e.py", list(all_rules().values()), Settings(), unsafe=True).fixed
+
+
+def test_fixes_use_the_files_own_torch_alias():
+    fixed = fixed_with_unsafe(EVALUATION.replace("from torch import nn", "import torch as th"))
+    assert "@th.no_grad()\ndef evaluate" in fixed
+    assert "import torch\n" not in fixed
+
+
+def test_fixes_use_an_imported_no_grad_directly():
+    fixed = fixed_with_unsafe(EVALUATION.replace("from torch import nn", "from torch import nn, no_grad"))
+    assert "@no_grad()\ndef evaluate" in fixed
+    assert "import torch\n" not in fixed
+
+
+def test_the_added_import_goes_after_the_docstring_when_the_file_imports_nothing():
+    source = '"""Evaluation."""\n' + EVALUATION.replace("from torch import nn\n", "")
+    fixed = fixed_with_unsafe(source)
+    assert fixed.startswith('"""Evaluation."""\nimport torch\n')
+    assert "@torch.no_grad()\ndef evaluate" in fixed
