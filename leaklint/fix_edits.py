@@ -56,6 +56,8 @@ def nodes_to_position(fix: SuggestedFix) -> list[cst.CSTNode]:
             nodes.append(spec.function.name)
         else:
             nodes.append(spec.statement)
+            if isinstance(spec, UnwrapWith) and isinstance(spec.statement.body, cst.IndentedBlock) and spec.statement.body.body:
+                nodes.append(spec.statement.body.body[0])  # _unwrap measures the body's indentation
     return nodes
 
 

@@ -15,7 +15,7 @@ from typing import Sequence
 from leaklint.config import Settings
 from leaklint.engine import STDIN_PATH, SourceProblem, lint_text, map_in_workers, read_source
 from leaklint.findings import Applicability, ErrorKind, FileError, Finding, TextEdit
-from leaklint.fix import apply_fixes
+from leaklint.fix import apply_fixes, line_starts
 from leaklint.rule import Rule
 
 #: Enough for fixes that overlap several deep (each pass applies at least one fix).
@@ -65,48 +65,84 @@ def _compiles(text: str) -> bool:
     return True
 
 
-def _fix_key(finding: Finding) -> tuple[str, str, tuple[str, ...]]:
-    """Identifies a fix across passes, where its offsets may have moved."""
-    assert finding.fix is not None
-    return (finding.code, finding.message, tuple(edit.replacement for edit in finding.fix.edits))
-
-
 def fix_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, *, unsafe: bool) -> FileFixes:
     """Fix ``text`` (reported as ``path``) in passes; the result holds the final text and findings."""
     outcome = FileFixes(path, path, original=text, fixed=text)
     allowed = allowed_by(unsafe)
-    broken: set[tuple[str, str, tuple[str, ...]]] = set()
+    refused: set[tuple] = set()
     current = text
     linted = lint_text(current, path, rules, settings)
     for _ in range(MAX_PASSES):
         if linted.errors:
             break
-        usable = [f for f in linted.findings if allowed(f) and _fix_key(f) not in broken]
+        usable = [f for f in linted.findings if allowed(f) and not (_fix_keys(f) & refused)]
         if not usable:
             break
         result = apply_fixes(current, usable, lambda finding: True)
-        if not _compiles(result.text):
-            for finding in result.applied:
-                if not _compiles(apply_fixes(current, [finding], lambda f: True).text):
-                    broken.add(_fix_key(finding))
-                    outcome.errors.append(
-                        FileError(
-                            path,
-                            ErrorKind.INTERNAL,
-                            f"internal error: the {finding.code} fix at {finding.line}:{finding.column} would not compile; "
-                            "not applied (please report this)",
-                            finding.code,
-                        )
-                    )
+        bad = [f for f in result.applied if not _compiles(apply_fixes(current, [f], lambda _: True).text)]
+        if bad or not _compiles(result.text):
+            _refuse(outcome, refused, bad or result.applied, "would not compile")
+            continue
+        relinted = lint_text(result.text, path, rules, settings)
+        stuck = _still_reported(current, result.text, result.edits, result.applied, relinted.findings)
+        if stuck:
+            _refuse(outcome, refused, stuck, "did not remove the finding")
             continue
         outcome.applied.extend(result.applied)
         outcome.passes.append(tuple(result.edits))
-        current = result.text
-        linted = lint_text(current, path, rules, settings)
+        current, linted = result.text, relinted
     outcome.fixed = current
     outcome.remaining = linted.findings
     outcome.errors.extend(linted.errors)
     return outcome
+
+
+def _fix_keys(finding: Finding) -> set[tuple]:
+    """Identify a fix across passes: by where it is (this text) and by what it writes (any text)."""
+    assert finding.fix is not None
+    return {
+        ("at", finding.code, finding.line, finding.column, finding.message),
+        ("writes", finding.code, finding.message, tuple(edit.replacement for edit in finding.fix.edits)),
+    }
+
+
+def _refuse(outcome: FileFixes, refused: set[tuple], findings: Sequence[Finding], why: str) -> None:
+    """A fix that breaks the file or misses its target is a leaklint bug: never apply it, say so."""
+    for finding in findings:
+        refused |= _fix_keys(finding)
+        outcome.errors.append(
+            FileError(
+                outcome.display_path,
+                ErrorKind.INTERNAL,
+                f"internal error: the {finding.code} fix at {finding.line}:{finding.column} {why}; not applied (please report this)",
+                finding.code,
+            )
+        )
+
+
+def _still_reported(before: str, after: str, edits: Sequence[TextEdit], applied: Sequence[Finding], findings: Sequence[Finding]) -> list[Finding]:
+    """Applied fixes whose finding is reported again where it went: the fix missed its target."""
+    old_starts, new_starts = line_starts(before), line_starts(after)
+    reported = [(f.code, f.message, new_starts[f.line - 1] + f.column - 1) for f in findings]
+    stuck = []
+    for finding in applied:
+        low, high = _moved(old_starts[finding.line - 1] + finding.column - 1, edits)
+        if any(code == finding.code and message == finding.message and low <= at <= high for code, message, at in reported):
+            stuck.append(finding)
+    return stuck
+
+
+def _moved(offset: int, edits: Sequence[TextEdit]) -> tuple[int, int]:
+    """Where text at ``offset`` is after ``edits``: one offset, or the span of the edit it was in."""
+    shift = 0
+    for edit in edits:
+        if edit.start <= offset < edit.end or edit.start == edit.end == offset:
+            start = edit.start + shift
+            return start, start + len(edit.replacement)
+        if edit.start > offset:
+            break
+        shift += len(edit.replacement) - (edit.end - edit.start)
+    return offset + shift, offset + shift
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import libcst as cst
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.provenance import ModelCall
 from leaklint.analysis.structure import GradMode, bound_names
+from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixspec import AddDecorator, SuggestedFix, WrapInWith, torch_reference
 from leaklint.rule import Rule, Violation
@@ -70,6 +71,16 @@ def evaluate(model, loader):
         correct += (out.argmax(1) == y).sum().item()
     return correct
 ```
+
+## Fix safety
+An evaluation function — an evaluation-like name, no `backward`, `autograd`,
+`requires_grad`, `.grad` or `.step(` in its body, not `async` — gets `@torch.no_grad()` directly
+above its `def` (below other decorators, so `@staticmethod` and `@property` stay outermost).
+Otherwise the outermost loop around the call that does no training (or the statement itself) is
+wrapped in `with torch.no_grad():`. The fix uses the file's own torch alias (`th.no_grad()`,
+a `from torch import no_grad`) and adds `import torch` when torch is not imported. **Unsafe**:
+code that needs gradients during evaluation (adversarial attacks, saliency maps) would break. No
+fix where the code visibly needs gradients.
 
 ## Known false positives
 Evaluation that needs gradients (adversarial examples, saliency maps, input attributions) is
@@ -270,7 +281,7 @@ def _no_grad_fix(facts: ModuleFacts, call: ModelCall) -> SuggestedFix | None:
         title = f"Decorate '{fact.function.name}' with @{no_grad.code}()"
     else:
         target = next((loop.node for loop in fact.loops if not (loop.has_backward or loop.has_optimizer_step)), fact.line)
-        if _needs_grad(facts, target):
+        if _needs_grad(facts, target) or not any(node is call.node for node in walk(target)):
             return None
         edit = WrapInWith(target, f"{no_grad.code}()")
         title = f"Wrap the {'loop' if target is not fact.line else 'statement'} in 'with {no_grad.code}():'"

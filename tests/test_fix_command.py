@@ -180,6 +180,26 @@ class BreaksTheFile(Rule):
                 yield Violation(small, "bad", Confidence.HIGH, fix=SuggestedFix("break", Applicability.SAFE, (Replace(small, "x = ("),)))
 
 
+class MissesItsTarget(Rule):
+    """A fix that leaves its finding in place (it edits the wrong node): must not be applied."""
+
+    code = "XX902"
+    name = "misses-its-target"
+    severity = Severity.PERF
+    summary = help = docs = "test rule"
+    requires_any = ("",)
+
+    def check(self, facts):  # type: ignore[no-untyped-def]
+        first, second = facts.module.body[:2]
+        yield Violation(second.body[0], "bad", Confidence.HIGH, fix=SuggestedFix("wrong", Applicability.SAFE, (Replace(first.body[0], "a = 2"),)))
+
+
+def test_a_fix_that_does_not_remove_its_finding_is_refused_and_reported():
+    outcome = fix_text("a = 1\nb = 1\n", "a.py", [MissesItsTarget], Settings(), unsafe=False)
+    assert outcome.fixed == "a = 1\nb = 1\n" and outcome.applied == []
+    assert "did not remove the finding" in outcome.errors[0].reason
+
+
 def test_a_fix_that_would_not_compile_is_refused_and_reported():
     outcome = fix_text("a = 1\n", "a.py", [BreaksTheFile], Settings(), unsafe=False)
     assert outcome.fixed == "a = 1\n" and outcome.applied == []

@@ -247,6 +247,12 @@ class FunctionInterpreter:
         self._statement = fact
         return fact
 
+    def _header(self, node: cst.BaseCompoundStatement, frame: Frame) -> None:
+        """Expressions in a compound statement's header (``if model(x):``, ``for b in f(x):``)
+        belong to that statement, not to the simple statement before it. Not registered as a
+        statement fact: rules iterate those expecting simple statements."""
+        self._statement = StatementFact(node, node, self.function, frame.loops, frame.grad, dict(frame.env))  # type: ignore[arg-type]
+
     def _small(self, node: cst.BaseSmallStatement, line: cst.SimpleStatementLine | None, frame: Frame) -> None:
         self._enter(node, line, frame)
         self._interpret_small(node, frame)
@@ -375,13 +381,14 @@ class FunctionInterpreter:
             return UNKNOWN
         return replace(value, items=None, fresh=False)
 
-    def _if(self, node: cst.If, frame: Frame) -> None:
+    def _if(self, node: cst.If, frame: Frame, statement: cst.If | None = None) -> None:
+        self._header(statement or node, frame)  # an elif's test belongs to the whole if statement
         self.eval(node.test, frame)
         then = frame.copy()
         self._body(node.body, then)
         otherwise = frame.copy()
         if isinstance(node.orelse, cst.If):
-            self._if(node.orelse, otherwise)
+            self._if(node.orelse, otherwise, statement or node)
         elif isinstance(node.orelse, cst.Else):
             self._body(node.orelse.body, otherwise)
         self._merge_into(frame, [then, otherwise])
@@ -398,6 +405,7 @@ class FunctionInterpreter:
 
     def _loop(self, node: cst.For | cst.While, frame: Frame) -> None:
         info = self.structure.loops.get(node)
+        self._header(node, frame)
         if isinstance(node, cst.For):
             iterable = self.eval(node.iter, frame)
             if iterable.role is Role.LOADER and info is not None:
@@ -412,6 +420,7 @@ class FunctionInterpreter:
             if isinstance(node, cst.For):
                 self._bind(node.target, self._iteration_value(iterable), body)
             else:
+                self._header(node, body)
                 self.eval(node.test, body)
             self._body(node.body, body)
             merged = join_envs(before.env, body.env)
@@ -432,6 +441,7 @@ class FunctionInterpreter:
         return UNKNOWN
 
     def _with(self, node: cst.With, frame: Frame) -> None:
+        self._header(node, frame)
         grad = frame.grad
         for item in node.items:
             effect = self._grad_effect(item.item, frame)
@@ -478,6 +488,7 @@ class FunctionInterpreter:
             self._body(node.finalbody.body, frame)
 
     def _match(self, node: cst.Match, frame: Frame) -> None:
+        self._header(node, frame)
         self.eval(node.subject, frame)
         branches = []
         for case in node.cases:
