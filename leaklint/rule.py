@@ -30,7 +30,9 @@ TORCH_WORDS = (
 )
 
 #: Sections every rule's ``docs`` must have, in this order (the shape of a Ruff rule page).
-DOC_SECTIONS = ("What it finds", "Why it matters", "Example", "Use instead", "Known false positives", "References")
+DOC_SECTIONS = (
+    "What it finds", "Why it matters", "Example", "Use instead", "Fix safety", "Known false positives", "References",
+)
 
 
 @dataclass(frozen=True)

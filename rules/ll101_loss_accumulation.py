@@ -65,6 +65,15 @@ for x, y in loader:
     total_loss += loss.item()  # or loss.detach() to stay on the device without a sync
 ```
 
+## Fix safety
+`total += loss` becomes `total += loss.detach()`; in arithmetic the `.detach()` goes on the
+operand that carries the graph (`avg = 0.9 * avg + 0.1 * loss.detach()`). **Safe** when leaklint
+knows the value is a tensor — a loss, something `backward()` is called on, or arithmetic on one —
+because detaching keeps its value, dtype and device, and an accumulator only ever reports the
+number. **Unsafe** when the value may be a model output: it can be a tuple or a `ModelOutput`,
+which have no `.detach()`. `.item()` is the display-only alternative, written by hand: it returns
+a Python float (and waits for the GPU), so code that treats the total as a tensor would change.
+
 ## Known false positives
 Summing losses on purpose and calling `.backward()` on the sum (chunked or multi-task losses) is
 recognised and not reported, as is a helper that sums loss terms over a small loop and returns the

@@ -64,6 +64,16 @@ for x, y in loader:
     predictions.append(out.detach().cpu())
 ```
 
+## Fix safety
+`.append(out)` becomes `.append(out.detach())`, and the same for the other stores
+(`d[k] = out.detach()`, `lst += [out.detach()]`). As for LL101, **safe** when leaklint knows the
+value is a tensor (a loss, something `backward()` is called on, arithmetic on one) since detaching
+keeps its value, dtype and device; **unsafe** when it may be a model output, which can be a tuple
+or a `ModelOutput` without `.detach()`. Elements are detached one by one
+(`.append([out.detach(), loss.detach()])`), but a value that is itself a literal container or a
+comprehension (`[a, b]`, `[model(x) for x in xs]`) gets no fix: which element to detach is the
+user's call. Adding `.cpu()` to free device memory is left to you.
+
 ## Known false positives
 Collecting losses on purpose and calling `.backward()` on their sum or stack in the same function
 is recognised and not reported, as is a store under a constant key (`stats["last"] = loss` keeps

@@ -16,7 +16,8 @@ from leaklint.analysis.structure import LoopInfo, backward_calls, backward_targe
 from leaklint.analysis.syntax import keyword_is_true
 from leaklint.analysis.values import Kind
 from leaklint.analysis.walk import calls_in, names_read, not_into_scopes, walk
-from leaklint.findings import Confidence, Severity
+from leaklint.findings import Applicability, Confidence, Severity
+from leaklint.fixspec import SuggestedFix, drop_argument
 from leaklint.rule import Rule, Violation
 
 
@@ -24,6 +25,7 @@ class RetainGraphInLoop(Rule):
     code = "LL104"
     name = "retain-graph-in-loop"
     severity = Severity.PEAK
+    fixable = True
     summary = "backward(retain_graph=True) in a loop where no later backward goes through the same graph."
     help = "drop retain_graph=True: it is only needed when a second backward goes through the same graph"
     docs = """
@@ -69,6 +71,16 @@ for data, targets in batches:
     loss.backward()
     optimizer.step()
 ```
+
+## Fix safety
+The fix drops the argument: `loss.backward(retain_graph=True)` becomes `loss.backward()`, and
+the same for `torch.autograd.grad`, `torch.autograd.backward` and `accelerator.backward`.
+**Unsafe**: if a later backward goes through the same graph in a way leaklint cannot see (a
+helper called afterwards, a hook), it now fails with "Trying to backward through the graph a
+second time". No fix while a carried state links the iterations' graphs (the message names it):
+dropping `retain_graph` alone would make the second iteration fail. Detach the state first
+(LL103's fix does), and the next `--fix` pass drops `retain_graph=True`. A call written over
+several lines gets no fix.
 
 ## Known false positives
 A backward after the retaining one in the same iteration (`loss1.backward(retain_graph=True);
@@ -262,7 +274,21 @@ def _judge(facts: ModuleFacts, fact: StatementFact, call: cst.Call) -> Violation
         confidence=Confidence.MEDIUM if situation.earlier_backward else Confidence.HIGH,
         help=None,
         statement=fact.line,
+        fix=_drop_retain_graph(facts, call),
     )
+
+
+def _drop_retain_graph(facts: ModuleFacts, call: cst.Call) -> SuggestedFix | None:
+    """``loss.backward(retain_graph=True)`` → ``loss.backward()``.
+
+    Unsafe: a later backward through the same graph that leaklint did not see would now fail.
+    Not offered when a carried state still links the iterations' graphs (the finding above):
+    without ``retain_graph`` the next backward would fail until the state is detached, which
+    LL103's fix does; once it is, the next ``--fix`` pass offers this one.
+    """
+    argument = next(arg for arg in call.args if arg.keyword is not None and arg.keyword.value == "retain_graph")
+    edit = drop_argument(facts.module, call, argument)
+    return SuggestedFix("Drop 'retain_graph=True'", Applicability.UNSAFE, (edit,)) if edit is not None else None
 
 
 def _graph_from_before(facts: ModuleFacts, fact: StatementFact, loop: LoopInfo, name: str) -> bool:

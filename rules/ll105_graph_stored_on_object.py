@@ -100,6 +100,11 @@ def get_activation(name):
 model.layer4.register_forward_hook(get_activation("layer4"))
 ```
 
+## Fix safety
+No automatic fix: the stored tensor may be read later for a backward (which `.detach()` would
+break), for logging (`.detach()` fits) or for display (`.item()`, `.cpu()`); which one is right,
+and whether the attribute should be kept at all, is a judgement call.
+
 ## Known false positives
 A stored tensor that is meant to carry its graph (a hook that captures features for a perceptual or
 distillation loss, GAN code that keeps `self.fake_B` for the generator's backward, pix2pix's

@@ -87,6 +87,11 @@ for images, _ in loader:
 cam.remove_hooks()
 ```
 
+## Fix safety
+No automatic fix: removing the hook needs its handle kept and `remove()` called at the right
+point (after the forward that needs it, or once after the loop), or the registration moved out of
+the loop; either restructures the code.
+
 ## Known false positives
 A hook on a tensor or module created in the same iteration (`out.register_hook(...)` on a fresh
 activation, hooks on a model built inside the loop) dies with it and is not reported; neither is a

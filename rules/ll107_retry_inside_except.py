@@ -90,6 +90,10 @@ def train_step(model, batch, optimizer):
     optimizer.step()
 ```
 
+## Fix safety
+No automatic fix: the retry has to move out of the `except` clause (set a flag, leave the
+handler, then retry), which restructures the control flow around the step.
+
 ## Known false positives
 A handler that only logs, sets a flag, clears the cache, re-raises, or leaves with `continue`,
 `break` or `return` is not reported, and neither is a handler for an unrelated exception

@@ -243,6 +243,10 @@ class TextEncoder:
         return self._cache[text]
 ```
 
+## Fix safety
+No automatic fix: replacing the `functools` cache means choosing a new home and a bound for it (a
+dict on the instance, a smaller `maxsize`, a weak reference, or no cache at all), a design decision.
+
 ## Known false positives
 A bounded `lru_cache` (the default 128 entries, up to 1024) on a function that returns tensors is
 taken as deliberate memoisation (causal masks per length, positional tables per shape) and not

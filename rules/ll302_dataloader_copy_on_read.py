@@ -158,6 +158,10 @@ class Detections(Dataset):
 ```
 For file lists, `np.array(paths).astype(np.bytes_)` (decode with `str(p, "utf-8")`) does the same.
 
+## Fix safety
+No automatic fix: turning per-sample Python objects into numpy arrays, Arrow tables or serialised
+buffers changes how `__getitem__` reads them, and the right format depends on the data.
+
 ## Known false positives
 The size of the data is not visible in the code: a list of a few hundred dicts is reported like one
 of millions. Flat lists of strings or `(path, label)` tuples cost one or two objects per sample and

@@ -110,6 +110,10 @@ for epoch in range(args.epochs):
 ```
 Or draw on a `matplotlib.figure.Figure()` created directly: pyplot does not track it.
 
+## Fix safety
+No automatic fix: where to close the figure (after `savefig`, after logging it, or where the
+caller of a helper is done with the returned figure) depends on where it is last used.
+
 ## Known false positives
 `plt.figure(1)` / `plt.figure("loss")` / `plt.subplots(num=1, clear=True)` reuse one figure and are
 not reported; neither are `matplotlib.figure.Figure(...)` objects, `plt.show()` outside loops,

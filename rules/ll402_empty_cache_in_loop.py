@@ -90,6 +90,11 @@ for epoch in range(args.epochs):
     torch.cuda.empty_cache()  # once per epoch, if another process needs the memory back
 ```
 
+## Fix safety
+No automatic fix: whether to delete the call, move it after the loop or run it once per epoch
+depends on why it was added (another process sharing the GPU, fragmentation, a workaround for a
+leak elsewhere), which the code does not say.
+
 ## Known false positives
 Calling `empty_cache()` every step can be a deliberate trade when inputs change size every step
 and fragmentation, not a leak, runs the device out of memory; prefer

@@ -11,7 +11,8 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import Place
 from leaklint.analysis.structure import bound_names
 from leaklint.analysis.syntax import call_argument, is_literal
-from leaklint.findings import Confidence, Severity
+from leaklint.findings import Applicability, Confidence, Severity
+from leaklint.fixspec import SuggestedFix, drop_argument
 from leaklint.rule import TORCH_WORDS, Rule, Violation
 
 #: In-place methods that zero a gradient buffer and keep it allocated.
@@ -31,6 +32,7 @@ class ZeroGradKeepsGrads(Rule):
     code = "LL403"
     name = "zero-grad-keeps-grads"
     severity = Severity.PEAK
+    fixable = True
     summary = "zero_grad(set_to_none=False) or p.grad.zero_() keeps every gradient buffer allocated between steps."
     help = "call zero_grad() (set_to_none=True is the default since PyTorch 2.0), or set p.grad = None"
     requires_any = (*TORCH_WORDS, "zero_grad")  # optimizer.zero_grad(set_to_none=False) on any receiver
@@ -68,6 +70,17 @@ for x, y in loader:
     loss.backward()
     optimizer.step()
 ```
+
+## Fix safety
+`optimizer.zero_grad(set_to_none=False)` and `model.zero_grad(False)` become
+`optimizer.zero_grad()` and `model.zero_grad()`. **Unsafe**, although `set_to_none=True` is the
+default since PyTorch 2.0: PyTorch documents that it "changes certain behaviors". Code that reads
+`p.grad` after zeroing finds `None` instead of a zero tensor (`p.grad.norm()` raises), and
+`torch.optim` optimizers skip a parameter whose gradient is `None` but step one whose gradient is
+zero, so weight decay and momentum no longer move a parameter that got no gradient in a step: what
+training computes can change. On PyTorch older than 2.0, whose default was `False`, write
+`set_to_none=True` instead. Zeroing by hand (`p.grad.zero_()`) gets no fix: it is usually part of
+code that wants the zeros.
 
 ## Known false positives
 Code that reads `p.grad` after zeroing and expects a tensor rather than `None` (logging the norm of
@@ -177,6 +190,7 @@ def reset_grads(net):
             confidence=Confidence.HIGH,
             help=f"call {facts.describe(call.func)}() (set_to_none=True is the default since PyTorch 2.0)",
             statement=place.statement(),
+            fix=_default_zero_grad(facts, call, flag),
         )
 
     @staticmethod
@@ -208,3 +222,15 @@ def reset_grads(net):
             help=f"set {owner}.grad = None instead (or call optimizer.zero_grad())",
             statement=place.statement(),
         )
+
+
+def _default_zero_grad(facts: ModuleFacts, call: cst.Call, flag: cst.BaseExpression) -> SuggestedFix | None:
+    """``zero_grad(set_to_none=False)`` → ``zero_grad()``.
+
+    Unsafe: PyTorch documents that ``None`` gradients "change certain behaviors": code that reads
+    ``p.grad`` finds ``None`` instead of zeros, and ``torch.optim`` skips a parameter whose
+    gradient is ``None`` where it would step one whose gradient is zero (weight decay, momentum).
+    """
+    argument = next(arg for arg in call.args if arg.value is flag)
+    edit = drop_argument(facts.module, call, argument)
+    return SuggestedFix(f"Call {facts.describe(call.func)}() (set_to_none=True)", Applicability.UNSAFE, (edit,)) if edit else None

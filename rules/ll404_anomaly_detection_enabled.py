@@ -11,7 +11,8 @@ from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.places import Place
 from leaklint.analysis.syntax import call_argument, is_literal
 from leaklint.analysis.walk import dotted_names_in, walk
-from leaklint.findings import Confidence, Severity
+from leaklint.findings import Applicability, Confidence, Severity
+from leaklint.fixspec import EditSpec, RemoveStatement, SuggestedFix, UnwrapWith, drop_argument
 from leaklint.rule import Rule, Violation
 
 SET_DETECT_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"})
@@ -39,6 +40,7 @@ class AnomalyDetectionEnabled(Rule):
     code = "LL404"
     name = "anomaly-detection-enabled"
     severity = Severity.PERF
+    fixable = True
     summary = "Autograd anomaly detection is switched on outside a debugging guard, slowing every step and holding extra memory."
     help = "remove it, or enable it only behind a debug flag (if args.debug: torch.autograd.set_detect_anomaly(True))"
     docs = """
@@ -81,6 +83,14 @@ for x, y in loader:
     loss.backward()
     optimizer.step()
 ```
+
+## Fix safety
+**Display only** (shown, never applied): remove the `torch.autograd.set_detect_anomaly(True)`
+statement (leaving `pass` where it is the only statement of its block), unwrap
+`with torch.autograd.detect_anomaly():` (its body stays, dedented), or drop Lightning's
+`detect_anomaly=True`. Whether anomaly mode is a leftover or a debugging aid someone still needs is
+the author's call, and the usual repair, a debug flag around it, needs a flag leaklint cannot
+invent. The `@torch.autograd.detect_anomaly()` decorator gets no suggested edit.
 
 ## Known false positives
 leaklint does not see the file name, so a test file that imports neither `pytest` nor
@@ -199,6 +209,7 @@ trainer = pl.Trainer(max_epochs=10, detect_anomaly=True)  # expect: LL404
                 ),
                 confidence=confidence,
                 statement=place.statement(),
+                fix=_switch_off(facts, place),
             )
 
     @staticmethod
@@ -226,6 +237,37 @@ trainer = pl.Trainer(max_epochs=10, detect_anomaly=True)  # expect: LL404
                 if _TEST_FUNCTION.match(name) or _DEBUG_WORD.search(name):
                     return True
         return any(_mentions_debug(test) for test in place.all_guards())
+
+
+def _switch_off(facts: ModuleFacts, place: Place) -> SuggestedFix | None:
+    """Remove the ``set_detect_anomaly(True)`` statement, unwrap ``with detect_anomaly():``, drop
+    Lightning's ``detect_anomaly=True``; no fix for the decorator.
+
+    Display only: whether the switch is a leftover or a debugging aid someone still needs is the
+    author's call, and the usual repair is a debug flag around it, which leaklint cannot name.
+    """
+    call = place.node
+    assert isinstance(call, cst.Call)
+    parent = place.parent
+    edit: EditSpec | None = None
+    if facts.imports.resolve(call.func) in LIGHTNING_TRAINERS:
+        argument = next(a for a in call.args if a.keyword is not None and a.keyword.value == "detect_anomaly")
+        edit = drop_argument(facts.module, call, argument)
+        title = "Drop 'detect_anomaly=True'"
+    elif isinstance(parent, cst.WithItem) and parent.asname is None and len(place.path) >= 2:
+        statement = place.path[-2]
+        if isinstance(statement, cst.With) and len(statement.items) == 1 and statement.asynchronous is None:
+            edit = UnwrapWith(statement)
+        title = f"Remove 'with {facts.describe(call)}:'"
+    elif isinstance(parent, cst.Expr) and len(place.path) >= 3:
+        line, block = place.path[-2], place.path[-3]
+        if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+            alone = isinstance(block, cst.IndentedBlock) and len(block.body) == 1
+            edit = RemoveStatement(line, keep_pass=alone)
+        title = f"Remove '{facts.describe(call)}'"
+    if edit is None:
+        return None
+    return SuggestedFix(title, Applicability.DISPLAY_ONLY, (edit,))
 
 
 def _enabled_by(call: cst.Call) -> bool | None:

@@ -78,6 +78,11 @@ for path in image_paths:
 # or: probs = model.predict(np.stack([load_image(p) for p in image_paths]))
 ```
 
+## Fix safety
+No automatic fix: calling the model directly (`model(x, training=False)`) returns a tensor
+instead of a numpy array, and batching the inputs into one `predict` restructures the loop; both
+are the author's choice.
+
 ## Known false positives
 A loop that calls `predict` on a large, changing array a handful of times (once per data shard)
 pays little; suppress it with `# noqa: LL501`. leaklint cannot tell a Keras model passed in from

@@ -127,6 +127,10 @@ for x, y in dataset:
     loss = train_step(x, y)
 ```
 
+## Fix safety
+No automatic fix: moving the `tf.function` out of the loop needs what it closes over (the model,
+the optimizer) to exist there, a restructuring of the code.
+
 ## Known false positives
 Creating a handful of functions in a loop over configurations and keeping them is fine; the rule
 accepts it when they are stored (`steps[name] = tf.function(...)`). Retracing caused by passing

@@ -76,6 +76,11 @@ for fold, (train_idx, val_idx) in enumerate(kfold.split(X)):
     model.fit(X[train_idx], y[train_idx], epochs=10)
 ```
 
+## Fix safety
+No automatic fix: `clear_session()` also invalidates models still in use, so whether and where
+to call it (at the top of each iteration, after the results are saved) depends on what the loop
+keeps.
+
 ## Known false positives
 `clear_session()` also invalidates models built earlier in the same session: a loop that must
 keep using an earlier model (a teacher built before the loop) cannot call it, and the growth may

@@ -1,0 +1,500 @@
+"""The fixes of LL103, LL104, LL401, LL403 and LL404 on real snippets: the exact fixed text, the
+applicability each one carries, and the places where no fix may be offered. Every applied fix
+must compile and leave no finding of its rule behind; the rule docs say why under *Fix safety*."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from leaklint.config import Settings
+from leaklint.engine import lint_text
+from leaklint.findings import Applicability, Finding
+from leaklint.fix import apply_fixes
+from leaklint.fixer import fix_text
+from leaklint.registry import all_rules
+from leaklint.rule import DOC_SECTIONS
+
+RULES = all_rules()
+SETTINGS = Settings()
+
+
+def findings(source: str, *codes: str) -> list[Finding]:
+    outcome = lint_text(textwrap.dedent(source), "t.py", [RULES[code] for code in codes], SETTINGS)
+    assert outcome.errors == []
+    return outcome.findings
+
+
+def fixed(source: str, *codes: str) -> str:
+    """``source`` after ``--fix --unsafe-fixes`` with ``codes``: it compiles, and re-linting it
+    finds none of those rules' findings."""
+    rules = [RULES[code] for code in codes]
+    outcome = fix_text(textwrap.dedent(source), "t.py", rules, SETTINGS, unsafe=True)
+    assert outcome.errors == [], [e.describe() for e in outcome.errors]
+    compile(outcome.fixed, "t.py", "exec")
+    remaining = lint_text(outcome.fixed, "t.py", rules, SETTINGS).findings
+    assert [f.code for f in remaining if f.code in codes] == []
+    return outcome.fixed
+
+
+def fix_applicability(source: str, code: str) -> Applicability | None:
+    [finding] = [f for f in findings(source, code) if f.code == code]
+    return finding.fix.applicability if finding.fix is not None else None
+
+
+def unfixed(source: str, code: str) -> None:
+    """The rule reports ``source`` and offers no fix."""
+    reported = [f for f in findings(source, code) if f.code == code]
+    assert reported and all(f.fix is None for f in reported)
+
+
+def dedent(source: str) -> str:
+    return textwrap.dedent(source)
+
+
+# ---- LL103 hidden-state-carry ----------------------------------------------------------------------
+def test_ll103_detaches_an_unknown_state_at_the_top_of_the_loop():
+    source = """\
+        import torch
+        def train(model, batches, criterion, optimizer):
+            hidden = model.init_hidden(20)
+            for data, targets in batches:
+                optimizer.zero_grad()
+                output, hidden = model(data, hidden)
+                criterion(output, targets).backward()
+                optimizer.step()
+        """
+    assert fixed(source, "LL103") == dedent(
+        """\
+        import torch
+        def train(model, batches, criterion, optimizer):
+            hidden = model.init_hidden(20)
+            for data, targets in batches:
+                hidden = hidden.detach() if isinstance(hidden, torch.Tensor) else tuple(t.detach() for t in hidden)
+                optimizer.zero_grad()
+                output, hidden = model(data, hidden)
+                criterion(output, targets).backward()
+                optimizer.step()
+        """
+    )
+    assert fix_applicability(source, "LL103") is Applicability.UNSAFE
+
+
+def test_ll103_detaches_an_lstm_pair_together_in_the_loop_that_carries_it():
+    source = """\
+        import torch
+        import torch.nn as nn
+        lstm = nn.LSTM(32, 64)
+        h = torch.zeros(1, 16, 64)
+        c = torch.zeros(1, 16, 64)
+        for epoch in range(10):
+            for data, targets in loader:
+                if h.size(1) != data.size(1):
+                    h = torch.zeros(1, data.size(1), 64)
+                    c = torch.zeros(1, data.size(1), 64)
+                out, (h, c) = lstm(data, (h, c))
+                (out - targets).pow(2).mean().backward()
+        """
+    assert "        h, c = h.detach(), c.detach()\n        if h.size(1)" in fixed(source, "LL103")
+
+
+def test_ll103_detaches_a_tensor_state_before_the_inner_time_loop():
+    source = """\
+        import torch
+        import torch.nn as nn
+        cell = nn.GRUCell(16, 32)
+        h = torch.zeros(8, 32)
+        for x, y in loader:
+            for t in range(x.size(0)):
+                h = cell(x[t], h)
+            ((h - y) ** 2).mean().backward()
+        """
+    assert fixed(source, "LL103") == dedent(
+        """\
+        import torch
+        import torch.nn as nn
+        cell = nn.GRUCell(16, 32)
+        h = torch.zeros(8, 32)
+        for x, y in loader:
+            h = h.detach()
+            for t in range(x.size(0)):
+                h = cell(x[t], h)
+            ((h - y) ** 2).mean().backward()
+        """
+    )
+
+
+def test_ll103_detaches_a_tuple_state_element_by_element():
+    source = """\
+        import torch
+        def train(model, batches):
+            state = (torch.zeros(4), torch.zeros(4))
+            for data, targets in batches:
+                out, state = model(data, state)
+                out.sum().backward()
+        """
+    assert "        state = tuple(t.detach() for t in state)\n        out, state" in fixed(source, "LL103")
+
+
+def test_ll103_guards_a_state_that_starts_as_none():
+    source = """\
+        def train(model, batches, criterion):
+            state = None
+            for data, targets in batches:
+                output, new_state = model(data, state)
+                state = new_state
+                criterion(output, targets).backward()
+        """
+    assert fixed(source, "LL103") == dedent(
+        """\
+        import torch
+        def train(model, batches, criterion):
+            state = None
+            for data, targets in batches:
+                if state is not None:
+                    state = state.detach() if isinstance(state, torch.Tensor) else tuple(t.detach() for t in state)
+                output, new_state = model(data, state)
+                state = new_state
+                criterion(output, targets).backward()
+        """
+    )
+
+
+def test_ll103_detaches_a_module_state_at_the_start_of_forward():
+    source = """\
+        import torch.nn as nn
+        class Forecaster(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.GRU(4, 16, batch_first=True)
+                self.hidden = None
+            def forward(self, x):
+                \"\"\"One step.\"\"\"
+                out, self.hidden = self.rnn(x, self.hidden)
+                return out[:, -1]
+        """
+    assert fixed(source, "LL103") == dedent(
+        """\
+        import torch.nn as nn
+        class Forecaster(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.GRU(4, 16, batch_first=True)
+                self.hidden = None
+            def forward(self, x):
+                \"\"\"One step.\"\"\"
+                if self.hidden is not None:
+                    self.hidden = self.hidden.detach()
+                out, self.hidden = self.rnn(x, self.hidden)
+                return out[:, -1]
+        """
+    )
+
+
+def test_ll103_finds_a_state_set_in_init_for_a_loop_in_another_method():
+    source = """\
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.hidden = model.init_hidden(4)
+            def train(self, loader):
+                for x, y in loader:
+                    out, self.hidden = self.model(x, self.hidden)
+                    out.sum().backward()
+        """
+    assert "            self.hidden = self.hidden.detach() if isinstance(self.hidden, torch.Tensor)" in fixed(source, "LL103")
+
+
+def test_ll103_uses_the_files_torch_alias():
+    source = """\
+        import torch as th
+        def train(model, batches):
+            hidden = model.init_hidden(2)
+            for data in batches:
+                out, hidden = model(data, hidden)
+                out.sum().backward()
+        """
+    assert "isinstance(hidden, th.Tensor)" in fixed(source, "LL103")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # not bound before the loop: the first iteration would raise NameError
+        """\
+        def train(model, batches, criterion):
+            for data, targets in batches:
+                output, state = model(data, state)
+                criterion(output, targets).backward()
+        """,
+        # a float has no .detach()
+        """\
+        import torch.nn as nn
+        class Normalizer(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+                self.mu = 0.0
+            def forward(self, x):
+                h = self.proj(x)
+                self.mu = 0.9 * self.mu + 0.1 * h.mean(0)
+                return h - self.mu
+        """,
+        # bound only in a branch before the loop
+        """\
+        def train(model, batches, criterion, warm):
+            if warm:
+                hidden = model.init_hidden(20)
+            for data, targets in batches:
+                output, hidden = model(data, hidden)
+                criterion(output, targets).backward()
+        """,
+        # a tuple of Nones: its elements have no .detach()
+        """\
+        def train(model, batches, criterion):
+            hidden = (None, None)
+            for data, targets in batches:
+                output, hidden = model(data, hidden)
+                criterion(output, targets).backward()
+        """,
+    ],
+    ids=["unbound", "number", "conditional", "tuple-of-none"],
+)
+def test_ll103_offers_no_fix_where_the_start_of_the_state_is_unknown(source):
+    unfixed(source, "LL103")
+
+
+def test_ll103_takes_a_none_default_parameter_into_account():
+    source = """\
+        def train(model, batches, hidden=None):
+            for data in batches:
+                out, hidden = model(data, hidden)
+                out.sum().backward()
+        """
+    assert "        if hidden is not None:\n" in fixed(source, "LL103")
+
+
+# ---- LL104 retain-graph-in-loop ------------------------------------------------------------------
+def test_ll104_drops_retain_graph():
+    source = """\
+        import torch
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward(retain_graph=True)
+            optimizer.step()
+        for x, y in loader:
+            out = model(x)
+            torch.autograd.backward(criterion(out, y), retain_graph=True, inputs=params)
+        for x, y in loader:
+            out = model(x)
+            grads = torch.autograd.grad(criterion(out, y), params, retain_graph=True)
+        """
+    result = fixed(source, "LL104")
+    assert "    loss.backward()\n" in result
+    assert "    torch.autograd.backward(criterion(out, y), inputs=params)\n" in result
+    assert "    grads = torch.autograd.grad(criterion(out, y), params)\n" in result
+    assert all(f.fix.applicability is Applicability.UNSAFE for f in findings(source, "LL104"))
+
+
+def test_ll104_waits_for_the_carried_state_to_be_detached():
+    source = """\
+        import torch
+        def train(model, batches, criterion, optimizer):
+            hidden = model.init_hidden(20)
+            for data, targets in batches:
+                output, hidden = model(data, hidden)
+                loss = criterion(output, targets)
+                loss.backward(retain_graph=True)
+                optimizer.step()
+        """
+    unfixed(source, "LL104")  # alone, the second iteration would fail
+    result = fixed(source, "LL103", "LL104")  # LL103 detaches first, the next pass drops it
+    assert "hidden = hidden.detach() if" in result and "loss.backward()\n" in result
+
+
+def test_ll104_offers_no_fix_for_a_call_over_several_lines():
+    unfixed(
+        """\
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward(
+                retain_graph=True,
+            )
+        """,
+        "LL104",
+    )
+
+
+# ---- LL401 non-inplace-op ------------------------------------------------------------------------
+def test_ll401_rewrites_updates_in_place():
+    source = """\
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        with torch.no_grad():
+            probs = F.softmax(model(batch), dim=-1)
+            probs = probs * 100
+            probs = 2 * probs
+            probs = probs - (1 if flag else 2)
+            probs = torch.clamp(probs, 0, 99)
+            probs = probs.clamp(min=0)
+            probs = torch.relu(probs)
+            probs = (probs.sigmoid())
+            probs = F.leaky_relu(probs, 0.2)
+            act = nn.ReLU()
+            slope = nn.ELU(1.0,)
+        """
+    assert fixed(source, "LL401") == dedent(
+        """\
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        with torch.no_grad():
+            probs = F.softmax(model(batch), dim=-1)
+            probs *= 100
+            probs *= 2
+            probs -= (1 if flag else 2)
+            probs.clamp_(0, 99)
+            probs.clamp_(min=0)
+            probs.relu_()
+            probs.sigmoid_()
+            probs = F.leaky_relu(probs, 0.2, inplace=True)
+            act = nn.ReLU(inplace=True)
+            slope = nn.ELU(1.0, inplace=True)
+        """
+    )
+    assert {f.fix.applicability for f in findings(source, "LL401")} == {Applicability.UNSAFE}
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["probs = probs * 2; other = 1", "probs = F.dropout(probs, *options)", "probs = probs * (\n        2)"],
+    ids=["shares-its-line", "star-args", "several-lines"],
+)
+def test_ll401_offers_no_fix_where_the_rewrite_is_not_plain(statement):
+    source = f"""\
+import torch
+import torch.nn.functional as F
+with torch.no_grad():
+    probs = F.softmax(model(batch), dim=-1)
+    {statement}
+"""
+    unfixed(source, "LL401")
+
+
+def test_ll401_does_not_report_inplace_passed_by_position():
+    source = """\
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        with torch.no_grad():
+            act = nn.LeakyReLU(0.1, True)
+            probs = model(batch)
+            probs = F.dropout(probs, 0.5, False, False)
+        """
+    assert findings(source, "LL401") == []
+
+
+# ---- LL403 zero-grad-keeps-grads -------------------------------------------------------------------
+def test_ll403_drops_set_to_none_false():
+    source = """\
+        for x, y in loader:
+            optimizer.zero_grad(set_to_none=False)
+            model.zero_grad(False)
+            model(x).sum().backward()
+            optimizer.step()
+        """
+    assert fixed(source, "LL403") == dedent(
+        """\
+        for x, y in loader:
+            optimizer.zero_grad()
+            model.zero_grad()
+            model(x).sum().backward()
+            optimizer.step()
+        """
+    )
+    assert {f.fix.applicability for f in findings(source, "LL403")} == {Applicability.UNSAFE}
+
+
+def test_ll403_offers_no_fix_for_zeroing_by_hand():
+    unfixed(
+        """\
+        def reset_grads(net):
+            for name, param in net.named_parameters():
+                param.grad.zero_()
+        """,
+        "LL403",
+    )
+
+
+# ---- LL404 anomaly-detection-enabled: display only -------------------------------------------------
+ANOMALY = dedent(
+    """\
+    import torch
+    from torch import autograd
+    import pytorch_lightning as pl
+    torch.autograd.set_detect_anomaly(True)
+    def train(model, loader, optimizer):
+        for x, y in loader:
+            with autograd.detect_anomaly():
+                loss = model(x).sum()
+                loss.backward()
+            optimizer.step()
+    def setup():
+        torch.autograd.set_detect_anomaly(True)
+    @torch.autograd.detect_anomaly()
+    def train_step(model, batch):
+        model(batch).sum().backward()
+    trainer = pl.Trainer(max_epochs=10, detect_anomaly=True)
+    """
+)
+
+
+def test_ll404_fixes_are_shown_but_never_applied():
+    reported = findings(ANOMALY, "LL404")
+    with_fix = [f for f in reported if f.fix is not None]
+    assert len(reported) == 5 and len(with_fix) == 4  # the decorator has none
+    assert {f.fix.applicability for f in with_fix} == {Applicability.DISPLAY_ONLY}
+    assert fix_text(ANOMALY, "t.py", [RULES["LL404"]], SETTINGS, unsafe=True).fixed == ANOMALY
+
+
+def test_ll404_suggested_edits_remove_the_switch():
+    shown = apply_fixes(ANOMALY, findings(ANOMALY, "LL404"), lambda finding: True).text
+    compile(shown, "t.py", "exec")
+    assert shown == dedent(
+        """\
+        import torch
+        from torch import autograd
+        import pytorch_lightning as pl
+        def train(model, loader, optimizer):
+            for x, y in loader:
+                loss = model(x).sum()
+                loss.backward()
+                optimizer.step()
+        def setup():
+            pass
+        @torch.autograd.detect_anomaly()
+        def train_step(model, batch):
+            model(batch).sum().backward()
+        trainer = pl.Trainer(max_epochs=10)
+        """
+    )
+
+
+def test_ll404_offers_nothing_for_a_with_that_binds_a_name():
+    unfixed("import torch\nfor x in loader:\n    with torch.autograd.detect_anomaly() as a:\n        model(x).sum().backward()\n", "LL404")
+
+
+# ---- docs -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("code, rule", list(RULES.items()))
+def test_every_rule_documents_its_fix_safety_in_section_order(code, rule):
+    headings = re.findall(r"^## (.+)$", rule.docs, re.M)
+    assert [h for h in headings if h in DOC_SECTIONS] == list(DOC_SECTIONS)
+    section = rule.docs.split("## Fix safety", 1)[1].split("\n## ", 1)[0]
+    if rule.fixable:
+        assert re.search(r"\*\*(Safe|Unsafe|Display only)\*\*", section, re.I), code
+    else:
+        assert section.strip().startswith("No automatic fix"), code
