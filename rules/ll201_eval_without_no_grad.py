@@ -83,7 +83,7 @@ that leaklint cannot recognise as a model (no `.eval()`, `.parameters()`, known 
 - `Module.eval` does not disable autograd ("This is equivalent with self.train(False)"; see the
   note on locally disabling gradient computation): https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation
 - Inference in a loop without no_grad exhausting memory: https://github.com/allenai/longformer/issues/36
-- Runtime repro: `leaklint verify LL201` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL201` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -243,3 +243,23 @@ class Trainer:
                 confidence=confidence,
                 statement=call.statement.line if call.statement is not None else None,
             )
+
+    class Repro(Rule.Repro):
+        """Evaluation that records a graph on every forward, vs the same loop under `torch.no_grad()`."""
+
+        def setup(self, ctx):
+            import torch
+            ctx.model = torch.nn.Sequential(torch.nn.Linear(64, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)).to(ctx.device).eval()
+            ctx.x = torch.randn(256, 64, device=ctx.device)
+            ctx.y = torch.randint(0, 10, (256,), device=ctx.device)
+            ctx.correct = 0
+
+        def leaky(self, ctx):
+            out = ctx.model(ctx.x)
+            ctx.correct += (out.argmax(1) == ctx.y).sum().item()
+
+        def fixed(self, ctx):
+            import torch
+            with torch.no_grad():
+                out = ctx.model(ctx.x)
+                ctx.correct += (out.argmax(1) == ctx.y).sum().item()
