@@ -82,6 +82,7 @@ def test_json_output_lists_every_field(project):
         "message": "'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive",
         "help": "accumulate loss.item() (a float) or loss.detach() (a tensor)",
         "fix": None,
+        "runtime": "leaklint verify LL101",
     }
 
 
