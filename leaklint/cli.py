@@ -262,3 +262,62 @@ def show_rule(code: str) -> None:
         _error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
         sys.exit(EXIT_ERROR)
     click.echo(rule.doc_page(), nl=False)
+
+
+@main.command(
+    "verify",
+    epilog=(
+        "Exit status: 0 every selected rule confirmed (rules whose framework is not installed, e.g. "
+        "tensorflow, are skipped and do not fail the run), 1 a rule not confirmed or its repro "
+        "failed, 2 usage error or torch missing."
+    ),
+)
+@click.argument("codes", nargs=-1, metavar="[CODES]...")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True, help="Where the repros run (auto: cuda when available).")
+@click.option("--iterations", type=click.IntRange(min=3), default=12, show_default=True, help="Measured iterations per variant.")
+@click.option("--warmup", type=click.IntRange(min=1), default=3, show_default=True, help="Iterations run first and not judged (lazy buffers, optimizer state).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format (json: schema leaklint.verify/1).")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, writable=True), help="Also draw live bytes per iteration, leaky vs fixed, into this PNG (needs matplotlib).")
+def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, output_format: str, plot_file: str | None) -> None:
+    """Run each rule's repro (leaky and fixed loop body) and measure memory per iteration.
+
+    CODES are rule codes or prefixes (LL1, LL101); default: every rule.
+    """
+    import importlib.util
+
+    from leaklint.config import matches_selector
+    from leaklint.registry import all_rules
+
+    known = all_rules()
+    for code in codes:
+        if not any(matches_selector(known_code, code.upper()) for known_code in known):
+            _error(f"unknown rule '{code}'; 'leaklint rules' lists them")
+            sys.exit(EXIT_ERROR)
+    selected = [rule for c, rule in known.items() if not codes or any(matches_selector(c, code.upper()) for code in codes)]
+    if importlib.util.find_spec("torch") is None:
+        _error("the runtime verifier needs torch: pip install 'leaklint[runtime]'")
+        sys.exit(EXIT_ERROR)
+    import torch
+
+    from leaklint.runtime.driver import resolve_device, verify_rules
+    from leaklint.runtime.report import render_json, render_text
+
+    try:
+        run_on = resolve_device(device)
+    except RuntimeError as error:
+        _error(str(error))
+        sys.exit(EXIT_ERROR)
+    results = verify_rules(selected, run_on, iterations, warmup, progress=lambda line: click.echo(line, err=True))
+    if output_format == "json":
+        click.echo(render_json(results, run_on, iterations, warmup, torch.__version__), nl=False)
+    else:
+        click.echo(render_text(results), nl=False)
+    if plot_file:
+        from leaklint.runtime.plot import plot_results
+
+        try:
+            plot_results(results, plot_file)
+        except ImportError:
+            _error("--plot needs matplotlib: pip install 'leaklint[plot]'")
+            sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if any(result.failed for result in results) else EXIT_CLEAN)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterator
 import libcst as cst
 
 from leaklint.findings import Confidence, Severity
+from leaklint.runtime.repro import Repro as RuntimeRepro
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
@@ -73,6 +74,9 @@ class Rule:
     VALID: ClassVar[tuple[str, ...]] = ()
     #: Code snippets whose lines marked ``# expect: LLNNN`` must produce exactly those findings.
     INVALID: ClassVar[tuple[str, ...]] = ()
+    #: The runtime repro ``leaklint verify`` measures: a rule declares ``class Repro(Rule.Repro)``
+    #: in its body with a leaky and a fixed loop body. This base itself means "no repro".
+    Repro: ClassVar[type[RuntimeRepro]] = RuntimeRepro
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         raise NotImplementedError
@@ -82,4 +86,21 @@ class Rule:
         """The full page that ``leaklint rule CODE`` prints."""
         state = "" if cls.default_enabled else " (off by default: enable with --select " + cls.code + ")"
         header = f"# {cls.code} {cls.name}\n\nSeverity: {cls.severity.value}{state}\n"
-        return f"{header}\n{cls.summary}\n\n{cls.docs.strip()}\n"
+        return f"{header}\n{cls.summary}\n\n{cls.docs.strip()}\n{cls._repro_page()}"
+
+    @classmethod
+    def has_repro(cls) -> bool:
+        return cls.Repro is not RuntimeRepro
+
+    @classmethod
+    def _repro_page(cls) -> str:
+        if not cls.has_repro():
+            return ""
+        needs = ", ".join(cls.Repro.requires)
+        return (
+            f"\n## Runtime repro\nRun it with `leaklint verify {cls.code}` (needs {needs}: "
+            "`pip install 'leaklint[runtime]'`). It runs the leaky and the fixed loop body below and "
+            "prints, for each, live bytes gained per iteration after the warm-up and the peak within "
+            "an iteration, then the verdict: growth, host growth, peak or perf confirmed, or not "
+            f"confirmed. This rule claims {cls.severity.value}.\n\n```python\n{cls.Repro.source().rstrip()}\n```\n"
+        )

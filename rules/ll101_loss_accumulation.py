@@ -88,7 +88,7 @@ cannot see and no `.backward()` is called on it, the finding has low confidence 
 - `losses += loss.float()` running out of memory: https://github.com/microsoft/DeepSpeedExamples/issues/824
 - CPU memory used up after 10k steps by `self.loss` kept with its graph:
   https://github.com/ULTR-Community/ULTRA_pytorch/issues/6
-- Runtime repro: `leaklint verify LL101` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL101` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -223,6 +223,34 @@ class Trainer:
             source = next(c for c in contributors if facts.value(c) == accumulated)
             yield _violation(facts, fact, source, _target_text(facts, fact.node), confidence)
         yield from _through_methods(facts)
+
+    class Repro(Rule.Repro):
+        """The PyTorch FAQ's loop: `total_loss += loss` after `loss.backward()`, vs `+= loss.item()`."""
+
+        def setup(self, ctx):
+            import torch
+            ctx.model = torch.nn.Sequential(
+                torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 128), torch.nn.ReLU(),
+                torch.nn.Linear(128, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10),
+            ).to(ctx.device)
+            ctx.optimizer = torch.optim.SGD(ctx.model.parameters(), lr=0.01)
+            ctx.x = torch.randn(32, 64, device=ctx.device)
+            ctx.y = torch.randint(0, 10, (32,), device=ctx.device)
+            ctx.total_loss = 0
+
+        def _loss(self, ctx):
+            import torch.nn.functional as F
+            ctx.optimizer.zero_grad()
+            loss = F.cross_entropy(ctx.model(ctx.x), ctx.y)
+            loss.backward()
+            ctx.optimizer.step()
+            return loss
+
+        def leaky(self, ctx):
+            ctx.total_loss += self._loss(ctx)
+
+        def fixed(self, ctx):
+            ctx.total_loss += self._loss(ctx).item()
 
 
 def _violation(facts: ModuleFacts, fact: StatementFact, source: cst.BaseExpression, into: str, confidence: Confidence, node: cst.CSTNode | None = None) -> Violation:

@@ -86,7 +86,7 @@ not reported. A container passed in by the caller is only reported when the stor
   https://pytorch.org/docs/stable/notes/faq.html
 - Appending model outputs in a loop grows memory until it runs out (256 GB):
   https://github.com/allenai/longformer/issues/36
-- Runtime repro: `leaklint verify LL102` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL102` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -254,6 +254,26 @@ for x, y in loader:
                     fix=detach_fix(facts, culprit),
                 )
                 break
+
+    class Repro(Rule.Repro):
+        """A validation loop that keeps each batch's loss in a list, graph and all, vs its `.detach()`."""
+
+        def setup(self, ctx):
+            import torch
+            ctx.model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10)).to(ctx.device)
+            ctx.x = torch.randn(64, 64, device=ctx.device)
+            ctx.y = torch.randint(0, 10, (64,), device=ctx.device)
+            ctx.losses = []
+
+        def leaky(self, ctx):
+            import torch.nn.functional as F
+            loss = F.cross_entropy(ctx.model(ctx.x), ctx.y)
+            ctx.losses.append(loss)
+
+        def fixed(self, ctx):
+            import torch.nn.functional as F
+            loss = F.cross_entropy(ctx.model(ctx.x), ctx.y)
+            ctx.losses.append(loss.detach())
 
 
 def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:

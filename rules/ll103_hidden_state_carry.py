@@ -120,7 +120,7 @@ backpropagate through every batch so far, suppress the finding with `# noqa: LL1
   time", then `retain_graph=True` and growing memory, fixed by detaching it:
   https://github.com/jlamprou/Infini-Attention/issues/3
 - `Tensor.detach`: https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
-- Runtime repro: `leaklint verify LL103` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL103` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -312,6 +312,30 @@ class Normalizer(nn.Module):
             by_feed.setdefault(node, []).append(carry)
         for carries in by_feed.values():
             yield _violation(facts, carries)
+
+    class Repro(Rule.Repro):
+        """A streaming LSTM whose (h, c) state is fed into the next chunk with its graph (no backward in
+        between, as in evaluation or gradient accumulation), vs `state = tuple(s.detach() for s in state)`."""
+
+        def setup(self, ctx):
+            import torch
+            ctx.lstm = torch.nn.LSTM(32, 64).to(ctx.device)
+            ctx.head = torch.nn.Linear(64, 1).to(ctx.device)
+            ctx.chunk = torch.randn(8, 16, 32, device=ctx.device)
+            ctx.targets = torch.randn(8, 16, 1, device=ctx.device)
+            ctx.state = (torch.zeros(1, 16, 64, device=ctx.device), torch.zeros(1, 16, 64, device=ctx.device))
+            ctx.total = 0.0
+
+        def _step(self, ctx):
+            out, ctx.state = ctx.lstm(ctx.chunk, ctx.state)
+            ctx.total += ((ctx.head(out) - ctx.targets) ** 2).mean().item()
+
+        def leaky(self, ctx):
+            self._step(ctx)
+
+        def fixed(self, ctx):
+            ctx.state = tuple(s.detach() for s in ctx.state)
+            self._step(ctx)
 
 
 def _depth(carry: CarriedState) -> int:

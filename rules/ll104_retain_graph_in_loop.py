@@ -107,7 +107,7 @@ one step's activations once and is not reported.
   memory carried across segments; detaching the memory removed the need:
   https://github.com/jlamprou/Infini-Attention/issues/3
 - `torch.autograd.grad`, `retain_graph`: https://pytorch.org/docs/stable/generated/torch.autograd.grad.html
-- Runtime repro: `leaklint verify LL104` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL104` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -212,6 +212,32 @@ for step, (x, y) in enumerate(loader):
                 finding = _judge(facts, fact, call)
                 if finding is not None:
                     yield finding
+
+    class Repro(Rule.Repro):
+        """`loss.backward(retain_graph=True)` with nothing else going through the graph, vs plain backward."""
+
+        def setup(self, ctx):
+            import torch
+            ctx.model = torch.nn.Sequential(torch.nn.Linear(64, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)).to(ctx.device)
+            ctx.optimizer = torch.optim.SGD(ctx.model.parameters(), lr=0.01)
+            ctx.x = torch.randn(256, 64, device=ctx.device)
+            ctx.y = torch.randint(0, 10, (256,), device=ctx.device)
+            ctx.loss = None
+
+        def _forward(self, ctx):
+            import torch.nn.functional as F
+            ctx.optimizer.zero_grad()
+            ctx.loss = F.cross_entropy(ctx.model(ctx.x), ctx.y)
+
+        def leaky(self, ctx):
+            self._forward(ctx)
+            ctx.loss.backward(retain_graph=True)
+            ctx.optimizer.step()
+
+        def fixed(self, ctx):
+            self._forward(ctx)
+            ctx.loss.backward()
+            ctx.optimizer.step()
 
 
 def _retaining_calls(fact: StatementFact, facts: ModuleFacts) -> Iterator[cst.Call]:

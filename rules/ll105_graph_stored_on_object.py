@@ -129,7 +129,7 @@ that growth is LL103's finding, and this rule stays quiet about it.
   https://github.com/jacobgil/pytorch-grad-cam/issues/88
 - Activations kept with their graph by CAM hooks (`detach=False`) holding GPU memory across
   iterations: https://github.com/jacobgil/pytorch-grad-cam/pull/575
-- Runtime repro: `leaklint verify LL105` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL105` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -279,6 +279,27 @@ class Validator:
         }
         for store, fact in _slot_stores(facts, hook_nodes):
             yield _slot_violation(facts, store, fact)
+
+    class Repro(Rule.Repro):
+        """A forward hook that keeps the layer's output in a dict (graph attached), vs `output.detach()`."""
+
+        def setup(self, ctx):
+            import torch
+            ctx.model = torch.nn.Sequential(torch.nn.Linear(64, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)).to(ctx.device)
+            ctx.x = torch.randn(256, 64, device=ctx.device)
+            ctx.activation = {}
+            ctx.detach = None
+            def hook(module, inputs, output):
+                ctx.activation["features"] = output.detach() if ctx.detach else output  # noqa: LL105 (the leaky variant)
+            ctx.model[3].register_forward_hook(hook)
+
+        def leaky(self, ctx):
+            ctx.detach = False
+            ctx.model(ctx.x).argmax(1)
+
+        def fixed(self, ctx):
+            ctx.detach = True
+            ctx.model(ctx.x).argmax(1)
 
 
 # ---- stores in per-step code -------------------------------------------------------------------

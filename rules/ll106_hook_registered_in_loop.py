@@ -114,7 +114,7 @@ method calls `.remove()`.
   https://github.com/fffasttime/MRFI/pull/5
 - `RemovableHandle` and the context-manager form of registration:
   https://github.com/pytorch/pytorch/pull/446
-- Runtime repro: `leaklint verify LL106` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL106` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -241,6 +241,38 @@ h.remove()
             if violation is not None:
                 yield violation
         yield from _helper_constructions(facts)
+
+    class Repro(Rule.Repro):
+        """A GradCAM-style helper (hooks that append activations, as pytorch-grad-cam's do) built every
+        batch: every old helper's hook still runs and keeps each new output, vs one helper built once."""
+
+        def setup(self, ctx):
+            import torch
+
+            class Probe:
+                def __init__(self, model, layer):
+                    self.model = model
+                    self.activations = []
+                    layer.register_forward_hook(self.save)
+                def save(self, module, inputs, output):
+                    self.activations.append(output.detach())
+                def __call__(self, x):
+                    self.activations = []
+                    return self.model(x)
+
+            ctx.Probe = Probe
+            ctx.model = torch.nn.Sequential(torch.nn.Linear(32, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10)).to(ctx.device)
+            ctx.images = torch.randn(64, 32, device=ctx.device)
+            ctx.cam = None
+
+        def leaky(self, ctx):
+            cam = ctx.Probe(ctx.model, ctx.model[0])
+            cam(ctx.images)
+
+        def fixed(self, ctx):
+            if ctx.cam is None:
+                ctx.cam = ctx.Probe(ctx.model, ctx.model[0])
+            ctx.cam(ctx.images)
 
 
 # ---- where a statement repeats -----------------------------------------------------------------

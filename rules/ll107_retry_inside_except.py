@@ -39,7 +39,7 @@ _HARMLESS_CALLS = re.compile(
 class RetryInsideExcept(Rule):
     code = "LL107"
     name = "retry-inside-except"
-    severity = Severity.LEAK
+    severity = Severity.PEAK
     summary = "Work is retried inside an except clause for out-of-memory errors, while the failed step is still alive."
     help = "set a flag in the except clause (oom = True) and retry after the try statement"
     docs = """
@@ -110,7 +110,7 @@ while it runs; move it after the `try` statement or suppress it with `# noqa: LL
   outside of the catch block": https://github.com/pytorch/pytorch/issues/18853
 - "the python error holds onto all the local variables of the stack trace":
   https://github.com/pytorch/pytorch/issues/27600
-- Runtime repro: `leaklint verify LL107` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL107` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -249,6 +249,52 @@ class Trainer:
                 violation = _check_handler(handler, node, tried, allocating, model_calls, facts)
                 if violation is not None:
                     yield violation
+
+    class Repro(Rule.Repro):
+        """A step that runs out of memory on a large batch and retries on halves inside the `except`
+        clause (the failed attempt's activations still alive), vs retrying after the clause."""
+
+        def setup(self, ctx):
+            import torch
+
+            class Budget(torch.nn.Module):
+                """Raises the out-of-memory error a real device would for batches above `limit`."""
+                def __init__(self, limit):
+                    super().__init__()
+                    self.limit = limit
+                def forward(self, x):
+                    if x.size(0) > self.limit:
+                        raise torch.OutOfMemoryError("repro: batch too large")
+                    return x
+
+            ctx.model = torch.nn.Sequential(torch.nn.Linear(64, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(), Budget(128), torch.nn.Linear(512, 1)).to(ctx.device)
+            ctx.optimizer = torch.optim.SGD(ctx.model.parameters(), lr=0.01)
+            ctx.batch = torch.randn(256, 64, device=ctx.device)
+
+        def leaky(self, ctx):
+            import torch
+            ctx.optimizer.zero_grad()
+            try:
+                loss = ctx.model(ctx.batch).mean()
+                loss.backward()
+            except torch.OutOfMemoryError:
+                for half in ctx.batch.chunk(2):
+                    ctx.model(half).mean().backward()  # noqa: LL107 (the leaky variant)
+            ctx.optimizer.step()
+
+        def fixed(self, ctx):
+            import torch
+            ctx.optimizer.zero_grad()
+            oom = False
+            try:
+                loss = ctx.model(ctx.batch).mean()
+                loss.backward()
+            except torch.OutOfMemoryError:
+                oom = True
+            if oom:
+                for half in ctx.batch.chunk(2):
+                    ctx.model(half).mean().backward()
+            ctx.optimizer.step()
 
 
 def _statements_only(node: cst.CSTNode) -> bool:

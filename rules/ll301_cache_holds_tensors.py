@@ -273,7 +273,7 @@ already on the decorator or `def` line counts too).
 - A class-level `lru_cache` on model methods keeping RT-DETR and other models alive after `del`:
   https://github.com/huggingface/transformers/issues/45412 (proposed fix:
   https://github.com/huggingface/transformers/pull/45708)
-- Runtime repro: `leaklint verify LL301` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL301` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -484,3 +484,38 @@ class Frames(torch.utils.data.Dataset):
         if returns == "model output" and cache.unbounded:
             return message + " (one per distinct argument, forever)", Confidence.HIGH
         return message + " (one per distinct argument)", Confidence.MEDIUM
+
+    class Repro(Rule.Repro):
+        """`functools.lru_cache` on an encoder method: each new text keeps its output and graph, vs a
+        dict of pooled, detached embeddings computed under `no_grad`."""
+
+        def setup(self, ctx):
+            import functools
+            import torch
+
+            class Encoder:
+                def __init__(self, device):
+                    self.device = device
+                    self.model = torch.nn.Sequential(torch.nn.Embedding(1000, 128), torch.nn.Linear(128, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128)).to(device)
+                    self._cache = {}
+                def tokens(self, text):
+                    return torch.tensor([(sum(map(ord, text)) * 31 + i) % 1000 for i in range(64)], device=self.device)
+                @functools.lru_cache(maxsize=None)  # noqa: LL301 (the leaky variant)
+                def embed(self, text):
+                    return self.model(self.tokens(text)).mean(0)
+                def embed_fixed(self, text):
+                    if text not in self._cache:
+                        with torch.no_grad():
+                            self._cache[text] = self.model(self.tokens(text)).mean(0)
+                    return self._cache[text]
+
+            ctx.encoder = Encoder(ctx.device)
+            ctx.step = 0
+
+        def leaky(self, ctx):
+            ctx.step += 1
+            ctx.encoder.embed(f"text {ctx.step}")
+
+        def fixed(self, ctx):
+            ctx.step += 1
+            ctx.encoder.embed_fixed(f"text {ctx.step}")

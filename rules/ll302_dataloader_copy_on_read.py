@@ -182,7 +182,7 @@ copying on read: the total is the same.
   https://ppwwyyxx.com/blog/2022/Demystify-RAM-Usage-in-Multiprocess-DataLoader/
 - A `list[dict]` of annotations with 32 workers killed by the OOM killer:
   https://github.com/tier4/autoware-ml/pull/78
-- Runtime repro: `leaklint verify LL302` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL302` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -360,6 +360,55 @@ loaders = {"train": DataLoader(TabularDataset("train.csv"), batch_size=256, num_
                 if current is None or violation.confidence > current.confidence:
                     best[violation.node] = violation
         yield from best.values()
+
+    class Repro(Rule.Repro):
+        """A DataLoader worker reading a Dataset that keeps a Python list of path strings (every read
+        writes a string's refcount, so the forked worker copies its page), vs the same paths in one
+        numpy byte-string array."""
+
+        requires = ("torch", "numpy", "psutil")
+        tensors = False
+        host_meter = "uss"
+
+        def setup(self, ctx):
+            import numpy as np
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+            paths = [f"images/train/{index:07d}.jpg" for index in range(100_000)]
+
+            class Files(Dataset):
+                def __init__(self, paths):
+                    self.paths = paths
+                def __len__(self):
+                    return len(self.paths)
+                def __getitem__(self, index):
+                    return len(self.paths[index])
+
+            class PackedFiles(Files):
+                def __init__(self, paths):
+                    self.paths = np.array(paths).astype(np.bytes_)
+                def __getitem__(self, index):
+                    return len(str(self.paths[index], "utf-8"))
+
+            def batches(dataset):
+                loader = DataLoader(
+                    dataset, batch_size=256, shuffle=True, generator=torch.Generator().manual_seed(0),
+                    num_workers=1, multiprocessing_context="fork",
+                )
+                return iter(loader)
+
+            files, packed = Files(paths), PackedFiles(paths)  # both before any fork: see the docstring
+            ctx.files, ctx.packed = batches(files), batches(packed)
+
+        def leaky(self, ctx):
+            next(ctx.files)
+
+        def fixed(self, ctx):
+            next(ctx.packed)
+
+        def teardown(self, ctx):
+            del ctx.files, ctx.packed
 
 
 # --- which classes are datasets, and what they index per sample ---------------------------------

@@ -81,7 +81,7 @@ created without history in the same function (`torch.zeros(...)`).
 ## References
 - In-place operations and autograd: https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
 - `inplace` flags of activation modules, e.g. https://pytorch.org/docs/stable/generated/torch.nn.ReLU.html
-- Runtime repro: `leaklint verify LL401` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL401` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -200,6 +200,30 @@ with torch.no_grad():
                         statement=fact.line,
                         fix=_fix("Pass inplace=True", _with_inplace(facts, call, _MODULE_INPLACE_POSITION.get(name))),
                     )
+
+    class Repro(Rule.Repro):
+        """`probs = probs * 100` allocates a second buffer while the first is alive, vs `probs.mul_(100)`."""
+
+        def setup(self, ctx):
+            import torch
+            ctx.model = torch.nn.Linear(64, 4096).to(ctx.device)
+            ctx.batch = torch.randn(128, 64, device=ctx.device)
+
+        def leaky(self, ctx):
+            import torch
+            with torch.no_grad():
+                logits = ctx.model(ctx.batch)
+                probs = torch.softmax(logits, dim=-1)
+                probs = probs * 100  # noqa: LL401 (the leaky variant)
+                probs.argmax(1)
+
+        def fixed(self, ctx):
+            import torch
+            with torch.no_grad():
+                logits = ctx.model(ctx.batch)
+                probs = torch.softmax(logits, dim=-1)
+                probs.mul_(100)
+                probs.argmax(1)
 
 
 #: Where ``inplace`` sits among the positional parameters (``F.leaky_relu(x, 0.2, inplace)``):

@@ -95,7 +95,7 @@ matters for weight decay and momentum on parameters unused in a step.
 - PyTorch performance tuning guide, "Use parameter.grad = None instead of model.zero_grad() or
   optimizer.zero_grad()": https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
 - TorchFix's TOR402 reports the same call: https://github.com/meta-pytorch/torchfix/pull/92
-- Runtime repro: `leaklint verify LL403` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL403` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -223,6 +223,30 @@ def reset_grads(net):
             statement=place.statement(),
         )
 
+    class Repro(Rule.Repro):
+        """`zero_grad(set_to_none=False)` keeps every gradient buffer through the next forward and
+        backward, vs `zero_grad()` (set_to_none=True)."""
+
+        def setup(self, ctx):
+            import torch
+            ctx.model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 512)).to(ctx.device)
+            ctx.optimizer = torch.optim.SGD(ctx.model.parameters(), lr=0.01)
+            ctx.x = torch.randn(16, 512, device=ctx.device)
+            ctx.y = torch.randn(16, 512, device=ctx.device)
+
+        def _step(self, ctx):
+            import torch.nn.functional as F
+            loss = F.mse_loss(ctx.model(ctx.x), ctx.y)
+            loss.backward()
+            ctx.optimizer.step()
+
+        def leaky(self, ctx):
+            ctx.optimizer.zero_grad(set_to_none=False)  # noqa: LL403 (the leaky variant)
+            self._step(ctx)
+
+        def fixed(self, ctx):
+            ctx.optimizer.zero_grad()
+            self._step(ctx)
 
 def _default_zero_grad(facts: ModuleFacts, call: cst.Call, flag: cst.BaseExpression) -> SuggestedFix | None:
     """``zero_grad(set_to_none=False)`` → ``zero_grad()``.

@@ -108,7 +108,7 @@ reported unless its function names or guards say "debug".
 - Left on in research code, slowing training: https://github.com/yenchenlin/nerf-pytorch/issues/42,
   https://github.com/JasonMa2016/GoFAR/pull/2
 - Lightning's warning on `detect_anomaly=True`: https://github.com/Lightning-AI/pytorch-lightning/issues/17359
-- Runtime repro: `leaklint verify LL404` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL404` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -237,6 +237,28 @@ trainer = pl.Trainer(max_epochs=10, detect_anomaly=True)  # expect: LL404
                 if _TEST_FUNCTION.match(name) or _DEBUG_WORD.search(name):
                     return True
         return any(_mentions_debug(test) for test in place.all_guards())
+
+    class Repro(Rule.Repro):
+        """Training steps with autograd anomaly detection switched on, vs off."""
+
+        def setup(self, ctx):
+            import torch
+            ctx.model = torch.nn.Sequential(*[m for _ in range(6) for m in (torch.nn.Linear(32, 32), torch.nn.Tanh())]).to(ctx.device)
+            ctx.optimizer = torch.optim.SGD(ctx.model.parameters(), lr=0.01)
+            ctx.x = torch.randn(8, 32, device=ctx.device)
+
+        def _step(self, ctx):
+            ctx.optimizer.zero_grad()
+            ctx.model(ctx.x).pow(2).mean().backward()
+            ctx.optimizer.step()
+
+        def leaky(self, ctx):
+            import torch
+            with torch.autograd.set_detect_anomaly(True):
+                self._step(ctx)
+
+        def fixed(self, ctx):
+            self._step(ctx)
 
 
 def _switch_off(facts: ModuleFacts, place: Place) -> SuggestedFix | None:

@@ -98,7 +98,7 @@ passes them to the helper that predicts.
   https://github.com/keras-team/keras/issues/13118
 - Memory leak in `tf.keras.Model.predict`: https://github.com/tensorflow/tensorflow/issues/44711
 - `predict()` in a loop consuming all RAM on TF 2.0: https://github.com/tensorflow/tensorflow/issues/33009
-- Runtime repro: `leaklint verify LL501` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL501` measures the leaky and the fixed loop body.
 """
     VALID = (
         # one call on the whole array, outside the loop; the model called directly in the loop
@@ -255,6 +255,26 @@ for image in images:
             if _site_per_item(facts, models, site):
                 return _weaker(Confidence.MEDIUM, evidence.confidence), f"on every call of '{info.name}', which a loop calls"
         return None
+
+    class Repro(Rule.Repro):
+        """`model.predict()` on one item per loop iteration, vs calling the model directly."""
+
+        requires = ("tensorflow", "numpy")
+        tensors = False
+        host_meter = "heap"
+
+        def setup(self, ctx):
+            import numpy as np
+            import tensorflow as tf
+            tf.keras.utils.set_random_seed(0)
+            ctx.model = tf.keras.Sequential([tf.keras.Input((32,)), tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(10)])
+            ctx.image = np.random.default_rng(0).standard_normal((32,)).astype("float32")
+
+        def leaky(self, ctx):
+            ctx.model.predict(ctx.image[None], verbose=0)
+
+        def fixed(self, ctx):
+            ctx.model(ctx.image[None], training=False).numpy()
 
 
 def _site_per_item(facts: ModuleFacts, models: KerasModels, site: Place) -> bool:

@@ -144,7 +144,7 @@ this rule does not look for.
   https://github.com/tensorflow/tensorflow/issues/46012
 - Memory growing with repeated retracing: https://github.com/instadeepai/Mava/issues/346
 - `@tf.function` defined inside a function called in a loop: https://github.com/lshug/first-order-model-tf/issues/22
-- Runtime repro: `leaklint verify LL502` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL502` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -307,6 +307,37 @@ for scale in scales:
         if info is None or info.name in _ONCE_METHODS:
             return None
         return _called_per_step(facts, sites, info)
+
+    class Repro(Rule.Repro):
+        """A `tf.function` defined inside the loop (a new trace, and graph, every iteration), vs once."""
+
+        requires = ("tensorflow",)
+        tensors = False
+        host_meter = "heap"
+
+        def setup(self, ctx):
+            import tensorflow as tf
+            tf.keras.utils.set_random_seed(0)
+            ctx.weights = tf.Variable(tf.random.normal((16, 16)))
+            ctx.x = tf.random.normal((8, 16))
+
+            @tf.function
+            def step(x):
+                return tf.reduce_sum(tf.matmul(x, ctx.weights))
+
+            ctx.step = step
+
+        def leaky(self, ctx):
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                return tf.reduce_sum(tf.matmul(x, ctx.weights))
+
+            step(ctx.x)
+
+        def fixed(self, ctx):
+            ctx.step(ctx.x)
 
 
 def _called_per_step(facts: ModuleFacts, sites: CallGraph, info: FunctionInfo) -> tuple[Confidence, str] | None:

@@ -95,7 +95,7 @@ across `fit()` calls even with `clear_session()`; that is a TensorFlow bug, not 
   running out of memory): https://github.com/keras-team/keras/issues/2102
 - Running out of memory while repeatedly creating models: https://github.com/keras-team/keras/issues/9345
 - Memory growth when creating Keras models in a loop: https://github.com/tensorflow/tensorflow/issues/30324
-- Runtime repro: `leaklint verify LL503` (the runtime verifier arrives in a later release).
+- Runtime repro: `leaklint verify LL503` measures the leaky and the fixed loop body.
 """
     VALID = (
         """
@@ -230,6 +230,27 @@ for path in checkpoints:
         )
         doing = "loads" if is_model_loader(facts.imports.resolve(call.func)) else "builds"
         return (Confidence.HIGH if trained and not freed else Confidence.MEDIUM), doing
+
+    class Repro(Rule.Repro):
+        """A Keras model built every iteration without `clear_session()`, vs with it."""
+
+        requires = ("tensorflow",)
+        tensors = False
+        host_meter = "python"
+
+        def _build(self):
+            import tensorflow as tf
+            model = tf.keras.Sequential([tf.keras.Input((16,)), tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            return model
+
+        def leaky(self, ctx):
+            self._build()
+
+        def fixed(self, ctx):
+            import tensorflow as tf
+            tf.keras.backend.clear_session()
+            self._build()
 
 
 def _bound_to(place: Place) -> set[str] | None:

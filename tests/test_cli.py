@@ -87,6 +87,7 @@ def test_json_output_lists_every_field(project):
             "applicability": "safe",
             "edits": [{"content": "loss.detach()", "location": {"line": 10, "column": 23}, "end_location": {"line": 10, "column": 27}}],
         },
+        "runtime": "leaklint verify LL101",
     }
 
 

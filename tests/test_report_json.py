@@ -23,7 +23,8 @@ def test_single_finding_golden() -> None:
     "confidence": "high",
     "message": "'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive",
     "help": "accumulate loss.item() or loss.detach()",
-    "fix": null
+    "fix": null,
+    "runtime": null
   }
 ]
 """
@@ -38,10 +39,20 @@ def test_keeps_engine_order_and_key_order() -> None:
     ]
     assert list(data[0]) == [
         "path", "line", "column", "end_line", "end_column", "code", "name",
-        "severity", "confidence", "message", "help", "fix",
+        "severity", "confidence", "message", "help", "fix", "runtime",
     ]  # fmt: skip
     assert data[0]["confidence"] == "medium"
 
 
 def test_empty() -> None:
     assert render("json", result(errors=(SYNTAX_ERROR,)), RULES, ReportOptions()) == "[]\n"
+
+
+def test_runtime_names_the_command_that_measures_the_rules_repro() -> None:
+    from leaklint.registry import all_rules
+
+    data = json.loads(render("json", result(*FINDINGS), all_rules(), ReportOptions()))
+    assert {d["code"]: d["runtime"] for d in data} == {
+        "LL401": "leaklint verify LL401", "LL101": "leaklint verify LL101", "LL102": "leaklint verify LL102",
+    }
+    assert [d["severity"] for d in data] == ["peak", "leak", "leak"]

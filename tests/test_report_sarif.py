@@ -211,3 +211,23 @@ def test_the_cli_sarif_for_the_fixtures_is_valid(validator: Any) -> None:
     for sarif_result in run["results"]:
         assert rule_ids[sarif_result["ruleIndex"]] == sarif_result["ruleId"]
         assert sarif_result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("fixtures/")
+
+
+def test_rules_and_results_carry_severity_and_the_runtime_repro_command() -> None:
+    from leaklint.registry import all_rules
+
+    known = all_rules()
+    run = json.loads(render("sarif", result(*FINDINGS), known, ReportOptions()))["runs"][0]
+    descriptors = {rule["id"]: rule["properties"] for rule in run["tool"]["driver"]["rules"]}
+    assert descriptors["LL101"]["runtime"] == "leaklint verify LL101"
+    assert descriptors["LL107"]["severity"] == "peak"
+    assert [(r["ruleId"], r["properties"]["severity"], r["properties"]["runtime"]) for r in run["results"]] == [
+        ("LL401", "peak", "leaklint verify LL401"),
+        ("LL101", "leak", "leaklint verify LL101"),
+        ("LL102", "leak", "leaklint verify LL102"),
+    ]
+
+
+def test_a_rule_without_a_repro_has_no_runtime_property() -> None:
+    run = json.loads(render("sarif", result(*FINDINGS), RULES, ReportOptions()))["runs"][0]
+    assert all("runtime" not in rule["properties"] for rule in run["tool"]["driver"]["rules"])

@@ -1,7 +1,8 @@
 """A JSON list of findings, for scripts and editor integrations.
 
 Keys appear in a fixed, documented order (location first, then identity, then text) rather than
-sorted, so the output reads naturally and diffs stay stable. ``fix`` is ``null`` when the rule has
+sorted, so the output reads naturally and diffs stay stable. ``runtime`` is the command that
+measures the rule's repro (``leaklint verify LL101``), ``null`` for a rule without one. ``fix`` is ``null`` when the rule has
 no fix for the finding, else its title, applicability (``safe``/``unsafe``/``display-only``) and
 edits (1-based lines and columns, end exclusive; ``content`` replaces the span). File errors are
 not part of the list: the CLI reports them on stderr and through the exit code (2).
@@ -20,10 +21,16 @@ if TYPE_CHECKING:
 
 def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportOptions) -> str:
     """Render the findings as an indented JSON array (``[]`` when there are none)."""
-    return json.dumps([finding_to_dict(finding) for finding in result.findings], indent=2) + "\n"
+    return json.dumps([finding_to_dict(finding, rules) for finding in result.findings], indent=2) + "\n"
 
 
-def finding_to_dict(finding: Finding) -> dict[str, Any]:
+def runtime_command(code: str, rules: Mapping[str, type[Rule]]) -> str | None:
+    """The command that measures the rule's repro, or None when the rule has none."""
+    rule = rules.get(code)
+    return f"leaklint verify {code}" if rule is not None and rule.has_repro() else None
+
+
+def finding_to_dict(finding: Finding, rules: Mapping[str, type[Rule]] | None = None) -> dict[str, Any]:
     """One finding as a JSON-ready dict, keys in output order."""
     return {
         "path": finding.path,
@@ -38,6 +45,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "message": finding.message,
         "help": finding.help,
         "fix": fix_to_dict(finding.fix) if finding.fix is not None else None,
+        "runtime": runtime_command(finding.code, rules or {}),
     }
 
 

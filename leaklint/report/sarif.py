@@ -67,7 +67,7 @@ def sarif_log(result: LintResult, rules: Mapping[str, type[Rule]], options: Repo
                 "toolExecutionNotifications": [_notification(error, rule_index) for error in result.errors],
             }
         ],
-        "results": list(_results(result.findings, rule_index, SourceLines(options.sources))),
+        "results": list(_results(result.findings, rule_index, SourceLines(options.sources), rules)),
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
@@ -86,8 +86,13 @@ def _rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
         "fullDescription": {"text": rule.summary},
         "help": {"text": rule.docs, "markdown": rule.docs},
         "defaultConfiguration": {"level": _level(severity), "enabled": bool(rule.default_enabled)},
-        "properties": {"severity": str(severity), "tags": _tags(severity)},
+        "properties": {"severity": str(severity), "tags": _tags(severity), **_runtime(rule)},
     }
+
+
+def _runtime(rule: type[Rule] | None) -> dict[str, str]:
+    """The command that measures the rule's repro (``leaklint verify LL101``), when it has one."""
+    return {"runtime": f"leaklint verify {rule.code}"} if rule is not None and rule.has_repro() else {}
 
 
 def _tags(severity: Severity) -> list[str]:
@@ -97,7 +102,7 @@ def _tags(severity: Severity) -> list[str]:
 
 
 def _results(
-    findings: Iterable[Finding], rule_index: Mapping[str, int], source_lines: SourceLines
+    findings: Iterable[Finding], rule_index: Mapping[str, int], source_lines: SourceLines, rules: Mapping[str, type[Rule]]
 ) -> Iterable[dict[str, Any]]:
     occurrences: dict[tuple[str, str, str], int] = {}
     for finding in findings:
@@ -129,7 +134,11 @@ def _results(
                     }
                 ],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(*key, occurrence)},
-                "properties": {"confidence": str(finding.confidence), "severity": str(finding.severity)},
+                "properties": {
+                    "confidence": str(finding.confidence),
+                    "severity": str(finding.severity),
+                    **_runtime(rules.get(finding.code)),
+                },
             }
         )
         if finding.fix is not None:

@@ -1,0 +1,24 @@
+"""The runtime verifier: measured repros for every rule, and a leak guard for your own steps.
+
+Everything here needs torch (``pip install 'leaklint[runtime]'``), and imports it only when a
+measurement starts: the static linter imports ``leaklint.runtime.repro`` (through the rules)
+without ever loading torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["assert_no_growth", "GrowthReport", "parse_size"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("assert_no_growth", "GrowthReport"):
+        from leaklint.runtime import guard
+
+        return getattr(guard, name)
+    if name == "parse_size":
+        from leaklint.runtime.units import parse_size
+
+        return parse_size
+    raise AttributeError(f"module 'leaklint.runtime' has no attribute {name!r}")

@@ -1,0 +1,60 @@
+"""What a rule's runtime repro looks like; importing this module never imports torch.
+
+A rule class carries its repro as a nested ``class Repro(Repro)``: ``setup`` builds a small seeded
+model and data on ``ctx.device``, ``leaky`` and ``fixed`` are one iteration of the loop body
+before and after the rule's fix. Anything that lives across iterations in the real loop (an
+accumulator, a hidden state, a list) lives on ``ctx``; what is local to one iteration stays local.
+The methods import torch themselves, so the linter can load every rule without it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from types import SimpleNamespace
+from typing import ClassVar
+
+
+class Context(SimpleNamespace):
+    """The loop's state for one variant: ``device`` plus whatever ``setup`` and the steps keep."""
+
+    device: str
+
+
+class Repro:
+    """Base class of a rule's repro (see the module docs)."""
+
+    #: Modules the repro needs; a missing one skips the rule ("skipped: tensorflow not installed").
+    requires: ClassVar[tuple[str, ...]] = ("torch",)
+    #: Whether tensor bytes are measured (torch repros): the growth and peak verdicts rest on them.
+    tensors: ClassVar[bool] = True
+    #: The host meter: ``heap`` (malloc'd bytes: autograd nodes), ``python`` (tracemalloc) or
+    #: ``uss`` (DataLoader workers' private memory). See ``leaklint.runtime.host_meter``.
+    host_meter: ClassVar[str] = "heap"
+
+    def setup(self, ctx: Context) -> None:
+        """Build the seeded model and data; runs once per variant, before any step."""
+
+    def leaky(self, ctx: Context) -> None:
+        raise NotImplementedError
+
+    def fixed(self, ctx: Context) -> None:
+        raise NotImplementedError
+
+    def teardown(self, ctx: Context) -> None:
+        """Undo global state ``setup`` changed (worker processes, global flags)."""
+
+    @classmethod
+    def missing(cls) -> list[str]:
+        """The required modules that are not installed."""
+        return [name for name in cls.requires if importlib.util.find_spec(name) is None]
+
+    @classmethod
+    def source(cls) -> str:
+        """The repro's source, as ``leaklint rule CODE`` shows it."""
+        import inspect
+
+        try:
+            return textwrap.dedent(inspect.getsource(cls))
+        except (OSError, TypeError):
+            return f"# source of {cls.__qualname__} is not available\n"

@@ -1,0 +1,133 @@
+"""From measured series to a verdict: pure arithmetic, no torch, so it is tested on its own.
+
+A variant is one loop body (leaky or fixed) run ``warmup + iterations`` times. Growth is the
+*median* per-iteration change of live bytes after the warm-up, so a one-off lazy buffer (an
+optimizer's state, a cache filled on the first call) does not read as a leak, while a leak, which
+adds about the same every step, does.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from leaklint.findings import Severity
+
+#: Growth below this many bytes per iteration is flat, whatever the fixed variant allocates.
+MIN_GROWTH = 4096.0
+#: ... and below this share of the bytes the fixed variant allocates per iteration.
+GROWTH_SHARE = 0.02
+#: Host memory must grow at least this much more per iteration than the fixed variant's.
+MIN_HOST_GROWTH = 1024.0
+#: A leaky peak (or bytes held between steps) this many times the fixed one is a peak finding.
+PEAK_RATIO = 1.25
+#: A leaky step this many times slower than the fixed one is a perf finding.
+PERF_RATIO = 1.5
+
+GROWTH = "growth confirmed"
+HOST_GROWTH = "host growth confirmed"
+PEAK = "peak confirmed"
+PERF = "perf confirmed"
+NOT_CONFIRMED = "not confirmed"
+
+#: The verdicts that prove each severity.
+PROVES: dict[Severity, tuple[str, ...]] = {
+    Severity.LEAK: (GROWTH, HOST_GROWTH),
+    Severity.PEAK: (PEAK,),
+    Severity.PERF: (PERF,),
+}
+
+
+def growth_per_iteration(live: Sequence[float], warmup: int) -> float:
+    """Median change of ``live`` (bytes at the end of each iteration) after ``warmup`` iterations."""
+    measured = list(live[max(warmup - 1, 0):]) if warmup else [0.0, *live]
+    deltas = [b - a for a, b in zip(measured, measured[1:])]
+    return statistics.median(deltas) if deltas else 0.0
+
+
+@dataclass(frozen=True)
+class VariantStats:
+    """What one variant measured; byte counts are relative to the live bytes before its first step.
+
+    ``live`` holds the tensor bytes alive at the end of every iteration (warm-up included),
+    ``peaks`` the highest tensor bytes within each, ``allocated`` the bytes allocated in each;
+    ``host`` the host-meter reading at the end of each iteration (empty when no host meter ran);
+    ``seconds`` the wall time of each step.
+    """
+
+    live: tuple[float, ...] = ()
+    peaks: tuple[float, ...] = ()
+    allocated: tuple[float, ...] = ()
+    host: tuple[float, ...] = ()
+    seconds: tuple[float, ...] = ()
+    warmup: int = 0
+
+    def _after_warmup(self, series: Sequence[float]) -> list[float]:
+        return list(series[self.warmup:]) or list(series)
+
+    @property
+    def growth(self) -> float:
+        return growth_per_iteration(self.live, self.warmup) if self.live else 0.0
+
+    @property
+    def host_growth(self) -> float | None:
+        return growth_per_iteration(self.host, self.warmup) if self.host else None
+
+    @property
+    def peak(self) -> float:
+        return max(self._after_warmup(self.peaks), default=0.0)
+
+    @property
+    def held(self) -> float:
+        return self.live[-1] if self.live else 0.0
+
+    @property
+    def allocated_per_iteration(self) -> float:
+        return statistics.median(self._after_warmup(self.allocated)) if self.allocated else 0.0
+
+    @property
+    def seconds_per_iteration(self) -> float:
+        return statistics.median(self._after_warmup(self.seconds)) if self.seconds else 0.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The measured verdict and the thresholds it was judged by."""
+
+    verdict: str
+    growth_threshold: float
+    reasons: tuple[str, ...] = field(default=())
+
+    def proves(self, severity: Severity) -> bool:
+        return self.verdict in PROVES[Severity(severity)]
+
+
+def growth_threshold(fixed: VariantStats) -> float:
+    return max(MIN_GROWTH, GROWTH_SHARE * fixed.allocated_per_iteration)
+
+
+def _ratio(leaky: float, fixed: float, floor: float) -> bool:
+    """``leaky`` is at least PEAK_RATIO times ``fixed`` and above it by more than noise."""
+    return leaky - fixed >= floor and leaky >= PEAK_RATIO * fixed
+
+
+def decide(leaky: VariantStats, fixed: VariantStats) -> Verdict:
+    """The strongest verdict the two variants support, strongest first: growth, host growth, peak, perf."""
+    threshold = growth_threshold(fixed)
+    leaky_grows, fixed_grows = leaky.growth >= threshold, fixed.growth >= threshold
+    if leaky_grows and not fixed_grows:
+        return Verdict(GROWTH, threshold)
+    reasons = []
+    if fixed_grows:
+        reasons.append("the fixed variant grows too")
+    host_l, host_f = leaky.host_growth, fixed.host_growth
+    if not leaky_grows and not fixed_grows and host_l is not None and host_f is not None:
+        if host_l - host_f >= MIN_HOST_GROWTH and host_l >= MIN_HOST_GROWTH:
+            return Verdict(HOST_GROWTH, threshold)
+    if not leaky_grows and (_ratio(leaky.peak, fixed.peak, threshold) or _ratio(leaky.held, fixed.held, threshold)):
+        return Verdict(PEAK, threshold)
+    slow, fast = leaky.seconds_per_iteration, fixed.seconds_per_iteration
+    if fast > 0 and slow >= PERF_RATIO * fast:
+        return Verdict(PERF, threshold)
+    return Verdict(NOT_CONFIRMED, threshold, tuple(reasons))

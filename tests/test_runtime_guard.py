@@ -1,0 +1,105 @@
+"""assert_no_growth and the pytest plugin: a leaky step fails, naming the line that allocated what
+it keeps; the fixed step passes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from leaklint.runtime import assert_no_growth  # noqa: E402
+from leaklint.runtime.guard import measure_growth  # noqa: E402
+
+
+def line_of(marker: str) -> int:
+    """The line of this file that ends with ``marker`` (so the test survives edits above it)."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(number for number, text in enumerate(lines, 1) if text.endswith(marker) and "line_of" not in text)
+
+
+def make_steps():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+    x = torch.randn(16, 32)
+    history = []
+
+    def leaky():
+        loss = model(x).pow(2).mean()  # allocates the graph
+        history.append(loss)
+
+    def fixed():
+        loss = model(x).pow(2).mean()
+        history.append(loss.item())
+
+    return leaky, fixed
+
+
+def test_a_step_that_keeps_its_graph_fails_and_names_the_line_that_allocated_it():
+    leaky, _ = make_steps()
+    with pytest.raises(AssertionError) as failure:
+        assert_no_growth(leaky, iterations=10)
+    message = str(failure.value)
+    assert "step grows" in message and "/iter" in message
+    assert f"test_runtime_guard.py:{line_of('# allocates the graph')} grows" in message
+
+
+def test_the_same_step_with_item_passes_and_reports_what_it_measured():
+    _, fixed = make_steps()
+    report = assert_no_growth(fixed, iterations=10)
+    assert report.growth_per_iteration == 0
+    assert report.device == "cpu"
+
+
+def test_the_growth_is_exact_and_the_tolerance_is_inclusive():
+    kept = []
+    report = measure_growth(lambda: kept.append(torch.ones(2048)), iterations=5)  # 8 KiB per call
+    assert report.growth_per_iteration == 8192
+    assert_no_growth(lambda: kept.append(torch.ones(2048)), iterations=5, tolerance="8 KiB")
+    with pytest.raises(AssertionError, match="8.0 KiB/iter"):
+        assert_no_growth(lambda: kept.append(torch.ones(2048)), iterations=5, tolerance="4 KiB")
+
+
+PLUGIN_TESTS = textwrap.dedent(
+    """\
+    import pytest
+    import torch
+
+    model = torch.nn.Linear(32, 64)
+    x = torch.randn(64, 32)  # outputs of 16 KiB
+    kept = []
+
+    def test_fixture_catches_a_leak(leak_guard):
+        leak_guard(lambda: kept.append(model(x)), iterations=5)
+
+    def test_fixture_passes_a_clean_step(leak_guard):
+        leak_guard(lambda: kept.append(model(x).sum().item()), iterations=5)
+
+    @pytest.mark.no_memory_growth(iterations=5)
+    def test_marker_catches_a_leak():
+        return lambda: kept.append(model(x))
+
+    @pytest.mark.no_memory_growth(iterations=5, tolerance="4 KiB")
+    def test_marker_passes_a_clean_step():
+        def step():
+            with torch.no_grad():
+                kept.append(model(x).sum().item())
+        return step
+    """
+)
+
+
+def test_the_pytest_plugin_offers_a_fixture_and_a_marker(tmp_path):
+    (tmp_path / "test_steps.py").write_text(PLUGIN_TESTS)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore", "test_steps.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert "2 failed, 2 passed" in run.stdout, run.stdout + run.stderr
+    assert "FAILED test_steps.py::test_fixture_catches_a_leak" in run.stdout
+    assert "FAILED test_steps.py::test_marker_catches_a_leak" in run.stdout
+    assert "test_steps.py:9 grows" in run.stdout  # the line that allocated the kept outputs
