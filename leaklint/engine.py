@@ -28,6 +28,8 @@ from leaklint.rule import Rule, Violation
 if TYPE_CHECKING:
     import libcst as cst
 
+    from leaklint.cache import ResultCache
+
 STDIN_PATH = "-"
 _CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", re.MULTILINE)
 #: Below this many files a process pool costs more than it saves.
@@ -311,10 +313,17 @@ class _Job:
     rules: tuple[type[Rule], ...]  # pickled by reference: workers import the rule modules
     settings: Settings
     keep_text: bool
+    #: Set on a cache miss: where to store the result, and the content it was looked up with.
+    cache: ResultCache | None = None
+    cache_key: str | None = None
+    digest: str | None = None
 
 
 def _run_job(job: _Job) -> FileOutcome:
-    return lint_file(job.path, job.rules, job.settings, display_path=job.display_path, keep_text=job.keep_text)
+    outcome = lint_file(job.path, job.rules, job.settings, display_path=job.display_path, keep_text=job.keep_text)
+    if job.cache is not None:
+        _store(job, outcome)
+    return outcome
 
 
 def default_jobs() -> int:
@@ -333,8 +342,13 @@ def lint_paths(
     keep_text: bool = False,
     stdin_filename: str | None = None,
     pre_errors: Sequence[FileError] = (),
+    cache: ResultCache | None = None,
 ) -> tuple[LintResult, dict[str, str]]:
-    """Lint ``paths`` (already discovered) and return the sorted result plus kept source texts."""
+    """Lint ``paths`` (already discovered) and return the sorted result plus kept source texts.
+
+    With a ``cache``, files whose result is stored are answered first, in this process; only the
+    others are linted (and a pool starts only if enough of them are left).
+    """
     work = [
         _Job(path, (stdin_filename or STDIN_PATH) if path == STDIN_PATH else path, tuple(rules), settings, keep_text)
         for path in paths
@@ -342,6 +356,9 @@ def lint_paths(
     stdin_jobs = [job for job in work if job.path == STDIN_PATH]
     file_jobs = [job for job in work if job.path != STDIN_PATH]
     outcomes = [_run_job(job) for job in stdin_jobs]
+    if cache is not None:
+        hits, file_jobs = _from_cache(file_jobs, cache)
+        outcomes.extend(hits)
     workers = min(jobs, len(file_jobs) // MIN_FILES_PER_WORKER)
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -352,3 +369,52 @@ def lint_paths(
     errors = sorted([*pre_errors, *(e for o in outcomes for e in o.errors)], key=FileError.sort_key)
     texts = {o.path: o.text for o in outcomes if o.text is not None}
     return LintResult(tuple(findings), tuple(errors), len(work)), texts
+
+
+# --- the result cache (leaklint/cache.py) -----------------------------------------------------
+def _from_cache(jobs: Sequence[_Job], cache: ResultCache) -> tuple[list[FileOutcome], list[_Job]]:
+    """Answer the jobs whose result is cached; return those outcomes and the jobs still to run,
+    each carrying the key its result is to be stored under."""
+    from dataclasses import replace
+
+    from leaklint.cache import content_digest
+
+    hits: list[FileOutcome] = []
+    misses: list[_Job] = []
+    for job in jobs:
+        try:
+            data = read_bytes(job.path)
+        except _FileProblem:
+            misses.append(job)  # reported by the normal path, never cached
+            continue
+        if len(data) > job.settings.max_file_size:
+            misses.append(job)
+            continue
+        digest = content_digest(data)
+        key = cache.key(job.display_path, job.settings.ignored_codes_for(job.display_path), digest)
+        stored = cache.load(key)
+        if stored is None:
+            misses.append(replace(job, cache=cache, cache_key=key, digest=digest))
+            continue
+        outcome = FileOutcome(job.display_path, list(stored.findings), list(stored.errors))
+        if job.keep_text:
+            try:
+                outcome.text = decode(data)
+            except _FileProblem:
+                pass
+        hits.append(outcome)
+    return hits, misses
+
+
+def _store(job: _Job, outcome: FileOutcome) -> None:
+    """Store a freshly linted result, unless the file changed since it was looked up (then the
+    result belongs to neither content; the next run lints the file again)."""
+    from leaklint.cache import content_digest
+
+    assert job.cache is not None and job.cache_key is not None
+    try:
+        unchanged = content_digest(read_bytes(job.path)) == job.digest
+    except _FileProblem:
+        return
+    if unchanged:
+        job.cache.store(job.cache_key, outcome.findings, outcome.errors)
