@@ -4,8 +4,8 @@
 #     bash bench/corpus.sh DIR
 #
 # Each package lands in DIR/NAME-VERSION/ (a .complete marker makes reruns skip it), wheels are
-# cached in DIR/.wheels/. Pinned so every number in bench/RESULTS.md refers to the same ~2,000
-# files; bump the versions together with a new table there. Needs pip and unzip-free Python only.
+# cached in DIR/.wheels/. Pinned so every number in bench/RESULTS.md refers to the same 2,040 files
+# (557,691 lines); bump the versions together with a new table there. Needs pip and unzip-free Python only.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -17,13 +17,13 @@ PYTHON=${PYTHON:-python3}
 
 # name==version, one a line (the distribution names pip knows).
 PACKAGES="
-lightning==2.4.0
-accelerate==1.1.1
-peft==0.13.2
-trl==0.12.1
-torchmetrics==1.6.0
-torch_geometric==2.6.1
-timm==1.0.11
+lightning==2.6.6
+accelerate==1.15.0
+peft==0.21.2
+trl==1.16.0
+torchmetrics==1.9.0
+torch_geometric==2.8.1
+timm==1.0.31
 "
 
 mkdir -p "$DIR/.wheels"

@@ -9,6 +9,7 @@ prints exactly what ``--jobs 1`` prints.
 from __future__ import annotations
 
 import ast
+import codecs
 import gc
 import io
 import os
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from leaklint.cache import ResultCache
 
 STDIN_PATH = "-"
+_WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", re.MULTILINE)
 #: Below this many files a process pool costs more than it saves.
 MIN_FILES_PER_WORKER = 8
@@ -81,11 +83,17 @@ def read_bytes(path: str) -> bytes:
 
 def decode(data: bytes) -> str:
     """Decode like Python does (BOM, ``# coding:`` cookie, else UTF-8), refusing binary files."""
+    if data.startswith(_WIDE_BOMS):
+        raise _FileProblem(
+            ErrorKind.DECODE, "UTF-16/UTF-32 encoded: Python source must be UTF-8 or an 8-bit encoding named by a coding cookie"
+        )
     if b"\x00" in data:
         raise _FileProblem(ErrorKind.DECODE, "contains a NUL byte (binary file?)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
+        if data.startswith(codecs.BOM_UTF8):
+            raise _FileProblem(ErrorKind.DECODE, f"bad encoding declaration: a UTF-8 byte-order mark with a coding cookie for another encoding ({error.msg})") from None
         if _CODING_COOKIE.search(b"\n".join(data.splitlines()[:2])):
             raise _FileProblem(ErrorKind.DECODE, f"bad encoding declaration: {error.msg}") from None
         encoding = "utf-8"  # undecodable bytes on the first lines: report them like any other
@@ -195,7 +203,11 @@ def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[lis
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        raise _FileProblem(ErrorKind.SYNTAX, f"syntax error at {error.raw_line}:{error.raw_column + 1}: {error.message}") from None
+        # Python accepted the file (check_syntax ran first): this is libcst's limit, not the user's.
+        raise _FileProblem(
+            ErrorKind.UNSUPPORTED,
+            f"valid Python that libcst cannot parse (at {error.raw_line}:{error.raw_column + 1}: {error.message}); not linted",
+        ) from None
     try:
         facts = ModuleFacts(module)
     except RecursionError:
