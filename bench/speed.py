@@ -204,7 +204,7 @@ def main() -> None:
     print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     print()
     print(f"| {'what':<36} | {'seconds':>8} | {'files/s':>8} | {'× leaklint cold':>15} | runs |")
-    print(f"| {'-' * 36} | {'-' * 8}: | {'-' * 8}: | {'-' * 15}: | ---: |")
+    print(f"| {'-' * 36} | {'-' * 7}: | {'-' * 7}: | {'-' * 14}: | ---: |")
     for row in rows:
         count = row.files or len(files)
         print(f"| {row.name:<36} | {row.median:>8.2f} | {count / row.median:>8.0f} | {row.median / cold:>15.2f} | {len(row.times):>4} |")

@@ -338,11 +338,40 @@ def _run_job(job: _Job) -> FileOutcome:
     return outcome
 
 
-def default_jobs() -> int:
+def _size_of(job: _Job) -> int:
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        return os.path.getsize(job.path)
+    except OSError:
+        return 0
+
+
+def default_jobs() -> int:
+    """The CPUs this process may use: its affinity mask, capped by a container's CPU quota (a
+    ``--cpus 2`` container on a 64-core host must not start 64 workers)."""
+    try:
+        usable = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        usable = max(1, os.cpu_count() or 1)
+    quota = _cgroup_cpu_quota()
+    return min(usable, quota) if quota else usable
+
+
+def _cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> int | None:
+    """Whole CPUs allowed by the cgroup (v2 ``cpu.max``, v1 ``cfs_quota_us``), or None."""
+    for quota_file, period_file in ((f"{root}/cpu.max", None),
+                                    (f"{root}/cpu/cpu.cfs_quota_us", f"{root}/cpu/cpu.cfs_period_us")):
+        try:
+            with open(quota_file) as handle:
+                fields = handle.read().split()
+            if period_file is not None:
+                with open(period_file) as handle:
+                    fields.append(handle.read().strip())
+            quota, period = int(fields[0]), int(fields[1])
+        except (OSError, ValueError, IndexError):
+            continue  # "max", absent, or unreadable: no limit there
+        if quota > 0 and period > 0:
+            return max(1, -(-quota // period))
+    return None
 
 
 def lint_paths(
@@ -373,8 +402,11 @@ def lint_paths(
         outcomes.extend(hits)
     workers = min(jobs, len(file_jobs) // MIN_FILES_PER_WORKER)
     if workers > 1:
+        # Largest files first, in small chunks: no worker is left alone with a big file at the end.
+        # (Results are sorted below, so the order of work never shows.)
+        file_jobs.sort(key=_size_of, reverse=True)
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            outcomes.extend(pool.map(_run_job, file_jobs, chunksize=max(1, len(file_jobs) // (workers * 8))))
+            outcomes.extend(pool.map(_run_job, file_jobs, chunksize=max(1, min(8, len(file_jobs) // (workers * 8)))))
     else:
         outcomes.extend(_run_job(job) for job in file_jobs)
     findings = sorted((f for o in outcomes for f in o.findings), key=Finding.sort_key)
