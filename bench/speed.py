@@ -1,66 +1,224 @@
-"""Time leaklint against the libcst parse floor on a directory of Python files.
+"""Time leaklint against the libcst parse floor and its peers on a corpus, in one run.
 
-    python bench/speed.py DIR [--repeat 3]
+    bash bench/corpus.sh /tmp/corpus            # 2,040 files of real PyTorch library code
+    python bench/speed.py /tmp/corpus [--repeat 3] [--jobs N] [--peers-bin DIR]
 
-Prints seconds (median of the repeats), files per second and the ratio to the parse floor: the
-time ``libcst.parse_module`` alone takes for every file, in this process. Numbers belong in
-bench/RESULTS.md with the date, machine and versions; they are never asserted in unit tests.
+Every measurement is a whole process, started from this interpreter (the project's environment:
+its leaklint and its libcst), timed on the wall clock; the median of ``--repeat`` rounds is shown.
+Rounds interleave the tools (one run of each per round), so load from elsewhere on a shared machine
+falls on all of them alike. Rows:
+
+* ``libcst parse floor``: ``libcst.parse_module`` on every file (1 process, and ``--jobs`` processes)
+  plus the import; what any libcst linter pays at least, and the target for a cold leaklint run.
+* ``leaklint cold``: ``--no-cache``; ``leaklint warm``: a second run over a primed ``--cache-dir``.
+* ``leaklint --version`` and a one-file lint: start-up.
+* ``fixit lint``, ``torchfix``, ``ruff check --select ALL --no-cache``: peers, when installed
+  (looked up in ``--peers-bin``, then on PATH; install them in a separate environment, not the
+  project's: ``python -m venv /tmp/peers && /tmp/peers/bin/pip install fixit==2.2.1
+  torchfix==0.7.0 ruff==0.17.5``). Fixit and TorchFix take minutes: ``--peer-repeat 1`` runs them
+  once per benchmark.
+
+Peak memory is the largest sum of the resident set sizes of the process and its children (sampled
+every 20 ms from /proc), for the cold ``--jobs`` run. Numbers belong in bench/RESULTS.md with the
+date, machine and versions; they are never asserted in unit tests.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
+_PARSE_ALL = """
+import sys, libcst
+from concurrent.futures import ProcessPoolExecutor
 
-def _median_seconds(action, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def parse(path):
+    try:
+        libcst.parse_module(open(path, 'rb').read())
+    except Exception:
+        pass
+
+paths = open(sys.argv[1]).read().splitlines()
+jobs = int(sys.argv[2])
+if jobs == 1:
+    for path in paths:
+        parse(path)
+else:
+    with ProcessPoolExecutor(jobs) as pool:
+        list(pool.map(parse, paths, chunksize=8))
+"""
+
+
+@dataclass
+class Row:
+    name: str
+    command: list[str]
+    repeat: int
+    times: list[float] = field(default_factory=list)
+    peak_mb: float | None = None
+    files: int | None = None  # how many files the row covers (None: the whole corpus)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+
+def _children_rss_kb(root: int) -> int:
+    """Resident memory of ``root`` and all its descendants, from /proc (Linux only)."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            parents[int(entry)] = int(fields[1])
+            rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
+        except (OSError, IndexError, ValueError):
+            continue
+    family = {root}
+    grew = True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in family and pid not in family:
+                family.add(pid)
+                grew = True
+    return sum(rss.get(pid, 0) for pid in family)
+
+
+def run_timed(command: list[str], *, measure_memory: bool = False) -> tuple[float, float | None]:
+    """Wall seconds of one whole-process run, and its peak memory (MB) when asked."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    if measure_memory and os.path.isdir("/proc"):
+        done = threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while not done.is_set():
+                peak = max(peak, _children_rss_kb(process.pid))
+                done.wait(0.02)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        process.wait()
+        done.set()
+        sampler.join()
+    else:
+        process.wait()
+    elapsed = time.perf_counter() - start
+    return elapsed, (peak / 1024 if measure_memory else None)
+
+
+def find_tool(name: str, peers_bin: Path | None) -> str | None:
+    if peers_bin is not None and (peers_bin / name).exists():
+        return str(peers_bin / name)
+    return shutil.which(name)
+
+
+def tool_version(command: list[str]) -> str:
+    try:
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    return (completed.stdout or completed.stderr).strip().splitlines()[0] if (completed.stdout or completed.stderr).strip() else "?"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; the median is shown (default 3)")
+    parser.add_argument("--peer-repeat", type=int, default=None, help="rounds for fixit and torchfix (default: --repeat)")
+    parser.add_argument("--jobs", type=int, default=None, help="processes for the parallel rows (default: usable CPUs)")
+    parser.add_argument("--peers-bin", type=Path, help="a bin/ directory holding fixit, torchfix and ruff")
+    parser.add_argument("--skip", default="", help="comma-separated row names to leave out (e.g. fixit,torchfix)")
     args = parser.parse_args()
 
-    import libcst
+    jobs = args.jobs or len(os.sched_getaffinity(0))
+    peer_repeat = args.peer_repeat or args.repeat
+    skip = {name.strip() for name in args.skip.split(",") if name.strip()}
+    corpus = args.directory.resolve()
+    files = sorted(str(p) for p in corpus.rglob("*.py") if p.is_file() and "/.wheels/" not in str(p))
+    lines = sum(Path(p).read_bytes().count(b"\n") for p in files)
+    work = Path(tempfile.mkdtemp(prefix="leaklint-bench-"))
+    listing = work / "files.txt"
+    listing.write_text("\n".join(files))
+    cache_dir = work / "cache"
+    python = sys.executable
+    leaklint = [python, "-m", "leaklint", "--select", "ALL", "--exit-zero", "--quiet", "--jobs", str(jobs)]
+    one_file = max(files, key=lambda p: os.path.getsize(p) if os.path.getsize(p) < 20_000 else 0)
 
-    files = sorted(p for p in args.directory.rglob("*.py") if p.is_file())
-    sources = []
-    for path in files:
-        try:
-            sources.append(path.read_bytes())
-        except OSError:
-            pass
+    rows = [
+        Row("libcst parse floor (1 proc)", [python, "-c", _PARSE_ALL, str(listing), "1"], args.repeat),
+        Row(f"libcst parse floor ({jobs} proc)", [python, "-c", _PARSE_ALL, str(listing), str(jobs)], args.repeat),
+        Row(f"leaklint cold (--jobs {jobs})", [*leaklint, "--no-cache", str(corpus)], args.repeat),
+        Row("leaklint cold (--jobs 1)", [*leaklint[:-2], "--jobs", "1", "--no-cache", str(corpus)], args.repeat),
+        Row("leaklint warm", [*leaklint, "--cache-dir", str(cache_dir), str(corpus)], args.repeat),
+        Row("leaklint --version", [python, "-m", "leaklint", "--version"], args.repeat, files=1),
+        Row("leaklint one file (cold)", [*leaklint, "--no-cache", one_file], args.repeat, files=1),
+    ]
+    peers = {
+        "ruff": (["check", "--select", "ALL", "--no-cache", "--exit-zero", "--quiet", str(corpus)], args.repeat, "ruff check --select ALL --no-cache"),
+        "fixit": (["lint", str(corpus)], peer_repeat, "fixit lint"),
+        "torchfix": ([str(corpus)], peer_repeat, "torchfix"),
+    }
+    versions = {"python": sys.version.split()[0], "leaklint": tool_version([python, "-m", "leaklint", "--version"])}
+    versions["libcst"] = tool_version([python, "-c", "import importlib.metadata as m; print(m.version('libcst'))"])
+    for name, (arguments, repeat, label) in peers.items():
+        binary = find_tool(name, args.peers_bin)
+        if binary is None or name in skip:
+            continue
+        versions[name] = tool_version([binary, "--version"])
+        rows.append(Row(label, [binary, *arguments], repeat))
+    rows = [row for row in rows if not any(s in row.name for s in skip)]
 
-    def parse_all() -> None:
-        for source in sources:
-            try:
-                libcst.parse_module(source)
-            except Exception:
-                pass
+    warm = next(row for row in rows if row.name == "leaklint warm")
+    subprocess.run(warm.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # prime the cache
+    for round_number in range(max(row.repeat for row in rows)):
+        for row in rows:
+            if round_number >= row.repeat:
+                continue
+            memory = row.name.startswith("leaklint cold (--jobs")
+            elapsed, peak = run_timed(row.command, measure_memory=memory)
+            row.times.append(elapsed)
+            if peak is not None:
+                row.peak_mb = max(row.peak_mb or 0, peak)
+            print(f"  round {round_number + 1}: {row.name}: {elapsed:.2f} s", file=sys.stderr, flush=True)
 
-    def leaklint() -> None:
-        command = [sys.executable, "-m", "leaklint", "--exit-zero", "--quiet", "--jobs", str(args.jobs), str(args.directory)]
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-
-    floor = _median_seconds(parse_all, args.repeat)
-    lint = _median_seconds(leaklint, args.repeat)
-    size = sum(len(s) for s in sources) / 1e6
-    print(f"{len(files)} files, {size:.1f} MB, median of {args.repeat}")
-    print(f"{'what':<28}{'seconds':>10}{'files/s':>10}{'ratio':>8}")
-    print(f"{'libcst parse floor (1 proc)':<28}{floor:>10.2f}{len(files) / floor:>10.0f}{1.0:>8.2f}")
-    print(f"{f'leaklint --jobs {args.jobs}':<28}{lint:>10.2f}{len(files) / lint:>10.0f}{lint / floor:>8.2f}")
+    by_name = {row.name: row for row in rows}
+    cold = by_name[f"leaklint cold (--jobs {jobs})"].median
+    floor_n = by_name.get(f"libcst parse floor ({jobs} proc)")
+    print(f"corpus: {len(files)} files, {lines:,} lines; --jobs {jobs}; {os.cpu_count()} CPUs; median of {args.repeat} (fixit/torchfix: {peer_repeat})")
+    print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    print()
+    print(f"| {'what':<36} | {'seconds':>8} | {'files/s':>8} | {'× leaklint cold':>15} | runs |")
+    print(f"| {'-' * 36} | {'-' * 7}: | {'-' * 7}: | {'-' * 14}: | ---: |")
+    for row in rows:
+        count = row.files or len(files)
+        print(f"| {row.name:<36} | {row.median:>8.2f} | {count / row.median:>8.0f} | {row.median / cold:>15.2f} | {len(row.times):>4} |")
+    print()
+    print("goals:")
+    if floor_n is not None:
+        print(f"  cold / parse floor ({jobs} proc) = {cold / floor_n.median:.2f} (goal <= 1.0)")
+    ruff = by_name.get("ruff check --select ALL --no-cache")
+    if ruff is not None:
+        print(f"  warm / ruff --no-cache = {by_name['leaklint warm'].median / ruff.median:.2f} (goal <= 2.0)")
+    print(f"  --version = {by_name['leaklint --version'].median:.2f} s, one file = {by_name['leaklint one file (cold)'].median:.2f} s (goal < 0.3 s each)")
+    peak = by_name[f"leaklint cold (--jobs {jobs})"].peak_mb
+    print(f"  peak memory, cold --jobs {jobs} = {peak:.0f} MB (goal < 500 MB)")
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

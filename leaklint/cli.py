@@ -66,6 +66,8 @@ def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when findings are reported (errors still exit 2).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes (default: the number of usable CPUs; small runs stay in-process).")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="Configuration file to use instead of the nearest pyproject.toml.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Keep the result cache here [default: .leaklint_cache at the project root; config: cache-dir].")
+@click.option("--no-cache", is_flag=True, help="Lint every file afresh: neither read nor write the result cache (also LEAKLINT_NO_CACHE=1).")
 @click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), help="Hide findings below this confidence [config default: medium].")
 @click.option("--stdin-filename", metavar="NAME", help="The name to report (and match per-file-ignores against) for '-' (standard input).")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude and .gitignore even to files named on the command line (for pre-commit).")
@@ -87,6 +89,8 @@ def check(
     exit_zero: bool,
     jobs: int | None,
     config_file: Path | None,
+    cache_dir: Path | None,
+    no_cache: bool,
     min_confidence: str | None,
     stdin_filename: str | None,
     force_exclude: bool,
@@ -112,6 +116,10 @@ def check(
             overrides["ignore"] = list(settings.ignore) + list(ignore)
         if min_confidence:
             overrides["min_confidence"] = min_confidence
+        if cache_dir is not None:
+            overrides["cache_dir"] = cache_dir.absolute()
+        if no_cache:
+            overrides["cache"] = False
         settings = settings.with_overrides(**overrides)
     except ConfigError as error:
         _error(str(error))
@@ -144,6 +152,7 @@ def _lint(
     no_color: bool,
     quiet: bool,
 ) -> int:
+    from leaklint.cache import open_cache
     from leaklint.discovery import discover
     from leaklint.engine import default_jobs, lint_paths
 
@@ -158,6 +167,7 @@ def _lint(
         keep_text=keep_text,
         stdin_filename=stdin_filename,
         pre_errors=found.errors,
+        cache=open_cache(settings, rules),
     )
     options = report_options(output_file, no_color, show_source, quiet, texts)
     if not report(result, known, output_format, options, output_file):

@@ -179,6 +179,10 @@ class Settings:
     #: Promote unsafe fixes of these rules to safe, or demote safe ones to unsafe (unsafe wins).
     extend_safe_fixes: tuple[str, ...] = ()
     extend_unsafe_fixes: tuple[str, ...] = ()
+    #: The result cache (leaklint/cache.py): off with ``cache = false`` / ``--no-cache``; its
+    #: directory, relative to ``root`` (default: ``.leaklint_cache`` there).
+    cache: bool = True
+    cache_dir: Path | None = None
     #: The directory globs are relative to: the config file's directory, else cwd.
     root: Path = Path(".")
     config_path: Path | None = None
@@ -365,6 +369,8 @@ _FIELD_CHECKERS: dict[str, Callable[[object, str], Any]] = {
     "unfixable": _check_selectors,
     "extend_safe_fixes": _check_selectors,
     "extend_unsafe_fixes": _check_selectors,
+    "cache": _check_bool,
+    "cache_dir": _check_optional_path,
     "root": _check_path,
     "config_path": _check_optional_path,
 }

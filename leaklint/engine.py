@@ -9,6 +9,7 @@ prints exactly what ``--jobs 1`` prints.
 from __future__ import annotations
 
 import ast
+import codecs
 import gc
 import io
 import os
@@ -28,9 +29,11 @@ from leaklint.rule import Rule, Violation
 if TYPE_CHECKING:
     import libcst as cst
 
+    from leaklint.cache import ResultCache
     from leaklint.fix_edits import SourceEditor
 
 STDIN_PATH = "-"
+_WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", re.MULTILINE)
 #: Below this many files a process pool costs more than it saves.
 MIN_FILES_PER_WORKER = 8
@@ -86,11 +89,17 @@ def decode(data: bytes) -> str:
 
 def decode_source(data: bytes) -> tuple[str, str]:
     """The text and the encoding it was read with (``utf-8-sig`` keeps a BOM when re-encoding)."""
+    if data.startswith(_WIDE_BOMS):
+        raise SourceProblem(
+            ErrorKind.DECODE, "UTF-16/UTF-32 encoded: Python source must be UTF-8 or an 8-bit encoding named by a coding cookie"
+        )
     if b"\x00" in data:
         raise SourceProblem(ErrorKind.DECODE, "contains a NUL byte (binary file?)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
+        if data.startswith(codecs.BOM_UTF8):
+            raise SourceProblem(ErrorKind.DECODE, f"bad encoding declaration: a UTF-8 byte-order mark with a coding cookie for another encoding ({error.msg})") from None
         if _CODING_COOKIE.search(b"\n".join(data.splitlines()[:2])):
             raise SourceProblem(ErrorKind.DECODE, f"bad encoding declaration: {error.msg}") from None
         encoding = "utf-8"  # undecodable bytes on the first lines: report them like any other
@@ -200,7 +209,11 @@ def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[lis
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        raise SourceProblem(ErrorKind.SYNTAX, f"syntax error at {error.raw_line}:{error.raw_column + 1}: {error.message}") from None
+        # Python accepted the file (check_syntax ran first): this is libcst's limit, not the user's.
+        raise SourceProblem(
+            ErrorKind.UNSUPPORTED,
+            f"valid Python that libcst cannot parse (at {error.raw_line}:{error.raw_column + 1}: {error.message}); not linted",
+        ) from None
     try:
         facts = ModuleFacts(module)
     except RecursionError:
@@ -349,17 +362,53 @@ class _Job:
     rules: tuple[type[Rule], ...]  # pickled by reference: workers import the rule modules
     settings: Settings
     keep_text: bool
+    #: Set on a cache miss: where to store the result, and the content it was looked up with.
+    cache: ResultCache | None = None
+    cache_key: str | None = None
+    digest: str | None = None
 
 
 def _run_job(job: _Job) -> FileOutcome:
-    return lint_file(job.path, job.rules, job.settings, display_path=job.display_path, keep_text=job.keep_text)
+    outcome = lint_file(job.path, job.rules, job.settings, display_path=job.display_path, keep_text=job.keep_text)
+    if job.cache is not None:
+        _store(job, outcome)
+    return outcome
+
+
+def _size_of(job: _Job) -> int:
+    try:
+        return os.path.getsize(job.path)
+    except OSError:
+        return 0
 
 
 def default_jobs() -> int:
+    """The CPUs this process may use: its affinity mask, capped by a container's CPU quota (a
+    ``--cpus 2`` container on a 64-core host must not start 64 workers)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        usable = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        usable = max(1, os.cpu_count() or 1)
+    quota = _cgroup_cpu_quota()
+    return min(usable, quota) if quota else usable
+
+
+def _cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> int | None:
+    """Whole CPUs allowed by the cgroup (v2 ``cpu.max``, v1 ``cfs_quota_us``), or None."""
+    for quota_file, period_file in ((f"{root}/cpu.max", None),
+                                    (f"{root}/cpu/cpu.cfs_quota_us", f"{root}/cpu/cpu.cfs_period_us")):
+        try:
+            with open(quota_file) as handle:
+                fields = handle.read().split()
+            if period_file is not None:
+                with open(period_file) as handle:
+                    fields.append(handle.read().strip())
+            quota, period = int(fields[0]), int(fields[1])
+        except (OSError, ValueError, IndexError):
+            continue  # "max", absent, or unreadable: no limit there
+        if quota > 0 and period > 0:
+            return max(1, -(-quota // period))
+    return None
 
 
 J = TypeVar("J")
@@ -372,7 +421,7 @@ def map_in_workers(function: Callable[[J], T], items: Sequence[J], jobs: int) ->
     if workers <= 1:
         return [function(item) for item in items]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(function, items, chunksize=max(1, len(items) // (workers * 8))))
+        return list(pool.map(function, items, chunksize=max(1, min(8, len(items) // (workers * 8)))))
 
 
 def lint_paths(
@@ -384,8 +433,13 @@ def lint_paths(
     keep_text: bool = False,
     stdin_filename: str | None = None,
     pre_errors: Sequence[FileError] = (),
+    cache: ResultCache | None = None,
 ) -> tuple[LintResult, dict[str, str]]:
-    """Lint ``paths`` (already discovered) and return the sorted result plus kept source texts."""
+    """Lint ``paths`` (already discovered) and return the sorted result plus kept source texts.
+
+    With a ``cache``, files whose result is stored are answered first, in this process; only the
+    others are linted (and a pool starts only if enough of them are left).
+    """
     work = [
         _Job(path, (stdin_filename or STDIN_PATH) if path == STDIN_PATH else path, tuple(rules), settings, keep_text)
         for path in paths
@@ -393,8 +447,64 @@ def lint_paths(
     stdin_jobs = [job for job in work if job.path == STDIN_PATH]
     file_jobs = [job for job in work if job.path != STDIN_PATH]
     outcomes = [_run_job(job) for job in stdin_jobs]
+    if cache is not None:
+        hits, file_jobs = _from_cache(file_jobs, cache)
+        outcomes.extend(hits)
+    if len(file_jobs) >= 2 * MIN_FILES_PER_WORKER:
+        # Largest files first, in small chunks: no worker is left alone with a big file at the end.
+        # (Results are sorted below, so the order of work never shows.)
+        file_jobs.sort(key=_size_of, reverse=True)
     outcomes.extend(map_in_workers(_run_job, file_jobs, jobs))
     findings = sorted((f for o in outcomes for f in o.findings), key=Finding.sort_key)
     errors = sorted([*pre_errors, *(e for o in outcomes for e in o.errors)], key=FileError.sort_key)
     texts = {o.path: o.text for o in outcomes if o.text is not None}
     return LintResult(tuple(findings), tuple(errors), len(work)), texts
+
+
+# --- the result cache (leaklint/cache.py) -----------------------------------------------------
+def _from_cache(jobs: Sequence[_Job], cache: ResultCache) -> tuple[list[FileOutcome], list[_Job]]:
+    """Answer the jobs whose result is cached; return those outcomes and the jobs still to run,
+    each carrying the key its result is to be stored under."""
+    from dataclasses import replace
+
+    from leaklint.cache import content_digest
+
+    hits: list[FileOutcome] = []
+    misses: list[_Job] = []
+    for job in jobs:
+        try:
+            data = read_bytes(job.path)
+        except SourceProblem:
+            misses.append(job)  # reported by the normal path, never cached
+            continue
+        if len(data) > job.settings.max_file_size:
+            misses.append(job)
+            continue
+        digest = content_digest(data)
+        key = cache.key(job.display_path, job.settings.ignored_codes_for(job.display_path), digest)
+        stored = cache.load(key)
+        if stored is None:
+            misses.append(replace(job, cache=cache, cache_key=key, digest=digest))
+            continue
+        outcome = FileOutcome(job.display_path, list(stored.findings), list(stored.errors))
+        if job.keep_text:
+            try:
+                outcome.text = decode(data)
+            except SourceProblem:
+                pass
+        hits.append(outcome)
+    return hits, misses
+
+
+def _store(job: _Job, outcome: FileOutcome) -> None:
+    """Store a freshly linted result, unless the file changed since it was looked up (then the
+    result belongs to neither content; the next run lints the file again)."""
+    from leaklint.cache import content_digest
+
+    assert job.cache is not None and job.cache_key is not None
+    try:
+        unchanged = content_digest(read_bytes(job.path)) == job.digest
+    except SourceProblem:
+        return
+    if unchanged:
+        job.cache.store(job.cache_key, outcome.findings, outcome.errors)

@@ -137,6 +137,9 @@ class ErrorKind(str, enum.Enum):
     SYNTAX = "syntax-error"
     TOO_COMPLEX = "too-complex"
     TOO_LARGE = "too-large"
+    #: Valid Python that libcst cannot parse (e.g. ``(x): int = 1``): a limit of ours, not a bug
+    #: in the file.
+    UNSUPPORTED = "unsupported-syntax"
     INTERNAL = "internal-error"
 
     def __str__(self) -> str:

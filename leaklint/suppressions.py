@@ -57,10 +57,11 @@ def _directive_codes(comment: str) -> frozenset[str]:
 def _comments(source: str) -> Iterator[tuple[int, str]]:
     """(line, text) of every real comment; a regex fallback if the source does not tokenize."""
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        # newline=None: a lone \r ends a line too, as it does for Python (old Mac files).
+        tokens = list(tokenize.generate_tokens(io.StringIO(source, newline=None).readline))
     except (tokenize.TokenError, SyntaxError):
         # Best effort: may see a '#' inside a string, but the engine only gets here on odd input.
-        for number, line in enumerate(source.splitlines(), start=1):
+        for number, line in enumerate(re.split(r"\r\n|\r|\n", source), start=1):  # not at form feeds
             start = line.find("#")
             if start != -1:
                 yield number, line[start:]

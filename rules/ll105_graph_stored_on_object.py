@@ -567,7 +567,7 @@ def _emptied_by_reader(target: str, hook: HookFunction, facts: ModuleFacts) -> b
             func = node.value.func
             if isinstance(func, cst.Attribute) and func.attr.value in ("clear", "pop", "popitem") and same(func.value):
                 return True
-        elif isinstance(node, cst.Del) and any(same(t.target) for t in _del_targets(node)):
+        elif isinstance(node, cst.Del) and any(same(t.value) for t in _del_targets(node)):
             return True
     return False
 

@@ -20,7 +20,7 @@ def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst
     """Source ranges of ``nodes`` (those found in ``module``; the others are left out)."""
     wanted = set(nodes)
     found: dict[cst.CSTNode, CodeRange] = {}
-    line_offset = sum(module.code_for_node(line).count("\n") for line in module.header)
+    line_offset = sum(_line_breaks(module.code_for_node(line)) for line in module.header)
     for statement in module.body:
         if len(found) == len(wanted):
             break
@@ -35,8 +35,13 @@ def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst
                     CodePosition(where.start.line + line_offset, where.start.column),
                     CodePosition(where.end.line + line_offset, where.end.column),
                 )
-        line_offset += code.count("\n")
+        line_offset += _line_breaks(code)
     return found
+
+
+def _line_breaks(code: str) -> int:
+    """Lines end at ``\n``, ``\r\n`` or a lone ``\r`` (old Mac files), as Python counts them."""
+    return code.count("\n") + code.count("\r") - code.count("\r\n")
 
 
 def line_of(module: cst.Module, node: cst.CSTNode) -> int | None:

@@ -683,7 +683,7 @@ class FunctionInterpreter:
             if isinstance(element.slice, cst.Index):
                 self.eval(element.slice.value, frame)
                 if isinstance(element.slice.value, cst.Integer):
-                    index_value = int(element.slice.value.value)
+                    index_value = int(element.slice.value.value.replace("_", ""), 0)  # 0xFF, 1_000
             else:
                 for part in (element.slice.lower, element.slice.upper, element.slice.step):
                     if part is not None:
