@@ -25,6 +25,7 @@ from leaklint.fixspec import (
     AddDecorator,
     EditSpec,
     InsertLinesBefore,
+    RemoveArgument,
     RemoveStatement,
     Replace,
     SuggestedFix,
@@ -54,6 +55,8 @@ def nodes_to_position(fix: SuggestedFix) -> list[cst.CSTNode]:
             nodes.append(spec.anchor)
         elif isinstance(spec, AddDecorator):
             nodes.append(spec.function.name)
+        elif isinstance(spec, RemoveArgument):
+            nodes.extend([spec.call, *spec.call.args])
         else:
             nodes.append(spec.statement)
             if isinstance(spec, UnwrapWith) and isinstance(spec.statement.body, cst.IndentedBlock) and spec.statement.body.body:
@@ -145,6 +148,8 @@ class SourceEditor:
             return self._remove(spec)
         if isinstance(spec, AddDecorator):
             return self._decorate(spec)
+        if isinstance(spec, RemoveArgument):
+            return self._remove_argument(spec)
         raise FixUnavailable(f"unknown edit {type(spec).__name__}")
 
     def _text_edit(self, start: int, end: int, replacement: str) -> TextEdit:
@@ -240,6 +245,23 @@ class SourceEditor:
         if spec.keep_pass:
             return self._text_edit(self.starts[first - 1], self.line_end(last), f"{indent}pass{self.newline(last)}")
         return self._text_edit(self.starts[first - 1], self.line_end(last), "")
+
+    def _remove_argument(self, spec: RemoveArgument) -> TextEdit:
+        args = list(spec.call.args)
+        index = next(i for i, arg in enumerate(args) if arg is spec.argument)
+        start, end, _ = self.span(spec.argument)
+        if len(args) == 1:
+            _, call_end, _ = self.span(spec.call)
+            if self.text[call_end - 1] != ")":
+                raise FixUnavailable("unexpected call syntax")
+            cut = (start, call_end - 1)  # with its trailing comma, up to the closing parenthesis
+        elif index > 0:
+            cut = (self.span(args[index - 1])[1], end)  # ", flag=True"
+        else:
+            cut = (start, self.span(args[1])[0])  # "flag=True, "
+        if "#" in self.text[cut[0] : start] + self.text[end : cut[1]]:
+            raise FixUnavailable("a comment sits next to the argument")
+        return self._text_edit(*cut, "")
 
     def _decorate(self, spec: AddDecorator) -> TextEdit:
         start, _, where = self.span(spec.function.name)

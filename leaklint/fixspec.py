@@ -76,6 +76,15 @@ class RemoveStatement:
 
 
 @dataclass(frozen=True)
+class RemoveArgument:
+    """Delete ``argument`` from ``call`` with the comma that separates it, as text: the rest of
+    the call (line breaks, indentation, comments) stays as written."""
+
+    call: cst.Call
+    argument: cst.Arg
+
+
+@dataclass(frozen=True)
 class AddDecorator:
     """Add ``@decorator`` directly above the ``def`` line (below existing decorators, so it wraps
     the plain function and ``@staticmethod``/``@property`` stay outermost)."""
@@ -84,7 +93,7 @@ class AddDecorator:
     decorator: str
 
 
-EditSpec = Union[Replace, Surround, InsertLinesBefore, WrapInWith, UnwrapWith, RemoveStatement, AddDecorator]
+EditSpec = Union[Replace, Surround, InsertLinesBefore, WrapInWith, UnwrapWith, RemoveStatement, RemoveArgument, AddDecorator]
 
 
 @dataclass(frozen=True)
@@ -124,24 +133,11 @@ def detach(expression: cst.BaseExpression) -> Surround:
     return method_call(expression, "detach")
 
 
-def drop_argument(module: cst.Module, call: cst.Call, argument: cst.Arg) -> Replace | None:
-    """The edit ``f(a, flag=True)`` → ``f(a)``. When the last argument goes, the one before it
-    takes over its comma and trailing whitespace.
-
-    None for a call that spans several lines: libcst renders such a node without the indentation
-    of the block around it, so the engine could not verify (nor re-indent) the span.
-    """
-    if "\n" in bare_code(module, call):
-        return None
-    args = [arg for arg in call.args if arg is not argument]
-    if len(args) == len(call.args):
+def drop_argument(module: cst.Module, call: cst.Call, argument: cst.Arg) -> RemoveArgument:
+    """The edit ``f(a, flag=True)`` → ``f(a)``, also when the call spans several lines."""
+    if not any(arg is argument for arg in call.args):
         raise ValueError("the argument is not one of the call's")
-    changes: dict[str, object] = {"args": args, "lpar": [], "rpar": []}
-    if not args:
-        changes["whitespace_before_args"] = cst.SimpleWhitespace("")
-    elif call.args[-1] is argument:
-        args[-1] = args[-1].with_changes(comma=argument.comma, whitespace_after_arg=argument.whitespace_after_arg)
-    return Replace(call, module.code_for_node(call.with_changes(**changes)))
+    return RemoveArgument(call, argument)
 
 
 @dataclass(frozen=True)

@@ -79,8 +79,9 @@ the same for `torch.autograd.grad`, `torch.autograd.backward` and `accelerator.b
 helper called afterwards, a hook), it now fails with "Trying to backward through the graph a
 second time". No fix while a carried state links the iterations' graphs (the message names it):
 dropping `retain_graph` alone would make the second iteration fail. Detach the state first
-(LL103's fix does), and the next `--fix` pass drops `retain_graph=True`. A call written over
-several lines gets no fix.
+(LL103's fix does), and the next `--fix` pass drops `retain_graph=True`. Only the argument and
+its comma are removed, so a call written over several lines keeps its layout; an argument with a
+comment next to it gets no fix.
 
 ## Known false positives
 A backward after the retaining one in the same iteration (`loss1.backward(retain_graph=True);

@@ -315,13 +315,25 @@ def test_ll104_waits_for_the_carried_state_to_be_detached():
     assert "hidden = hidden.detach() if" in result and "loss.backward()\n" in result
 
 
-def test_ll104_offers_no_fix_for_a_call_over_several_lines():
+def test_ll104_keeps_the_layout_of_a_call_over_several_lines():
+    source = """\
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward(
+                gradient,
+                retain_graph=True,
+            )
+        """
+    assert fixed(source, "LL104") == dedent(source).replace("        gradient,\n        retain_graph=True,\n", "        gradient,\n")
+
+
+def test_ll104_keeps_a_comment_next_to_the_argument_by_offering_no_fix():
     unfixed(
         """\
         for x, y in loader:
             loss = criterion(model(x), y)
             loss.backward(
-                retain_graph=True,
+                retain_graph=True,  # needed? see issue 12
             )
         """,
         "LL104",
