@@ -114,9 +114,10 @@ def decode_source(data: bytes) -> tuple[str, str]:
         raise SourceProblem(ErrorKind.DECODE, f"unknown encoding {encoding!r}") from None
 
 
-def check_syntax(text: str, path: str) -> None:
+def check_syntax(text: str, path: str) -> ast.AST:
     """Python's own verdict first: it is fast, and it refuses pathological nesting that would
-    crash libcst's native parser (a segfault cannot be caught)."""
+    crash libcst's native parser (a segfault cannot be caught). Returns the ``ast`` tree, which
+    the gate reads (:mod:`leaklint.prefilter`)."""
     try:
         tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
@@ -131,6 +132,7 @@ def check_syntax(text: str, path: str) -> None:
         raise SourceProblem(
             ErrorKind.TOO_COMPLEX, f"too deeply nested to analyse (syntax tree depth {depth} > {MAX_NESTING_DEPTH})"
         )
+    return tree
 
 
 def _nesting_depth(tree: ast.AST) -> int:
@@ -153,8 +155,9 @@ def is_relevant(text: str, rules: Iterable[type[Rule]]) -> bool:
     A file that mentions none cannot hold a finding of these rules, so it is not parsed: the
     cheapest speed-up there is (see the design notes). Case-insensitive substring match.
     """
-    lowered = text.lower()
-    return any(word.lower() in lowered for rule in rules for word in rule.requires_any)
+    from leaklint.prefilter import mentions_required_words
+
+    return mentions_required_words(text, rules)
 
 
 # --- running the rules ------------------------------------------------------------------------
@@ -303,17 +306,23 @@ def _filter(findings: Iterable[Finding], text: str, path: str, settings: Setting
 
 
 def lint_text(
-    text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, *, text_gate: bool = True
+    text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, *, gate: bool = True
 ) -> FileOutcome:
     """Lint decoded source ``text`` (reported as ``path``) with ``rules``.
 
-    ``text_gate=False`` parses the file even when it mentions no word the rules require: for tests
-    that prove the gate only skips work.
+    Only the rules that the gate (:mod:`leaklint.prefilter`: the words a rule requires, then the
+    syntax its findings need) lets through are run; when none is, the file is not parsed with
+    libcst at all. ``gate=False`` runs every rule regardless: for tests that prove the gate only
+    skips work.
     """
     outcome = FileOutcome(path)
     try:
-        check_syntax(text, path)
-        if not rules or (text_gate and not is_relevant(text, rules)):
+        tree = check_syntax(text, path)
+        if gate and rules:
+            from leaklint.prefilter import may_hold_findings
+
+            rules = may_hold_findings(text, tree, rules, settings.min_confidence)
+        if not rules:
             return outcome
         violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules))
         if violations:

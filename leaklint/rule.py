@@ -20,6 +20,7 @@ from leaklint.runtime.repro import Repro as RuntimeRepro
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
     from leaklint.fixspec import SuggestedFix
+    from leaklint.prefilter import SyntaxShape
 
 RULE_CODE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 
@@ -80,6 +81,14 @@ class Rule:
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         raise NotImplementedError
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """Whether a file of this shape can hold a finding at ``min_confidence`` or above (asked
+        only of files that mention one of :attr:`requires_any`). False skips the libcst parse and
+        the analysis, so it must be a necessary condition of every finding the rule reports; the
+        default, True, never skips anything. See :mod:`leaklint.prefilter`."""
+        return True
 
     @classmethod
     def doc_page(cls) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -15,6 +15,9 @@ from leaklint.analysis.provenance import StatementFact
 from leaklint.findings import Confidence, Severity
 from leaklint.fixspec import detach_fix
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 
 class LossAccumulation(Rule):
@@ -204,6 +207,14 @@ class Trainer:
             self.total -= loss  # expect: LL101
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """Above low confidence, a finding needs graph evidence and a loop over steps, a per-step
+        method that keeps the sum on ``self`` (or in a global), or a meter-like method called per step."""
+        if min_confidence is Confidence.LOW:
+            return True
+        return shape.graph_evidence and (shape.iteration_loop or shape.per_step_state_store or shape.argument_keeping_call)
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         for fact in facts.statements():

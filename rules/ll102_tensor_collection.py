@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -12,8 +12,11 @@ from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.values import strongest_graph
 from leaklint.fixspec import detach_fix
-from leaklint.findings import Severity
+from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 #: Container methods that store their argument(s), and which positional argument is stored.
 _STORING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1, "put": 0}
@@ -35,7 +38,8 @@ created before the loop, an attribute of `self`, or a module-level name. Tuples,
 that hold such a tensor count too, as does a tensor grown by concatenation
 (`preds = torch.cat([preds, out])`) and a comprehension over a data loader
 (`outputs = [model(x) for x, _ in loader]`). `.cpu()` and `.to(...)` do not help: the copy is still part of
-the graph.
+the graph. A store in `__init__` counts only inside a loop over steps: `__init__` runs once per object,
+so a graph kept there does not pile up call after call.
 
 ## Why it matters
 Every stored tensor keeps its whole autograd graph alive, and with it the activations saved for
@@ -89,6 +93,16 @@ not reported. A container passed in by the caller is only reported when the stor
 - Runtime repro: `leaklint verify LL102` measures the leaky and the fixed loop body.
 """
     VALID = (
+        """
+import torch
+from torch import nn
+
+class Probe(nn.Module):
+    def __init__(self, example):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.example_outputs.append(self.fc(example))  # once per object, not per step
+""",
         """
 preds = []
 for x, y in loader:
@@ -226,6 +240,16 @@ for x, y in loader:
 """,
     )
 
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """Above low confidence, a finding needs graph evidence and a loop over steps, a container on
+        ``self`` filled outside ``__init__``, one a loop fills from outside its function, or a method
+        that keeps its argument."""
+        if min_confidence is Confidence.LOW:
+            return True
+        stores = shape.iteration_loop or shape.self_container_store or shape.loop_outer_store or shape.argument_keeping_call
+        return shape.graph_evidence and stores
+
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         yield from _through_methods(facts)
         for fact in facts.statements():
@@ -235,9 +259,10 @@ for x, y in loader:
                 if value is None:
                     continue
                 lifetime = facts.lifetime(fact, container)
-                confidence = lifetime.leak_confidence(
-                    value.confidence, count_call_lifetime=bool(fact.loops) or "." in container
-                )
+                # A store that outlives the call grows with every call of the function, except in
+                # ``__init__``, which runs once per object: one graph per object is LL105's peak.
+                per_call = (bool(fact.loops) or "." in container) and fact.function.name != "__init__"
+                confidence = lifetime.leak_confidence(value.confidence, count_call_lifetime=per_call)
                 if confidence is None:
                     continue
                 culprit = next(expr for expr in stored if facts.value(expr).is_graph)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import libcst as cst
 
@@ -16,6 +16,9 @@ from leaklint.analysis.walk import names_read, walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixspec import InsertLinesBefore, SuggestedFix, torch_reference
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 
 class HiddenStateCarry(Rule):
@@ -298,6 +301,13 @@ class Normalizer(nn.Module):
         return h - self.mu  # expect: LL103
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """A carry across steps needs a loop over steps or a per-step method that updates ``self``;
+        above low confidence, graph evidence too."""
+        carries = shape.iteration_loop or shape.per_step_state_store
+        return carries and (min_confidence is Confidence.LOW or shape.graph_evidence)
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         chosen: dict[tuple[str, cst.CSTNode], CarriedState] = {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -19,6 +19,9 @@ from leaklint.analysis.walk import calls_in, names_read, not_into_scopes, walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixspec import SuggestedFix, drop_argument
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 
 class RetainGraphInLoop(Rule):
@@ -204,6 +207,11 @@ for step, (x, y) in enumerate(loader):
     scaler.update()
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """Only a literal ``retain_graph=True`` is reported."""
+        return shape.mentions("retain_graph")
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         for fact in facts.statements():

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.calls import call_graph, function_named
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.hooks import HookFunction, HookKind, HookRegistration, hook_parameters, hook_registrations, resolve_hook
+from leaklint.analysis.hooks import GLOBAL_HOOK_FUNCTIONS, HOOK_METHODS, HookFunction, HookKind, HookRegistration, hook_parameters, hook_registrations, resolve_hook
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import per_step_functions
@@ -22,6 +22,9 @@ from leaklint.analysis.values import Evidence, Kind, Value
 from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 #: Calls whose result has no autograd history, whatever goes in (used where provenance is blind).
 _DETACHING_METHODS = torch_api.DETACH_METHODS | torch_api.TO_PYTHON_METHODS | torch_api.NON_TENSOR_METHODS
@@ -270,6 +273,15 @@ class Validator:
             self.stats["loss"] = loss  # expect: LL105
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """A hook's store, or a slot filled per step (in a loop over steps or a per-step function)
+        with a value that, above low confidence, needs graph evidence."""
+        if shape.uses(*HOOK_METHODS, *GLOBAL_HOOK_FUNCTIONS):
+            return True
+        slots = shape.iteration_loop or shape.per_step_state_store
+        return slots and (min_confidence is Confidence.LOW or shape.graph_evidence)
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         for store, hook, kind in _hook_stores(facts):

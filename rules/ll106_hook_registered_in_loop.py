@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
 from leaklint.analysis.calls import call_graph
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.hooks import HookKind, HookRegistration, hook_registrations
+from leaklint.analysis.hooks import GLOBAL_HOOK_FUNCTIONS, HOOK_METHODS, HookKind, HookRegistration, hook_registrations
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import per_step_functions
@@ -19,6 +19,9 @@ from leaklint.analysis.syntax import root_name, subscript_base
 from leaklint.analysis.walk import calls_in, dotted_names_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 #: Calls that look an object up rather than build one: the result is whatever already existed.
 _LOOKUP_FUNCTIONS = frozenset({"getattr", "dict", "next", "iter", "list", "tuple"})
@@ -234,6 +237,11 @@ for handle in handles:
 h.remove()
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """Hooks are registered with ``register_*hook`` (or by a Grad-CAM helper)."""
+        return shape.uses(*HOOK_METHODS, *GLOBAL_HOOK_FUNCTIONS) or shape.mentions("grad_cam")
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         for registration in hook_registrations(facts):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -15,6 +15,9 @@ from leaklint.analysis.structure import FunctionInfo, backward_target
 from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 #: Exception classes that are out-of-memory errors (matched on the qualified or written name).
 _OOM_EXCEPTION = re.compile(r"(^|\.)(OutOfMemoryError|MemoryError)$")
@@ -231,6 +234,11 @@ class Trainer:
                     self.step(part)  # expect: LL107
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """The retry is a call inside an ``except`` clause."""
+        return shape.except_with_call
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         allocating: set[FunctionInfo] | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -13,6 +13,9 @@ from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixspec import AddDecorator, SuggestedFix, WrapInWith, torch_reference
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 
 def _feeds_backward(facts: ModuleFacts, call: ModelCall) -> bool:
@@ -228,6 +231,12 @@ class Trainer:
             logits = self.model(x)  # expect: LL201
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """Evaluation code is recognised by ``.eval()`` / ``.train(False)`` or by its function's name;
+        above low confidence, the model needs evidence too."""
+        return shape.eval_context and (min_confidence is Confidence.LOW or shape.graph_evidence)
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         reported = set()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -14,6 +14,9 @@ from leaklint.analysis.values import Evidence, Kind, Role
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 _LRU_CACHE = frozenset({"functools.lru_cache"})
 _CACHE = frozenset({"functools.cache"})
@@ -408,6 +411,11 @@ class Frames(torch.utils.data.Dataset):
         return open(f"frame_{index}.bin", "rb").read()
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """The caches are ``functools.lru_cache`` and ``functools.cache``, under any alias."""
+        return shape.uses("lru_cache") or (shape.uses("cache") and shape.mentions("functools"))
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         for node, info in facts.structure.functions.items():

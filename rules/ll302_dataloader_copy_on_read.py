@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -15,6 +15,9 @@ from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
 from leaklint.analysis.walk import children, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 _DATASET_BASES = frozenset(
     {
@@ -345,6 +348,11 @@ class TabularDataset(Dataset):
 loaders = {"train": DataLoader(TabularDataset("train.csv"), batch_size=256, num_workers=4)}
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """Only subclasses of a torch or torchvision ``Dataset`` are checked."""
+        return shape.uses(*{base.rsplit(".", 1)[-1] for base in _DATASET_BASES})
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         datasets = [cls for cls in facts.structure.classes.values() if _is_map_dataset(cls, facts)]

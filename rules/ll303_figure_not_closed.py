@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -16,6 +16,9 @@ from leaklint.analysis.structure import FunctionInfo, LoopInfo, bound_names
 from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 #: pyplot functions that register a new figure with pyplot on every call (unless ``num`` names an
 #: existing one), and seaborn's figure-level functions, which call them.
@@ -250,6 +253,11 @@ class LitClassifier(pl.LightningModule):
         self.logger.experiment.log({"confusion": fig})
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """Figures come from pyplot's and seaborn's figure-making functions."""
+        return shape.uses(*{creator.rsplit(".", 1)[-1] for creator in FIGURE_CREATORS})
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         if not facts.imports.imports_anything_from("matplotlib", "pylab", "seaborn"):

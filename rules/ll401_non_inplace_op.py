@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -16,6 +16,9 @@ from leaklint.analysis.walk import calls_in, mentions
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixspec import EditSpec, Replace, SuggestedFix, bare_code
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 
 class NonInplaceOp(Rule):
@@ -162,6 +165,11 @@ with torch.no_grad():
 """,
     )
 
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """``x = x * s`` / ``x = f(x)`` re-assignments, or activation modules built without gradients."""
+        return shape.inplace_candidate
+
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         for fact in facts.statements():
             yield from self._module_constructions(facts, fact)
@@ -261,9 +269,10 @@ def _inplace_rewrite(facts: ModuleFacts, fact: StatementFact) -> tuple[str, str,
     x = target.value
     value = node.value
     code = facts.module.code_for_node
-    plain = isinstance(node.semicolon, cst.MaybeSentinel) and "\n" not in code(node)
 
     def statement(new: str) -> tuple[str, str, EditSpec | None]:
+        # Rendering the statement costs a code generation: only for a real candidate.
+        plain = isinstance(node.semicolon, cst.MaybeSentinel) and "\n" not in code(node)
         return x, new, Replace(node, new) if plain else None
 
     if isinstance(value, cst.BinaryOperation):

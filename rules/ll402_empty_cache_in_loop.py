@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -15,6 +15,9 @@ from leaklint.analysis.torch_api import EMPTY_CACHE, GC_COLLECT
 from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 #: Frameworks whose training loops make a per-step ``gc.collect()`` a real cost worth reporting.
 DL_FRAMEWORKS = (
@@ -241,6 +244,11 @@ class LitModel(pl.LightningModule):
         return loss
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """The calls reported are ``*.empty_cache()`` and ``gc.collect()``."""
+        return shape.uses("empty_cache", "collect")
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         targets = {GC_COLLECT, *EMPTY_CACHE}

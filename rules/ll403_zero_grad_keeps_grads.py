@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -14,6 +14,9 @@ from leaklint.analysis.syntax import call_argument, is_literal
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixspec import SuggestedFix, drop_argument
 from leaklint.rule import TORCH_WORDS, Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 #: In-place methods that zero a gradient buffer and keep it allocated.
 _ZEROING_METHODS = frozenset({"zero_"})
@@ -162,6 +165,11 @@ def reset_grads(net):
         param.grad.zero_()  # expect: LL403
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """The calls reported are ``zero_grad(...)`` and ``.zero_()``."""
+        return shape.uses("zero_grad", *_ZEROING_METHODS)
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         for place in facts.index.calls_named("zero_grad", *_ZEROING_METHODS):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -14,6 +14,9 @@ from leaklint.analysis.walk import dotted_names_in, walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixspec import EditSpec, RemoveStatement, SuggestedFix, UnwrapWith, drop_argument
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 SET_DETECT_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"})
 DETECT_ANOMALY = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"})
@@ -178,6 +181,11 @@ import pytorch_lightning as pl
 trainer = pl.Trainer(max_epochs=10, detect_anomaly=True)  # expect: LL404
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """The calls reported switch anomaly detection on (``detect_anomaly``)."""
+        return shape.mentions("detect_anomaly")
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         if facts.imports.imports_anything_from("pytest", "unittest"):

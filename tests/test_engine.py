@@ -95,11 +95,11 @@ def test_the_gate_changes_no_finding_on_the_fixtures(path):
     rules = list(all_rules().values())
     settings = Settings(select=("ALL",), min_confidence=Confidence.LOW)
     gated = lint_text(text, str(path), rules, settings)
-    ungated = lint_text(text, str(path), rules, settings, text_gate=False)
+    ungated = lint_text(text, str(path), rules, settings, gate=False)
     assert (gated.findings, gated.errors) == (ungated.findings, ungated.errors)
     skipped = [rule for rule in rules if not is_relevant(text, [rule])]
     if skipped:
-        forced = lint_text(text, str(path), skipped, settings, text_gate=False)
+        forced = lint_text(text, str(path), skipped, settings, gate=False)
         assert (forced.findings, forced.errors) == ([], [])
 
 

@@ -50,7 +50,7 @@ def python_rejects(source: str) -> bool:
 
 def assert_no_crash(source: str) -> None:
     for text in (source, "import torch\nimport torch.nn as nn\n" + source):
-        outcome = lint_text(text, "fuzz.py", RULES, SETTINGS, text_gate=False)
+        outcome = lint_text(text, "fuzz.py", RULES, SETTINGS, gate=False)
         internal = [e.describe() for e in outcome.errors if e.kind is ErrorKind.INTERNAL]
         assert not internal, f"{internal}\n--- source ---\n{text}"
         unparsable = any(e.kind in (ErrorKind.SYNTAX, ErrorKind.DECODE) for e in outcome.errors)

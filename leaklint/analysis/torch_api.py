@@ -151,6 +151,29 @@ MODEL_NAME = re.compile(
 #: Names that suggest a graph tensor (low confidence on their own).
 GRAPH_TENSOR_NAME = re.compile(r"^(loss|losses|[a-z0-9_]*_loss|loss_[a-z0-9_]*|[a-z0-9_]*_losses)$")
 
+# --- what graph evidence needs (for the gate, leaklint/prefilter.py) -------------------------
+#: Identifiers a file must use for any value in it to be graph-attached at medium confidence or
+#: above: a backward call, the torch.nn namespace (module classes, losses, functional losses), a
+#: model library or factory, or a method only modules have. Names alone (``loss``, ``model``) are
+#: low-confidence evidence and need none of these.
+GRAPH_EVIDENCE_IDENTIFIERS = frozenset(
+    {
+        "backward", "manual_backward", "grad", "nn", "torchvision", "timm", "transformers", "diffusers", "peft",
+        "lightning", "pytorch_lightning", "LightningModule", "hub", "compile", "jit",
+    }
+) | MODULE_EVIDENCE_METHODS
+
+
+def is_graph_evidence_identifier(name: str) -> bool:
+    """Whether using ``name`` may make some value graph-attached above low confidence."""
+    return (
+        name in GRAPH_EVIDENCE_IDENTIFIERS
+        or name.endswith(("_loss", "Loss"))
+        or name in _FUNCTIONAL_LOSSES
+        or bool(LOSS_FUNCTION_NAME.match(name))
+    )
+
+
 # --- data and optimisers -----------------------------------------------------------------------
 DATA_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 DATA_SOURCE_NAME = re.compile(r"(loader|dataloader|batches|dataset|_data$|^data$|_iter$|^iterator$)", re.IGNORECASE)

@@ -1,0 +1,436 @@
+"""The gate before libcst: decide from Python's own ``ast`` whether any enabled rule could report
+something in a file, and skip libcst (the parse and the analysis, most of a run) when none can.
+
+Two questions, cheapest first:
+
+1. **words** — does the file mention a word one of the rule's findings needs
+   (:attr:`~leaklint.rule.Rule.requires_any`, a case-insensitive substring match);
+2. **shape** — does its syntax hold what the rule's findings are made of
+   (:meth:`~leaklint.rule.Rule.may_report`, asked of a :class:`SyntaxShape` built in one pass over
+   the ``ast`` tree that the syntax check has already built).
+
+A shape over-approximates what the analysis looks for: it knows no values and no import aliases,
+and it matches calls by their last name, so "no" means no rule can fire and "yes" only means the
+file is worth the full analysis. A "no" must never hide a finding: the test-suite compares gated
+and ungated runs rule by rule on every rule example, every fixture and a sample of the standard
+library, and ``bench/gate_check.py`` does the same on the benchmark corpus.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from leaklint.analysis.structure import STEP_METHODS, is_eval_function_name
+from leaklint.analysis.steps import FRAMEWORK_HOOK_NAME, PER_STEP_HOOK, STEP_FUNCTION_NAMES
+from leaklint.analysis.torch_api import (
+    DATA_SOURCE_NAME,
+    ITERATION_COUNTER_NAME,
+    MODULES_WITH_INPLACE,
+    is_graph_evidence_identifier,
+)
+from leaklint.findings import Confidence
+
+if TYPE_CHECKING:
+    from leaklint.rule import Rule
+
+#: Calls that differentiate (``loss.backward()``, ``accelerator.backward(loss)``, ``autograd.grad``)
+#: or step an optimizer: a loop holding one runs a training step per iteration.
+_STEP_CALLS = frozenset({"backward", "manual_backward", "grad", "step"})
+_BACKWARD_CALLS = frozenset({"backward", "manual_backward", "grad"})
+#: Container methods that add what they are given (LL102's stores).
+_COLLECTING_METHODS = frozenset({"append", "appendleft", "add", "extend", "insert", "put"})
+#: Other methods that write into their receiver.
+_WRITING_METHODS = frozenset({"update", "setdefault", "__setitem__", "pop", "clear"})
+_OWNERS = frozenset({"self", "cls"})
+_INPLACE_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+_GRAD_SWITCHES = re.compile(r"no_grad|inference_mode|set_grad_enabled|grad_mode|validation_step|test_step|predict_step")
+
+
+@dataclass(frozen=True)
+class SyntaxShape:
+    """What a file's syntax holds, for the gate. Every field errs towards True."""
+
+    #: The source, lower-cased, for word checks.
+    text: str
+    #: Every identifier: names, attribute names, imported names (``collect`` for ``gc.collect()``
+    #: and for ``from gc import collect as c``), keyword-argument names.
+    identifiers: frozenset[str]
+    #: A loop (or comprehension) that may run once per training or evaluation step: its header
+    #: names a data source or a step counter, its body differentiates or steps an optimizer, or
+    #: the file builds a ``DataLoader`` (any loop may iterate one).
+    iteration_loop: bool
+    #: A function that may run once per step (named like a step or a framework hook, running a
+    #: backward, or called from one) writes to ``self``/``cls``, a global, or a closure cell.
+    per_step_state_store: bool
+    #: A function other than ``__init__`` adds to a container kept on ``self``/``cls``.
+    self_container_store: bool
+    #: A loop inside a function adds to a container the function does not own.
+    loop_outer_store: bool
+    #: A method keeps an argument on ``self`` (``meter.update(val)``), and some call of a method of
+    #: that name runs per step or in a loop on an object that outlives the call.
+    argument_keeping_call: bool
+    #: The file uses something that makes values graph-attached above low confidence: a backward
+    #: call, a loss, an ``nn.Module`` or model library, a module-only method
+    #: (:func:`~leaklint.analysis.torch_api.is_graph_evidence_identifier`).
+    graph_evidence: bool
+    #: ``.eval()`` / ``.train(False)`` is called, or a function is named like evaluation code.
+    eval_context: bool
+    #: An ``except`` clause calls something.
+    except_with_call: bool
+    #: ``x = x * s`` / ``x = f(x)`` style re-assignments, or activation modules built where
+    #: gradients may be off (LL401).
+    inplace_candidate: bool
+
+    def mentions(self, *words: str) -> bool:
+        """Any of ``words`` occurs in the source (case-insensitive substring)."""
+        return any(word.lower() in self.text for word in words)
+
+    def uses(self, *names: str) -> bool:
+        """Any of ``names`` is an identifier of the file (exact, case-sensitive)."""
+        return not self.identifiers.isdisjoint(names)
+
+
+def may_hold_findings(text: str, tree: ast.AST, rules: Sequence[type[Rule]], min_confidence: Confidence) -> list[type[Rule]]:
+    """The rules among ``rules`` that could report something in this file (the others cannot)."""
+    lowered = text.lower()
+    worded = [rule for rule in rules if any(word.lower() in lowered for word in rule.requires_any)]
+    if not worded:
+        return []
+    shape = describe_shape(tree, lowered)
+    return [rule for rule in worded if rule.may_report(shape, min_confidence)]
+
+
+def mentions_required_words(text: str, rules: Iterable[type[Rule]]) -> bool:
+    """Whether ``text`` mentions a word one of ``rules`` requires (:attr:`Rule.requires_any`)."""
+    lowered = text.lower()
+    return any(word.lower() in lowered for rule in rules for word in rule.requires_any)
+
+
+# --- the one pass ---------------------------------------------------------------------------------
+@dataclass(eq=False)
+class _Function:
+    """What the pass learns about one function (or the module's top level: ``name`` None)."""
+
+    name: str | None
+    is_method: bool = False
+    params: frozenset[str] = frozenset()
+    #: Parameters other than a method's ``self``/``cls``: what a caller hands over.
+    arguments: frozenset[str] = frozenset()
+    #: Names declared ``global`` / ``nonlocal``.
+    declared: set[str] = field(default_factory=set)
+    #: Names bound afresh here (assigned, imported, loop targets), not only accumulated into.
+    bound: set[str] = field(default_factory=set)
+    #: Last names of everything it calls.
+    calls: set[str] = field(default_factory=set)
+    runs_backward: bool = False
+    #: Plain names it calls inside a loop (``g(loss, params)`` after ``import grad as g``).
+    loop_calls: set[str] = field(default_factory=set)
+    #: (root name written to, collects into a container, inside a loop, value reads a parameter)
+    stores: list[tuple[str, bool, bool, bool]] = field(default_factory=list)
+    #: (method name, root of the receiver, inside a loop) for every ``x.m(...)`` call.
+    method_calls: list[tuple[str, str | None, bool]] = field(default_factory=list)
+
+    def outlives(self, root: str) -> bool:
+        """Whether a value written under ``root`` here survives the call."""
+        if self.name is None:
+            return False
+        return root in _OWNERS or root in self.declared or (root not in self.params and root not in self.bound)
+
+    @property
+    def may_run_per_step(self) -> bool:
+        name = self.name or ""
+        return (
+            name in STEP_FUNCTION_NAMES
+            or name in STEP_METHODS
+            or bool(PER_STEP_HOOK.match(name) or FRAMEWORK_HOOK_NAME.match(name))
+            or self.runs_backward
+        )
+
+
+class _Pass:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.top = _Function(None)
+        self.functions: list[_Function] = []
+        self.identifiers: set[str] = set()
+        self.iteration_loop = "dataloader" in text and ("for " in text or "while " in text)
+        #: Local names that ``from torch.autograd import grad as g`` binds to a backward call.
+        self.backward_aliases: set[str] = set()
+        self.eval_context = False
+        self.except_with_call = False
+        self.inplace_candidate = bool(_GRAD_SWITCHES.search(text)) and any(m.lower() in text for m in MODULES_WITH_INPLACE)
+
+    def run(self, tree: ast.AST) -> None:
+        # (node, enclosing function, directly in a class body, loops around it, in an except clause)
+        stack: list[tuple[ast.AST, _Function, bool, int, bool]] = [(tree, self.top, False, 0, False)]
+        while stack:
+            node, function, in_class, loops, in_handler = stack.pop()
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                inner = self._function(node, in_class)  # type: ignore[arg-type]
+                function.bound.add(node.name)  # type: ignore[attr-defined]
+                stack.extend((child, inner, False, 0, False) for child in ast.iter_child_nodes(node))
+                continue
+            if kind is ast.ClassDef:
+                function.bound.add(node.name)  # type: ignore[attr-defined]
+                stack.extend((child, function, True, loops, in_handler) for child in ast.iter_child_nodes(node))
+                continue
+            if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
+                if kind is not ast.While and _names_a_step(node.iter, node.target):  # type: ignore[attr-defined]
+                    self.iteration_loop = True
+                stack.extend((child, function, False, loops + 1, in_handler) for child in ast.iter_child_nodes(node))
+                continue
+            if kind is ast.ExceptHandler:
+                if node.name:  # type: ignore[attr-defined]
+                    function.bound.add(node.name)  # type: ignore[attr-defined]
+                stack.extend((child, function, False, loops, True) for child in ast.iter_child_nodes(node))
+                continue
+            if kind is ast.Call:
+                self._call(node, function, loops, in_handler)  # type: ignore[arg-type]
+            elif kind is ast.Assign:
+                self._assign(node, function, loops)  # type: ignore[arg-type]
+            elif kind is ast.AugAssign or kind is ast.AnnAssign:
+                self._write(node, function, loops)  # type: ignore[arg-type]
+            elif kind is ast.Name:
+                self.identifiers.add(node.id)  # type: ignore[attr-defined]
+                if type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+                    function.bound.add(node.id)  # type: ignore[attr-defined]
+            elif kind is ast.Attribute:
+                self.identifiers.add(node.attr)  # type: ignore[attr-defined]
+            elif kind is ast.keyword:
+                if node.arg:  # type: ignore[attr-defined]
+                    self.identifiers.add(node.arg)  # type: ignore[attr-defined]
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                function.declared.update(node.names)  # type: ignore[attr-defined]
+            elif kind is ast.comprehension:
+                if _names_a_step(node.iter, node.target):  # type: ignore[attr-defined]
+                    self.iteration_loop = True
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                for alias in node.names:  # type: ignore[attr-defined]
+                    function.bound.add((alias.asname or alias.name).split(".")[0])
+                    self.identifiers.update(alias.name.split("."))
+                    if kind is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
+                        self.identifiers.update(node.module.split("."))  # type: ignore[attr-defined]
+                    if alias.asname and alias.name in _BACKWARD_CALLS:
+                        self.backward_aliases.add(alias.asname)
+            stack.extend((child, function, in_class, loops, in_handler) for child in ast.iter_child_nodes(node))
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> _Function:
+        args = node.args
+        params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+        arguments = params[1:] if in_class and (args.posonlyargs or args.args) else params
+        info = _Function(node.name, is_method=in_class, params=frozenset(params), arguments=frozenset(arguments))
+        self.functions.append(info)
+        if is_eval_function_name(node.name):
+            self.eval_context = True
+        return info
+
+    def _call(self, node: ast.Call, function: _Function, loops: int, in_handler: bool) -> None:
+        func = node.func
+        if type(func) is ast.Attribute:
+            name = func.attr
+            receiver = _root(func.value)
+            function.method_calls.append((name, receiver, loops > 0))
+            if receiver is not None and (name in _COLLECTING_METHODS or name in _WRITING_METHODS or name.endswith("_")):
+                reads = _reads_any(node, function.arguments)
+                function.stores.append((receiver, name in _COLLECTING_METHODS, loops > 0, reads))
+            if name == "eval" or (name == "train" and node.args and _is_false(node.args[0])):
+                self.eval_context = True
+        elif type(func) is ast.Name:
+            name = func.id
+            if loops:
+                function.loop_calls.add(name)
+        else:
+            return
+        function.calls.add(name)
+        if name in _BACKWARD_CALLS:
+            function.runs_backward = True
+        if loops and name in _STEP_CALLS:
+            self.iteration_loop = True
+        if in_handler:
+            self.except_with_call = True
+
+    def _assign(self, node: ast.Assign, function: _Function, loops: int) -> None:
+        value = node.value
+        for target in node.targets:
+            for part in _unpacked(target):
+                root = _root(part)
+                if root is None:
+                    continue
+                collects = type(part) is ast.Subscript or _grows_itself(part, value)
+                if type(part) is not ast.Name or collects or _reads_itself(part, value):
+                    function.stores.append((root, collects, loops > 0, _reads_any(value, function.arguments)))
+        if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and _updates_itself(node.targets[0].id, value):
+            self.inplace_candidate = True
+
+    def _write(self, node: ast.AugAssign | ast.AnnAssign, function: _Function, loops: int) -> None:
+        target, value = node.target, node.value
+        root = _root(target)
+        if root is None or value is None:
+            return
+        collects = type(node) is ast.AugAssign and type(value) in (ast.List, ast.Tuple)
+        if type(target) is not ast.Name or type(node) is ast.AugAssign:
+            function.stores.append((root, collects or type(target) is ast.Subscript, loops > 0, _reads_any(value, function.arguments)))
+
+    def shape(self) -> SyntaxShape:
+        # Imports may come after their use in the order of the pass: resolve aliases of backward
+        # functions now.
+        for function in self.functions + [self.top]:
+            if function.calls & self.backward_aliases:
+                function.runs_backward = True
+            if function.loop_calls & self.backward_aliases:
+                self.iteration_loop = True
+        per_step = self._per_step_functions()
+        keeping_methods = {
+            f.name
+            for f in self.functions
+            if f.is_method and any(root in _OWNERS and reads for root, _, _, reads in f.stores)
+        }
+        return SyntaxShape(
+            text=self.text,
+            identifiers=frozenset(self.identifiers),
+            iteration_loop=self.iteration_loop,
+            per_step_state_store=any(
+                f.name != "__init__" and any(f.outlives(root) for root, *_ in f.stores) for f in per_step
+            ),
+            self_container_store=any(
+                f.name not in (None, "__init__") and any(root in _OWNERS and collects for root, collects, _, _ in f.stores)
+                for f in self.functions
+            ),
+            loop_outer_store=any(
+                f.name != "__init__"
+                and any(collects and in_loop and f.outlives(root) for root, collects, in_loop, _ in f.stores)
+                for f in self.functions
+            ),
+            argument_keeping_call=any(
+                name in keeping_methods and receiver is not None and (in_loop or f in per_step) and f.outlives(receiver)
+                for f in self.functions
+                for name, receiver, in_loop in f.method_calls
+            ),
+            graph_evidence=any(is_graph_evidence_identifier(name) for name in self.identifiers),
+            eval_context=self.eval_context,
+            except_with_call=self.except_with_call,
+            inplace_candidate=self.inplace_candidate,
+        )
+
+    def _per_step_functions(self) -> set[_Function]:
+        """Functions that may run once per step, and everything they may call (by name)."""
+        by_name: dict[str, list[_Function]] = {}
+        for f in self.functions:
+            by_name.setdefault(f.name or "", []).append(f)
+        found = {f for f in self.functions if f.may_run_per_step}
+        frontier = list(found)
+        while frontier:
+            caller = frontier.pop()
+            for name in caller.calls:
+                for callee in by_name.get(name, ()):
+                    if callee not in found and callee.name != "__init__":
+                        found.add(callee)
+                        frontier.append(callee)
+        return found
+
+
+def describe_shape(tree: ast.AST, lowered_text: str) -> SyntaxShape:
+    """Read the :class:`SyntaxShape` of a parsed file (``lowered_text``: its source, lower-cased)."""
+    scan = _Pass(lowered_text)
+    scan.run(tree)
+    return scan.shape()
+
+
+# --- small syntax helpers -------------------------------------------------------------------------
+def _root(node: ast.AST) -> str | None:
+    """``self`` in ``self.cache[k].append``, ``d`` in ``d.setdefault(k, []).append``."""
+    while True:
+        kind = type(node)
+        if kind is ast.Name:
+            return node.id  # type: ignore[attr-defined]
+        if kind is ast.Attribute or kind is ast.Subscript or kind is ast.Starred:
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is ast.Call:
+            node = node.func  # type: ignore[attr-defined]
+        else:
+            return None
+
+
+def _unpacked(target: ast.AST) -> Iterable[ast.AST]:
+    if type(target) in (ast.Tuple, ast.List):
+        for element in target.elts:  # type: ignore[attr-defined]
+            yield from _unpacked(element)
+    elif type(target) is ast.Starred:
+        yield from _unpacked(target.value)  # type: ignore[attr-defined]
+    else:
+        yield target
+
+
+def _leaf_names(*nodes: ast.AST) -> Iterable[str]:
+    for node in nodes:
+        for child in ast.walk(node):
+            if type(child) is ast.Name:
+                yield child.id  # type: ignore[attr-defined]
+            elif type(child) is ast.Attribute:
+                yield child.attr  # type: ignore[attr-defined]
+
+
+def _names_a_step(iterable: ast.AST, target: ast.AST) -> bool:
+    """``for x, y in loader`` / ``for epoch in range(n)`` / ``for batch in ...``."""
+    return any(
+        DATA_SOURCE_NAME.search(name) or ITERATION_COUNTER_NAME.search(name) for name in _leaf_names(iterable, target)
+    )
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {child.id for child in ast.walk(node) if type(child) is ast.Name}  # type: ignore[attr-defined]
+
+
+def _reads_any(node: ast.AST, names: frozenset[str]) -> bool:
+    return bool(names) and not names.isdisjoint(_names_in(node))
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
+
+
+def _reads_itself(target: ast.AST, value: ast.AST) -> bool:
+    """``t = t + x`` / ``t = f(t, x)``: the target feeds its own new value."""
+    name = _dotted(target)
+    return name is not None and any(_dotted(child) == name for child in ast.walk(value) if type(child) in (ast.Name, ast.Attribute))
+
+
+def _grows_itself(target: ast.AST, value: ast.AST) -> bool:
+    """``t = t + [x]`` / ``t = torch.cat([t, x])``: a container grown by re-assignment."""
+    if type(value) is ast.BinOp:
+        return _reads_itself(target, value) and type(value.right) in (ast.List, ast.Tuple)  # type: ignore[attr-defined]
+    if type(value) is ast.Call and value.args:  # type: ignore[attr-defined]
+        first = value.args[0]  # type: ignore[attr-defined]
+        name = _dotted(target)
+        return type(first) in (ast.List, ast.Tuple) and name is not None and any(_dotted(e) == name for e in first.elts)
+    return False
+
+
+def _updates_itself(name: str, value: ast.AST) -> bool:
+    """``x = x * s``, ``x = torch.relu(x)``, ``x = x.relu()``, ``x = F.relu(x)`` (LL401's candidates)."""
+    kind = type(value)
+    if kind is ast.BinOp:
+        sides = (value.left, value.right)  # type: ignore[attr-defined]
+        return isinstance(value.op, _INPLACE_OPERATORS) and any(type(s) is ast.Name and s.id == name for s in sides)  # type: ignore[attr-defined]
+    if kind is ast.Call:
+        func, args = value.func, value.args  # type: ignore[attr-defined]
+        if args and type(args[0]) is ast.Name and args[0].id == name:
+            return True
+        return type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == name
+    return False
+
+
+def _is_false(node: ast.AST) -> bool:
+    return type(node) is ast.Constant and node.value is False  # type: ignore[attr-defined]

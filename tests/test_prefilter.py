@@ -1,0 +1,196 @@
+"""The gate before libcst (leaklint/prefilter.py): files whose syntax cannot hold a finding of the
+enabled rules are not parsed with libcst, and the gate never hides a finding."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from conftest import ROOT
+
+import leaklint.engine
+from leaklint.config import Settings
+from leaklint.engine import lint_text
+from leaklint.findings import Confidence
+from leaklint.prefilter import describe_shape, may_hold_findings
+from leaklint.registry import all_rules
+
+RULES = all_rules()
+FIXTURES = sorted((ROOT / "fixtures").glob("*.py"))
+LEVELS = (Confidence.LOW, Confidence.MEDIUM, Confidence.HIGH)
+
+
+def shape_of(source: str):
+    source = textwrap.dedent(source)
+    return describe_shape(ast.parse(source), source.lower())
+
+
+def hidden_findings(source: str, path: str = "a.py") -> list[str]:
+    """Findings of an ungated run (every rule, every confidence) that the gate would have hidden."""
+    rules = list(RULES.values())
+    tree = ast.parse(source)
+    allowed = {level: {r.code for r in may_hold_findings(source, tree, rules, level)} for level in LEVELS}
+    outcome = lint_text(source, path, rules, Settings(select=("ALL",), min_confidence=Confidence.LOW), gate=False)
+    return [
+        f"{f.line}: {f.code} ({f.confidence}) at min-confidence {level}"
+        for f in outcome.findings
+        for level in LEVELS
+        if f.confidence >= level and f.code not in allowed[level]
+    ]
+
+
+# --- the gate never hides a finding ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    "snippet",
+    [pytest.param(textwrap.dedent(s), id=f"{code}-invalid-{i}") for code, rule in RULES.items() for i, s in enumerate(rule.INVALID)],
+)
+def test_no_finding_of_a_rule_example_is_hidden(snippet):
+    assert hidden_findings(snippet) == []
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_no_finding_of_a_fixture_is_hidden(path):
+    assert hidden_findings(path.read_text(encoding="utf-8"), str(path)) == []
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_gated_and_ungated_runs_agree_on_the_fixtures_at_the_default_confidence(path):
+    """(tests/test_engine.py checks the same at low confidence.)"""
+    text = path.read_text(encoding="utf-8")
+    rules = list(RULES.values())
+    settings = Settings(select=("ALL",))
+    gated = lint_text(text, str(path), rules, settings)
+    ungated = lint_text(text, str(path), rules, settings, gate=False)
+    assert (gated.findings, gated.errors) == (ungated.findings, ungated.errors)
+
+
+# --- it skips work --------------------------------------------------------------------------------
+UTILITY = """\
+import torch
+
+def pad_to(x, size):
+    out = x.new_zeros(size)
+    out[: x.shape[0]] = x
+    return out
+
+class Config:
+    def __init__(self, layers):
+        self.layers = []
+        for layer in layers:
+            self.layers.append(layer)
+"""
+
+
+def test_a_torch_file_whose_syntax_holds_no_finding_is_not_parsed_with_libcst(monkeypatch):
+    parsed = []
+    monkeypatch.setattr(leaklint.engine, "_apply_rules", lambda *args: parsed.append(args) or ([], [], None))
+    outcome = lint_text(UTILITY, "util.py", list(RULES.values()), Settings())
+    assert outcome.findings == [] and outcome.errors == [] and parsed == []
+
+
+def test_only_the_rules_that_may_report_are_run():
+    tree = ast.parse(UTILITY)
+    assert may_hold_findings(UTILITY, tree, list(RULES.values()), Confidence.MEDIUM) == []
+    # Low-confidence findings rest on names alone: the loop rules can no longer rule them out.
+    low = {r.code for r in may_hold_findings(UTILITY, tree, list(RULES.values()), Confidence.LOW)}
+    assert {"LL101", "LL102"} <= low
+
+
+# --- what the shape sees, feature by feature ------------------------------------------------------
+def test_a_loop_over_a_loader_or_with_a_backward_is_an_iteration_loop():
+    assert shape_of("for x, y in train_loader:\n    pass\n").iteration_loop
+    assert shape_of("for epoch in range(n):\n    pass\n").iteration_loop
+    assert shape_of("while True:\n    loss.backward()\n").iteration_loop
+    assert shape_of("from torch.autograd import grad as g\nfor p in ps:\n    g(out, p)\n").iteration_loop
+    assert shape_of("preds = [f(x) for x in dataloader]\n").iteration_loop
+    assert not shape_of("for head in self.heads:\n    out = head(out)\n").iteration_loop
+
+
+def test_a_dataloader_makes_any_loop_a_possible_iteration_loop():
+    source = "from torch.utils.data import DataLoader\nsource = DataLoader(ds)\nfor x in source:\n    pass\n"
+    assert shape_of(source).iteration_loop
+
+
+def test_state_kept_by_a_per_step_function():
+    forward = """\
+    class Net(nn.Module):
+        def forward(self, x):
+            self.last = self.fc(x)
+            return self.last
+    """
+    assert shape_of(forward).per_step_state_store
+    called_from_forward = """\
+    class Net(nn.Module):
+        def forward(self, x):
+            return self._run(x)
+        def _run(self, x):
+            self.cache["x"] = x
+            return x
+    """
+    assert shape_of(called_from_forward).per_step_state_store
+    global_total = "def train_step(batch):\n    global total\n    total = total + model(batch)\n"
+    assert shape_of(global_total).per_step_state_store
+    setup_only = """\
+    class Net(nn.Module):
+        def __init__(self):
+            self.fc = nn.Linear(2, 2)
+        def reset(self):
+            self.fc = nn.Linear(2, 2)
+        def forward(self, x):
+            h = self.fc(x)
+            h = h + x
+            return h
+    """
+    assert not shape_of(setup_only).per_step_state_store
+
+
+def test_containers_on_self_filled_outside_init():
+    assert shape_of("class M:\n    def record(self, out):\n        self.outputs.append(out)\n").self_container_store
+    assert not shape_of("class M:\n    def __init__(self, n):\n        for i in n:\n            self.layers.append(i)\n").self_container_store
+
+
+def test_a_loop_filling_a_container_of_an_outer_scope():
+    assert shape_of("def collect(items):\n    for x in items:\n        SEEN.append(model(x))\n").loop_outer_store
+    assert not shape_of("def collect(items):\n    seen = []\n    for x in items:\n        seen.append(x)\n    return seen\n").loop_outer_store
+
+
+def test_a_method_that_keeps_its_argument_called_per_step():
+    meter = """\
+    class Meter:
+        def update(self, val):
+            self.sum += val
+    meter = Meter()
+    def log(values):
+        for v in values:
+            meter.update(v)
+    """
+    assert shape_of(meter).argument_keeping_call
+    assert not shape_of("class Meter:\n    def update(self, val):\n        self.sum += val\n").argument_keeping_call
+
+
+def test_graph_evidence_needs_more_than_names():
+    assert shape_of("loss = criterion(out, y)\n").graph_evidence
+    assert shape_of("import torch.nn.functional as F\n").graph_evidence
+    assert shape_of("model.eval()\n").graph_evidence
+    assert shape_of("loss.backward()\n").graph_evidence
+    assert not shape_of("import torch\nloss = compute(batch)\ntotal = total + loss\n").graph_evidence
+
+
+def test_evaluation_code_and_except_clauses_and_inplace_candidates():
+    assert shape_of("model.eval()\n").eval_context
+    assert shape_of("model.train(False)\n").eval_context
+    assert shape_of("def validate(model, loader):\n    pass\n").eval_context
+    assert not shape_of("def test_shapes():\n    pass\n").eval_context
+    assert shape_of("try:\n    step()\nexcept RuntimeError:\n    retry()\n").except_with_call
+    assert not shape_of("try:\n    step()\nexcept RuntimeError:\n    pass\n").except_with_call
+    assert shape_of("x = x * 2\n").inplace_candidate
+    assert shape_of("x = torch.relu(x)\n").inplace_candidate
+    assert not shape_of("y = x * 2\n").inplace_candidate
+
+
+def test_identifiers_are_names_not_substrings():
+    shape = shape_of("import collections\nfrom gc import collect as c\n")
+    assert shape.uses("collect") and shape.uses("collections")
+    assert not shape_of("import collections\n").uses("collect")
