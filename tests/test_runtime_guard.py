@@ -174,6 +174,21 @@ PLUGIN_TESTS = textwrap.dedent(
             with torch.no_grad():
                 kept.append(model(x).sum().item())
         return step
+
+    events = []
+
+    @pytest.fixture
+    def trainer():  # setup and teardown around the step: a fixture that yields
+        events.append("setup")
+        yield lambda: kept.append(model(x).sum().item())
+        events.append("teardown")
+
+    @pytest.mark.no_memory_growth(iterations=5)
+    def test_marker_with_a_yield_fixture(trainer):
+        return trainer
+
+    def test_the_fixture_was_torn_down_after_the_check():
+        assert events == ["setup", "teardown"]
     """
 )
 
@@ -184,7 +199,7 @@ def test_the_pytest_plugin_offers_a_fixture_and_a_marker(tmp_path):
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore", "test_steps.py"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )
-    assert "2 failed, 2 passed" in run.stdout, run.stdout + run.stderr
+    assert "2 failed, 4 passed" in run.stdout, run.stdout + run.stderr
     assert "FAILED test_steps.py::test_fixture_catches_a_leak" in run.stdout
     assert "FAILED test_steps.py::test_marker_catches_a_leak" in run.stdout
     assert "test_steps.py:9 grows" in run.stdout  # the line that allocated the kept outputs

@@ -4,7 +4,8 @@ The JSON document (``schema: "leaklint.verify/1"``) has these keys, in this orde
 by adding keys: ``schema``, ``leaklint``, ``torch``, ``device``, ``iterations``, ``warmup``,
 ``results`` (one object per rule, in code order) and ``summary`` (count per status). A result has
 ``code``, ``name``, ``severity``, ``device``, ``status`` (``confirmed``, ``not confirmed``,
-``skipped``, ``error``, ``no repro``), ``verdict``, ``reason``, ``host_meter`` and ``leaky`` /
+``skipped`` (tensorflow not installed), ``error`` (the repro raised, or a module it needs such as
+psutil or matplotlib is missing), ``no repro``), ``verdict``, ``reason``, ``host_meter`` and ``leaky`` /
 ``fixed`` (null unless the repro ran), each with integer byte counts ``growth_per_iteration``,
 ``host_growth_per_iteration`` (null without a host meter), ``peak``, ``held``,
 ``allocated_per_iteration``, ``seconds_per_iteration`` and the series ``live`` and ``host``
