@@ -96,7 +96,8 @@ def draw(results: Sequence[RuleResult]):  # type: ignore[no-untyped-def]
         else:
             ax.ticklabel_format(axis="y", style="plain", useOffset=False)
             if everything and min(everything) >= 0:
-                ax.set_ylim(bottom=0)  # from zero, so a 1.3x peak does not look like 10x
+                # From zero, so a 1.3x peak does not look like 10x; headroom above for the legend.
+                ax.set_ylim(bottom=0, top=max(max(everything) / scale * 1.25, 1))
         ax.axvline(result.leaky.warmup - 0.5, color="grey", linewidth=0.8, linestyle=":")
         ax.set_title(f"{result.code} {result.name}\n{result.verdict}", fontsize=8)
         ax.set_xlabel("iteration (dotted: end of warm-up)", fontsize=7)
