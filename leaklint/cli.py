@@ -258,7 +258,8 @@ def list_rules(output_format: str) -> None:
 @main.command("rule")
 @click.argument("code")
 def show_rule(code: str) -> None:
-    """Print the documentation of one rule (by code, e.g. LL101, or by name)."""
+    """Print the documentation of one rule (by code, e.g. LL101, or by name), with its runtime repro and
+    the numbers the last 'leaklint verify' measured for it."""
     from leaklint.registry import all_rules
 
     known = all_rules()
@@ -271,7 +272,23 @@ def show_rule(code: str) -> None:
         hint = f" (did you mean {', '.join(dict.fromkeys(close))}?)" if close else ""
         _error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
         sys.exit(EXIT_ERROR)
-    click.echo(rule.doc_page(), nl=False)
+    page = rule.doc_page()
+    if rule.has_repro():
+        from leaklint.runtime import last
+
+        page += last.render(rule.code)
+    click.echo(page, nl=False)
+
+
+def _store_results(results, device: str, iterations: int, warmup: int, torch_version: str) -> None:  # type: ignore[no-untyped-def]
+    """Keep each measured rule's result for ``leaklint rule`` (a failure to write only warns)."""
+    from leaklint.runtime import last
+    from leaklint.runtime.report import result_to_dict
+
+    try:
+        last.save([result_to_dict(r) for r in results], device=device, torch_version=torch_version, iterations=iterations, warmup=warmup)
+    except OSError as error:
+        click.echo(f"leaklint: warning: cannot store the results in {last.store_path()}: {error.strerror or error}", err=True)
 
 
 @main.command(
@@ -279,7 +296,7 @@ def show_rule(code: str) -> None:
     epilog=(
         "Exit status: 0 every selected rule confirmed (rules whose framework is not installed, e.g. "
         "tensorflow, are skipped and do not fail the run), 1 a rule not confirmed or its repro "
-        "failed, 2 usage error or torch missing."
+        "failed or a dependency it needs is missing, 2 usage error or torch missing or broken."
     ),
 )
 @click.argument("codes", nargs=-1, metavar="[CODES]...")
@@ -307,7 +324,15 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
     if importlib.util.find_spec("torch") is None:
         _error("the runtime verifier needs torch: pip install 'leaklint[runtime]'")
         sys.exit(EXIT_ERROR)
-    import torch
+    try:
+        import torch
+    except Exception as error:  # noqa: BLE001 - a broken install fails in many ways (ImportError, OSError for a missing shared library, RuntimeError for a mismatched numpy or CUDA)
+        _error(
+            f"torch is installed but failed to import: {type(error).__name__}: {error}\n"
+            "  reinstall it: pip install --force-reinstall torch (for a CUDA or CPU-only build pick the "
+            "command for your platform at https://pytorch.org/get-started/locally/), then run leaklint verify again"
+        )
+        sys.exit(EXIT_ERROR)
 
     from leaklint.runtime.driver import resolve_device, verify_rules
     from leaklint.runtime.report import render_json, render_text
@@ -318,6 +343,7 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
         _error(str(error))
         sys.exit(EXIT_ERROR)
     results = verify_rules(selected, run_on, iterations, warmup, progress=lambda line: click.echo(line, err=True))
+    _store_results(results, run_on, iterations, warmup, torch.__version__)
     if output_format == "json":
         click.echo(render_json(results, run_on, iterations, warmup, torch.__version__), nl=False)
     else:
@@ -328,6 +354,6 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
         try:
             plot_results(results, plot_file)
         except ImportError:
-            _error("--plot needs matplotlib: pip install 'leaklint[plot]'")
+            _error("--plot needs matplotlib: pip install 'leaklint[runtime]'")
             sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if any(result.failed for result in results) else EXIT_CLEAN)

@@ -37,6 +37,14 @@ DOC_SECTIONS = (
 )
 
 
+#: What each host meter of a repro measures, as a rule page says it.
+HOST_METER_WORDS = {
+    "heap": "host heap bytes (glibc mallinfo2: C++ objects such as autograd graph nodes or traced graphs)",
+    "python": "bytes of Python objects (tracemalloc)",
+    "uss": "the DataLoader workers' private memory (USS, through psutil)",
+}
+
+
 @dataclass(frozen=True)
 class Violation:
     """What a rule reports: the node to point at, the message, and how sure it is."""
@@ -105,11 +113,28 @@ class Rule:
     def _repro_page(cls) -> str:
         if not cls.has_repro():
             return ""
-        needs = ", ".join(cls.Repro.requires)
+        from leaklint.runtime.repro import OPTIONAL_FRAMEWORKS, RUNTIME_EXTRA
+
+        repro = cls.Repro
+        needs = ", ".join(repro.requires)
+        frameworks = [name for name in repro.requires if name in OPTIONAL_FRAMEWORKS]
+        install = f"`{RUNTIME_EXTRA}` for the verifier"
+        for name in frameworks:
+            install += f" and `pip install {name}`, which no extra of leaklint installs; without {name} the rule is reported as skipped"
+        host = HOST_METER_WORDS.get(repro.host_meter, repro.host_meter)
+        if repro.tensors:
+            measured = (
+                "live tensor bytes gained per iteration after the warm-up, the peak within an iteration and "
+                f"the tensor bytes still held at the end, {host} gained per iteration, and the time per step"
+            )
+        else:
+            measured = (
+                f"{host} gained per iteration after the warm-up, and the time per step (this repro measures "
+                "host memory, not tensor bytes)"
+            )
         return (
-            f"\n## Runtime repro\nRun it with `leaklint verify {cls.code}` (needs {needs}: "
-            "`pip install 'leaklint[runtime]'`). It runs the leaky and the fixed loop body below and "
-            "prints, for each, live bytes gained per iteration after the warm-up and the peak within "
-            "an iteration, then the verdict: growth, host growth, peak or perf confirmed, or not "
-            f"confirmed. This rule claims {cls.severity.value}.\n\n```python\n{cls.Repro.source().rstrip()}\n```\n"
+            f"\n## Runtime repro\nRun it with `leaklint verify {cls.code}` (needs {needs}: {install}). "
+            f"It runs the leaky and the fixed loop body below and measures, for each, {measured}; then the "
+            "verdict: growth, host growth, peak or perf confirmed, or not confirmed. This rule claims "
+            f"{cls.severity.value}.\n\n```python\n{repro.source().rstrip()}\n```\n"
         )

@@ -71,6 +71,15 @@ def test_when_the_fixed_variant_grows_too_nothing_is_confirmed():
     assert "the fixed variant grows too" in verdict.reasons
 
 
+def test_a_fixed_variant_that_grows_confirms_no_peak_and_no_perf_either():
+    # The leaky step holds twice the peak and is twice as slow, but its "fix" grows: no verdict.
+    leaky = stats(live=[0] * 8, peaks=[4 * 1024 * KIB] * 8, seconds=[0.002] * 8)
+    fixed = stats(live=steady(64 * KIB), peaks=[2 * 1024 * KIB] * 8, seconds=[0.001] * 8)
+    verdict = decide(leaky, fixed)
+    assert verdict.verdict == NOT_CONFIRMED
+    assert verdict.reasons == ("the fixed variant grows too",)
+
+
 def test_host_growth_needs_flat_tensors_and_1_kib_more_than_fixed():
     flat = [0] * 8
     assert decide(stats(live=flat, host=steady(10 * KIB)), stats(live=flat, host=flat)).verdict == HOST_GROWTH

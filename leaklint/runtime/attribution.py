@@ -1,22 +1,31 @@
-"""Where retained tensors were allocated: ``file:line`` of the innermost frame of the user's code.
+"""Where growing tensors were allocated: ``file:line`` of the innermost frame of the user's code.
 
-CPU: the profiler's memory reports say exactly which allocations made after the warm-up are still
-alive at the end (their address was never freed). The profiler names only the enclosing function,
-so a ``TorchDispatchMode`` labels every storage an operator creates with the Python line that ran
-the operator; a retained allocation takes the label of its address. CUDA: the caching
-allocator's own history (``torch.cuda.memory._record_memory_history``) records the stack of each
-block; blocks alive at the end and not at the end of the warm-up are the retained ones.
+A site is blamed only when the bytes it holds *grow* from one iteration to the next, judged by the
+same statistic as the whole step (the median per-iteration change after the warm-up). Counting
+every allocation still alive at the end would blame buffers a step re-creates every iteration:
+gradients re-allocated by ``backward()`` after ``zero_grad()`` freed the previous ones are alive
+at the end, but one iteration's worth of them, not more each step. So, per site, the meter
+rebuilds the bytes alive at the end of every iteration and keeps the sites whose series grows;
+their growths add up to (about) the step's growth.
+
+CPU: the profiler's memory reports give every allocation and free with its address and time. The
+profiler names only the enclosing function, so a ``TorchDispatchMode`` labels every storage an
+operator creates with the Python line that ran the operator, per iteration (an address is reused
+once freed; the allocation alive at the end of an iteration is the last one at its address in
+that iteration, and so carries that iteration's last label). CUDA: the caching allocator's own
+history (``torch.cuda.memory._record_memory_history``) records the stack of each block; a snapshot
+at the end of every iteration gives the bytes per site.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 from leaklint.runtime.tensor_meter import Allocation
+from leaklint.runtime.verdict import growth_per_iteration
 
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
 UNKNOWN_SITE = "(allocated outside any torch operator)"
@@ -24,11 +33,11 @@ UNKNOWN_SITE = "(allocated outside any torch operator)"
 
 @dataclass(frozen=True)
 class Site:
-    """Bytes still held at the end that were allocated at ``where`` after the warm-up."""
+    """A line whose live tensors grow: ``bytes`` and ``tensors`` gained per iteration (median)."""
 
     where: str
-    bytes: int
-    tensors: int
+    bytes: float
+    tensors: float
 
 
 def _skipped_dirs() -> tuple[str, ...]:
@@ -57,19 +66,23 @@ def user_line(skip: tuple[str, ...]) -> str | None:
 
 
 def make_labeler():  # type: ignore[no-untyped-def]
-    """A dispatch mode whose ``sites`` maps each storage address an operator created to its line."""
+    """A dispatch mode that labels each storage an operator creates with the line that ran it.
+
+    Call ``begin(index)`` at the start of every iteration: ``labels[index]`` then maps the storage
+    addresses created in that iteration to their line (the last label wins for a reused address).
+    """
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
     skip = _skipped_dirs()
 
-    def storages(values) -> dict[int, int]:  # type: ignore[no-untyped-def]
-        found = {}
+    def storages(values) -> set[int]:  # type: ignore[no-untyped-def]
+        found = set()
         for value in tree_flatten(values)[0]:
             if isinstance(value, torch.Tensor) and value.device.type == "cpu" and not value.is_sparse:
                 try:
-                    found[value.untyped_storage().data_ptr()] = 1
+                    found.add(value.untyped_storage().data_ptr())
                 except (RuntimeError, NotImplementedError):
                     continue
         return found
@@ -77,51 +90,74 @@ def make_labeler():  # type: ignore[no-untyped-def]
     class Labeler(TorchDispatchMode):
         def __init__(self) -> None:
             super().__init__()
-            self.sites: dict[int, str] = {}
+            self.labels: dict[int, dict[int, str]] = {}
+            self._current: dict[int, str] = {}
+
+        def begin(self, index: int) -> None:
+            self._current = self.labels.setdefault(index, {})
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             result = func(*args, **(kwargs or {}))
-            created = storages(result).keys() - storages((args, kwargs)).keys()
+            created = storages(result) - storages((args, kwargs))
             if created:
                 where = user_line(skip)
                 if where is not None:
                     for pointer in created:
-                        self.sites[pointer] = where
+                        self._current[pointer] = where
             return result
 
     return Labeler()
 
 
-def retained(allocations: Iterable[Allocation], since_ns: int) -> list[Allocation]:
-    """Allocations made at or after ``since_ns`` whose address was not freed afterwards."""
-    alive: dict[int, Allocation] = {}
-    for allocation in allocations:
-        if allocation.size > 0:
-            alive[allocation.ptr] = allocation
-        else:
-            alive.pop(allocation.ptr, None)
-    return [a for a in alive.values() if a.time_ns >= since_ns]
+def growing_sites(per_iteration: Sequence[Mapping[str, tuple[int, int]]], warmup: int) -> list[Site]:
+    """Sites whose live (bytes, tensors) at the end of each iteration grow, largest first.
+
+    ``per_iteration[i]`` maps each site to what it holds at the end of iteration ``i``; a site
+    missing from an iteration holds nothing then.
+    """
+    names = sorted({name for snapshot in per_iteration for name in snapshot})
+    sites = []
+    for name in names:
+        held = [snapshot.get(name, (0, 0)) for snapshot in per_iteration]
+        grows = growth_per_iteration([float(b) for b, _ in held], warmup)
+        if grows > 0:
+            sites.append(Site(name, grows, growth_per_iteration([float(n) for _, n in held], warmup)))
+    return sorted(sites, key=lambda s: (-s.bytes, s.where))
 
 
-def group_sites(labelled: Iterable[tuple[str, int]]) -> list[Site]:
-    """Sum (where, bytes) pairs by ``where``, largest first."""
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for where, size in labelled:
-        totals[where][0] += size
-        totals[where][1] += 1
-    return sorted((Site(where, b, n) for where, (b, n) in totals.items()), key=lambda s: (-s.bytes, s.where))
+def cpu_sites(
+    allocations: Iterable[Allocation], iterations: Sequence[tuple[int, int]], labels: Mapping[int, Mapping[int, str]], warmup: int
+) -> list[Site]:
+    """Growing sites from the CPU allocator's reports (``allocations`` in time order),
+    the iterations' ``(start_ns, end_ns)`` windows and the labeler's per-iteration labels."""
+    alive: dict[int, tuple[int, str]] = {}
+    held: dict[str, list[int]] = {}
+    per_iteration: list[dict[str, tuple[int, int]]] = []
+    events = iter(allocations)
+    pending = next(events, None)
+    for index, (start, end) in enumerate(iterations):
+        names = labels.get(index, {})
+        while pending is not None and pending.time_ns <= end:
+            if pending.size > 0:
+                where = names.get(pending.ptr, UNKNOWN_SITE) if pending.time_ns >= start else UNKNOWN_SITE
+                alive[pending.ptr] = (pending.size, where)
+                totals = held.setdefault(where, [0, 0])
+                totals[0] += pending.size
+                totals[1] += 1
+            elif pending.ptr in alive:
+                size, where = alive.pop(pending.ptr)
+                held[where][0] -= size
+                held[where][1] -= 1
+            pending = next(events, None)
+        per_iteration.append({name: (b, n) for name, (b, n) in held.items() if b or n})
+    return growing_sites(per_iteration, warmup)
 
 
-def cpu_sites(allocations: Iterable[Allocation], since_ns: int, labels: dict[int, str]) -> list[Site]:
-    return group_sites((labels.get(a.ptr, UNKNOWN_SITE), a.size) for a in retained(allocations, since_ns))
-
-
-def cuda_blocks(snapshot: dict) -> dict[int, tuple[int, str]]:
-    """Allocated blocks of a ``torch.cuda.memory._snapshot()``: address -> (bytes, user line)."""
+def cuda_blocks(snapshot: dict) -> dict[str, tuple[int, int]]:
+    """Allocated blocks of a ``torch.cuda.memory._snapshot()`` summed by user line: (bytes, blocks)."""
     skip = _skipped_dirs()
-    blocks = {}
+    held: dict[str, tuple[int, int]] = {}
     for segment in snapshot.get("segments", ()):
-        address = segment["address"]
         for block in segment["blocks"]:
             if block["state"] == "active_allocated":
                 where = next(
@@ -129,12 +165,11 @@ def cuda_blocks(snapshot: dict) -> dict[int, tuple[int, str]]:
                      if not os.path.abspath(f["filename"]).startswith(skip) and not f["filename"].startswith("<")),
                     UNKNOWN_SITE,
                 )
-                blocks[address] = (block["size"], where)
-            address += block["size"]
-    return blocks
+                size, count = held.get(where, (0, 0))
+                held[where] = (size + block["size"], count + 1)
+    return held
 
 
-def cuda_sites(before: dict, after: dict) -> list[Site]:
-    """Blocks allocated at the end of the run that were not allocated at the end of the warm-up."""
-    old = cuda_blocks(before)
-    return group_sites((where, size) for address, (size, where) in cuda_blocks(after).items() if address not in old)
+def cuda_sites(snapshots: Sequence[dict], warmup: int) -> list[Site]:
+    """Growing sites from one snapshot at the end of every iteration."""
+    return growing_sites([cuda_blocks(snapshot) for snapshot in snapshots], warmup)

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 from leaklint.findings import Severity
 from leaklint.runtime.host_meter import make_host_meter
-from leaklint.runtime.repro import Context, Repro
+from leaklint.runtime.repro import Context, Repro, install_hint
 from leaklint.runtime.tensor_meter import make_meter
 from leaklint.runtime.verdict import NOT_CONFIRMED, VariantStats, decide
 
@@ -20,7 +20,8 @@ UNCONFIRMED = "not confirmed"
 SKIPPED = "skipped"
 ERROR = "error"
 NO_REPRO = "no repro"
-#: Statuses that do not fail ``leaklint verify``: a repro whose framework is not installed.
+#: Statuses that do not fail ``leaklint verify``: a repro whose optional framework (tensorflow) is
+#: not installed. A missing psutil or matplotlib is an ``error``: ``leaklint[runtime]`` has them.
 NOT_FAILURES = (CONFIRMED, SKIPPED)
 
 
@@ -136,9 +137,15 @@ def verify_rule(rule: type, device: str, iterations: int = 12, warmup: int = 3) 
     repro_class = getattr(rule, "Repro", None)
     if repro_class is None:
         return RuleResult(**base, device="-", status=NO_REPRO, verdict=NOT_CONFIRMED, reason="the rule has no runtime repro")
-    missing = repro_class.missing()
-    if missing:
-        return RuleResult(**base, device="-", status=SKIPPED, verdict="skipped", reason=f"{', '.join(missing)} not installed")
+    frameworks, dependencies = repro_class.missing_frameworks(), repro_class.missing_dependencies()
+    if frameworks:
+        return RuleResult(**base, device="-", status=SKIPPED, verdict="skipped", reason=f"{', '.join(frameworks)} not installed")
+    if dependencies:
+        hints = " and ".join(dict.fromkeys(install_hint(name) for name in dependencies))
+        return RuleResult(
+            **base, device="-", status=ERROR, verdict=NOT_CONFIRMED,
+            reason=f"{', '.join(dependencies)} not installed: {hints}",
+        )
     repro = repro_class()
     run_on = device if repro.tensors else "cpu"
     meter_name: str | None = repro.host_meter
@@ -153,11 +160,12 @@ def verify_rule(rule: type, device: str, iterations: int = 12, warmup: int = 3) 
         return RuleResult(**base, device=run_on, status=ERROR, verdict=NOT_CONFIRMED, reason=f"{type(error).__name__}: {error}")
     judged = decide(leaky, fixed)
     status = CONFIRMED if judged.proves(severity) else UNCONFIRMED
-    if status == UNCONFIRMED and not reason:
+    if status == UNCONFIRMED:
         wanted = {"leak": "growth", "peak": "a higher peak", "perf": "a slower step"}[severity.value]
-        reason = f"the rule claims {severity.value} ({wanted}); measured: {judged.verdict}"
+        claim = f"the rule claims {severity.value} ({wanted}); measured: {judged.verdict}"
         if judged.reasons:
-            reason += f" ({'; '.join(judged.reasons)})"
+            claim += f" ({'; '.join(judged.reasons)})"
+        reason = f"{claim}; {reason}" if reason else claim
     return RuleResult(
         **base, device=run_on, status=status, verdict=judged.verdict, reason=reason, host_meter=meter_name,
         leaky=leaky, fixed=fixed, seconds=time.perf_counter() - began,
@@ -184,7 +192,8 @@ def verify_rules(
                 progress(f"[{number}/{len(rules)}] {rule.code} {rule.name} ...")
             result = verify_rule(rule, run_on, iterations, warmup)
             if progress:
-                progress(f"[{number}/{len(rules)}] {rule.code} {result.status}: {result.verdict} ({result.seconds:.1f} s)")
+                outcome = result.verdict if result.status == CONFIRMED else result.reason or result.verdict
+                progress(f"[{number}/{len(rules)}] {rule.code} {result.status}: {outcome} ({result.seconds:.1f} s)")
             results.append(result)
     finally:
         torch.set_num_threads(threads)

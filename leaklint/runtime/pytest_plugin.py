@@ -5,7 +5,15 @@ Two spellings, same check (:func:`leaklint.runtime.assert_no_growth`):
 * the ``leak_guard`` fixture: ``leak_guard(step, iterations=20, warmup=3, tolerance="4 KiB")``
   inside any test;
 * the ``no_memory_growth`` marker on a test that *returns* its step function:
-  ``@pytest.mark.no_memory_growth(iterations=20, tolerance="4 KiB")``.
+  ``@pytest.mark.no_memory_growth(iterations=20, tolerance="4 KiB")``. The test must ``return``
+  the step: pytest does not run generator (``yield``) tests at all, so setup and teardown around
+  the step belong in a fixture that yields (the marked test takes it as an argument), and the
+  guard runs after the test returned, before the fixture's teardown.
+
+A failure reads as the user's test failing, not as a traceback through this plugin: the fixture's
+check hides its own frames (``__tracebackhide__``), and the marker, whose test has already
+returned when the check runs, reports the test's ``file:line`` and the measurement without a
+traceback.
 
 Loading the plugin imports neither torch nor the meters; they load when a guarded test runs.
 """
@@ -22,14 +30,14 @@ MARKER = "no_memory_growth"
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(iterations=20, warmup=3, tolerance='4 KiB', device='auto'): the test returns a step "
-        "function; fail if calling it repeatedly grows live tensor memory (leaklint)",
+        f"{MARKER}(iterations=20, warmup=3, tolerance='4 KiB', device='auto', host_tolerance='1 KiB'): the test "
+        "returns a step function; fail if calling it repeatedly grows live tensor memory or host memory (leaklint)",
     )
 
 
 @pytest.fixture
 def leak_guard() -> Callable[..., Any]:
-    """``leak_guard(step, **options)``: call ``step`` repeatedly, fail if tensor memory grows."""
+    """``leak_guard(step, **options)``: call ``step`` repeatedly, fail if tensor or host memory grows."""
     from leaklint.runtime.guard import assert_no_growth
 
     return assert_no_growth
@@ -40,11 +48,23 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     marker = pyfuncitem.get_closest_marker(MARKER)
     if marker is None:
         return None
-    from leaklint.runtime.guard import assert_no_growth
+    from leaklint.runtime.guard import measure_growth
 
     arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
     step = pyfuncitem.obj(**arguments)
+    where = _location(pyfuncitem)
     if not callable(step):
-        pytest.fail(f"a test marked @pytest.mark.{MARKER} must return its step function, got {type(step).__name__}", pytrace=False)
-    assert_no_growth(step, *marker.args, **marker.kwargs)
+        pytest.fail(
+            f"{where}: a test marked @pytest.mark.{MARKER} must return its step function, got {type(step).__name__}",
+            pytrace=False,
+        )
+    report = measure_growth(step, *marker.args, **marker.kwargs)
+    if report.grows:
+        pytest.fail(f"{report.describe()}\nthe step was returned by {pyfuncitem.name} ({where})", pytrace=False)
     return True
+
+
+def _location(item: pytest.Function) -> str:
+    """``file:line`` of the test function's definition, relative to pytest's root directory."""
+    path, line, _ = item.location
+    return f"{path}:{(line or 0) + 1}"

@@ -4,7 +4,8 @@ The JSON document (``schema: "leaklint.verify/1"``) has these keys, in this orde
 by adding keys: ``schema``, ``leaklint``, ``torch``, ``device``, ``iterations``, ``warmup``,
 ``results`` (one object per rule, in code order) and ``summary`` (count per status). A result has
 ``code``, ``name``, ``severity``, ``device``, ``status`` (``confirmed``, ``not confirmed``,
-``skipped``, ``error``, ``no repro``), ``verdict``, ``reason``, ``host_meter`` and ``leaky`` /
+``skipped`` (tensorflow not installed), ``error`` (the repro raised, or a module it needs such as
+psutil or matplotlib is missing), ``no repro``), ``verdict``, ``reason``, ``host_meter`` and ``leaky`` /
 ``fixed`` (null unless the repro ran), each with integer byte counts ``growth_per_iteration``,
 ``host_growth_per_iteration`` (null without a host meter), ``peak``, ``held``,
 ``allocated_per_iteration``, ``seconds_per_iteration`` and the series ``live`` and ``host``
@@ -76,14 +77,21 @@ def _pair(leaky: str, fixed: str) -> str:
     return f"{leaky} / {fixed}"
 
 
+def verdict_cell(result: RuleResult) -> str:
+    """The measured verdict when the rule is confirmed, else the status and why (the reason of an
+    unconfirmed rule already says what was measured)."""
+    if result.status == "confirmed":
+        return result.verdict
+    return f"{result.status}: {result.reason}" if result.reason else result.status
+
+
 def _row(result: RuleResult) -> list[str]:
     leaky, fixed = result.leaky, result.fixed
     if leaky is None or fixed is None:
-        return [result.code, result.device, "-", "-", "-", "-", "-", f"{result.verdict}: {result.reason}" if result.reason else result.verdict]
+        return [result.code, result.device, "-", "-", "-", "-", "-", "-", verdict_cell(result)]
     tensors = bool(leaky.live)
     host_l, host_f = leaky.host_growth, fixed.host_growth
     host = _pair(format_bytes(host_l), format_bytes(host_f)) + f" {result.host_meter}" if host_l is not None and host_f is not None else "unavailable"
-    mark = "" if result.status == "confirmed" else f" ({result.status}: {result.reason})"
     return [
         result.code,
         result.device,
@@ -91,16 +99,21 @@ def _row(result: RuleResult) -> list[str]:
         format_bytes(fixed.growth) if tensors else "-",
         host,
         _pair(format_bytes(leaky.peak), format_bytes(fixed.peak)) if tensors else "-",
+        _pair(format_bytes(leaky.held), format_bytes(fixed.held)) if tensors else "-",
         _pair(f"{leaky.seconds_per_iteration * 1e3:.2f}", f"{fixed.seconds_per_iteration * 1e3:.2f}"),
-        result.verdict + mark,
+        verdict_cell(result),
     ]
 
 
-HEADER = ["CODE", "DEVICE", "LEAKY/ITER", "FIXED/ITER", "HOST/ITER LEAKY / FIXED", "PEAK LEAKY / FIXED", "MS/ITER LEAKY / FIXED", "VERDICT"]
+HEADER = [
+    "CODE", "DEVICE", "LEAKY/ITER", "FIXED/ITER", "HOST/ITER LEAKY / FIXED", "PEAK LEAKY / FIXED",
+    "HELD LEAKY / FIXED", "MS/ITER LEAKY / FIXED", "VERDICT",
+]  # fmt: skip
 
 
 def render_text(results: Sequence[RuleResult]) -> str:
-    """The table: tensor bytes gained per iteration, host bytes, peak, step time, verdict."""
+    """The table: tensor bytes gained per iteration, host bytes, peak, bytes held at the end, step
+    time, verdict."""
     rows = [HEADER, *(_row(result) for result in results)]
     widths = [max(len(row[column]) for row in rows) for column in range(len(HEADER) - 1)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] for row in rows]

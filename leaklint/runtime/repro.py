@@ -14,6 +14,19 @@ import textwrap
 from types import SimpleNamespace
 from typing import ClassVar
 
+#: Frameworks whose absence *skips* a rule ("skipped: tensorflow not installed") instead of failing
+#: it: a rule about another framework's API cannot be measured without that framework, and its
+#: absence says nothing about the rule. Every other requirement (torch, numpy, psutil, matplotlib)
+#: comes with ``pip install 'leaklint[runtime]'``, so a missing one is a broken install: the rule
+#: fails with an install hint.
+OPTIONAL_FRAMEWORKS = ("tensorflow",)
+RUNTIME_EXTRA = "pip install 'leaklint[runtime]'"
+
+
+def install_hint(module: str) -> str:
+    """The command that installs ``module`` (tensorflow is in no extra of leaklint)."""
+    return f"pip install {module}" if module in OPTIONAL_FRAMEWORKS else RUNTIME_EXTRA
+
 
 class Context(SimpleNamespace):
     """The loop's state for one variant: ``device`` plus whatever ``setup`` and the steps keep."""
@@ -48,6 +61,16 @@ class Repro:
     def missing(cls) -> list[str]:
         """The required modules that are not installed."""
         return [name for name in cls.requires if importlib.util.find_spec(name) is None]
+
+    @classmethod
+    def missing_frameworks(cls) -> list[str]:
+        """Missing optional frameworks (tensorflow): the rule is skipped."""
+        return [name for name in cls.missing() if name in OPTIONAL_FRAMEWORKS]
+
+    @classmethod
+    def missing_dependencies(cls) -> list[str]:
+        """Missing modules the runtime extra should have installed: the rule fails."""
+        return [name for name in cls.missing() if name not in OPTIONAL_FRAMEWORKS]
 
     @classmethod
     def source(cls) -> str:

@@ -113,21 +113,22 @@ def _ratio(leaky: float, fixed: float, floor: float) -> bool:
 
 
 def decide(leaky: VariantStats, fixed: VariantStats) -> Verdict:
-    """The strongest verdict the two variants support, strongest first: growth, host growth, peak, perf."""
+    """The strongest verdict the two variants support, strongest first: growth, host growth, peak,
+    perf. Nothing is confirmed when the fixed variant's tensor bytes grow."""
     threshold = growth_threshold(fixed)
     leaky_grows, fixed_grows = leaky.growth >= threshold, fixed.growth >= threshold
-    if leaky_grows and not fixed_grows:
-        return Verdict(GROWTH, threshold)
-    reasons = []
     if fixed_grows:
-        reasons.append("the fixed variant grows too")
+        # A "fix" that still grows proves nothing: no peak or time comparison with it counts either.
+        return Verdict(NOT_CONFIRMED, threshold, ("the fixed variant grows too",))
+    if leaky_grows:
+        return Verdict(GROWTH, threshold)
     host_l, host_f = leaky.host_growth, fixed.host_growth
-    if not leaky_grows and not fixed_grows and host_l is not None and host_f is not None:
+    if host_l is not None and host_f is not None:
         if host_l - host_f >= MIN_HOST_GROWTH and host_l >= MIN_HOST_GROWTH:
             return Verdict(HOST_GROWTH, threshold)
-    if not leaky_grows and (_ratio(leaky.peak, fixed.peak, threshold) or _ratio(leaky.held, fixed.held, threshold)):
+    if _ratio(leaky.peak, fixed.peak, threshold) or _ratio(leaky.held, fixed.held, threshold):
         return Verdict(PEAK, threshold)
     slow, fast = leaky.seconds_per_iteration, fixed.seconds_per_iteration
     if fast > 0 and slow >= PERF_RATIO * fast:
         return Verdict(PERF, threshold)
-    return Verdict(NOT_CONFIRMED, threshold, tuple(reasons))
+    return Verdict(NOT_CONFIRMED, threshold)
