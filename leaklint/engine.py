@@ -208,6 +208,7 @@ def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[lis
     import libcst as cst
 
     from leaklint.analysis.facts import ModuleFacts
+    from leaklint.analysis.walk import children_cached
 
     try:
         module = cst.parse_module(text)
@@ -217,21 +218,22 @@ def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[lis
             ErrorKind.UNSUPPORTED,
             f"valid Python that libcst cannot parse (at {error.raw_line}:{error.raw_column + 1}: {error.message}); not linted",
         ) from None
-    try:
-        facts = ModuleFacts(module)
-    except RecursionError:
-        raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None
-    except Exception as error:  # a bug in leaklint, not in the user's file
-        return [], [_internal_error(path, error, None)], module
-    violations: list[tuple[type[Rule], Violation]] = []
-    errors: list[FileError] = []
-    for rule in rules:
+    with children_cached():
         try:
-            violations.extend((rule, v) for v in rule().check(facts))
+            facts = ModuleFacts(module)
         except RecursionError:
-            errors.append(FileError(path, ErrorKind.TOO_COMPLEX, "too deeply nested to analyse", rule.code))
-        except Exception as error:
-            errors.append(_internal_error(path, error, rule.code))
+            raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None
+        except Exception as error:  # a bug in leaklint, not in the user's file
+            return [], [_internal_error(path, error, None)], module
+        violations: list[tuple[type[Rule], Violation]] = []
+        errors: list[FileError] = []
+        for rule in rules:
+            try:
+                violations.extend((rule, v) for v in rule().check(facts))
+            except RecursionError:
+                errors.append(FileError(path, ErrorKind.TOO_COMPLEX, "too deeply nested to analyse", rule.code))
+            except Exception as error:
+                errors.append(_internal_error(path, error, rule.code))
     return violations, errors, module
 
 

@@ -12,7 +12,7 @@ carried value fed into the next computation.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
@@ -21,7 +21,7 @@ from leaklint.analysis import torch_api
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, LoopInfo, backward_calls, bound_names
 from leaklint.analysis.syntax import keyword_is_true
-from leaklint.analysis.values import Evidence, Kind, Role, Value
+from leaklint.analysis.values import Evidence, Kind, Role, Value, replace
 from leaklint.analysis.walk import children, dotted_names_in, names_read, not_into_scopes, walk
 from leaklint.findings import Confidence
 

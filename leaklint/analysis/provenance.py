@@ -10,7 +10,7 @@ enclosing loops, gradient mode, environment) and every model call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 import libcst as cst
@@ -40,6 +40,7 @@ from leaklint.analysis.values import (
     instance,
     join,
     join_envs,
+    replace,
     role,
 )
 from leaklint.findings import Confidence

@@ -9,9 +9,23 @@ overwrite in place) or may share storage with something else.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from leaklint.findings import Confidence
+
+
+T = TypeVar("T")
+
+
+def replace(obj: T, /, **changes: Any) -> T:
+    """``dataclasses.replace`` for the analysis's own dataclasses (no ``__post_init__``, no slots),
+    without re-running ``__init__``: the analysis makes ~10^5 copies per file, and
+    ``dataclasses.replace`` was a tenth of its time."""
+    assert changes.keys() <= obj.__dataclass_fields__.keys(), changes.keys()  # type: ignore[attr-defined]
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__, **changes)
+    return new
 
 
 class Kind(enum.IntEnum):

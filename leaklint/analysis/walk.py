@@ -8,6 +8,7 @@ Iterative traversal also means deeply nested generated code cannot exhaust the P
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Callable, Iterator
 
@@ -47,8 +48,32 @@ def _is_node_type(value_type: type) -> bool:
     return known
 
 
+#: While :func:`children_cached` is active: id(node) -> (node, its children). The node is kept in
+#: the entry so that its id cannot be reused by another node while the entry exists.
+_children_cache: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] | None = None
+
+
+@contextlib.contextmanager
+def children_cached() -> Iterator[None]:
+    """Remember every node's children while the block runs: the analysis walks the same tree
+    several times (imports, structure, provenance, rules), and listing children is most of a walk."""
+    global _children_cache
+    outer = _children_cache
+    if outer is None:
+        _children_cache = {}
+    try:
+        yield
+    finally:
+        _children_cache = outer
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Child nodes that can hold code, in source order."""
+    """Child nodes that can hold code, in source order (do not modify the list)."""
+    cache = _children_cache
+    if cache is not None:
+        entry = cache.get(id(node))
+        if entry is not None and entry[0] is node:
+            return entry[1]
     found: list[cst.CSTNode] = []
     is_node = _IS_NODE.get
     for name in _child_fields(type(node)):
@@ -58,6 +83,8 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
             found.extend(item for item in value if is_node(type(item)) or _is_node_type(type(item)))
         elif is_node(value_type) or _is_node_type(value_type):
             found.append(value)
+    if cache is not None:
+        cache[id(node)] = (node, found)
     return found
 
 
