@@ -152,48 +152,135 @@ class TorchReference:
         return ("torch",) if self.needs_import else ()
 
 
-def torch_reference(module: cst.Module, attribute: str) -> TorchReference:
-    """``th.no_grad`` if the file does ``import torch as th``, ``no_grad`` after
-    ``from torch import no_grad``, else ``torch.no_grad`` (adding ``import torch`` if needed).
+def torch_reference(facts: ModuleFacts, attribute: str, scope: cst.CSTNode | None) -> TorchReference | None:
+    """How to write ``torch.<attribute>`` in code that runs directly in ``scope`` (a function, a
+    class body, or None for module level); None when there is no safe way.
 
-    Only imports at module level count: an alias bound inside some function is not in scope
-    where the fix goes.
+    ``th.no_grad`` if the file does ``import torch as th``, ``no_grad`` after
+    ``from torch import no_grad``, else ``torch.no_grad`` (adding ``import torch`` if needed).
+    Only unconditional module-level imports count as they are: an alias bound inside some function
+    is not in scope where the fix goes, and one a local name shadows in ``scope`` (a parameter
+    called ``torch``, ``for torch in ...``, ``import numpy as torch``) is not torch there.
+    An import under ``try:``/``if`` (an optional dependency) is used only where the code of
+    ``scope`` itself already calls through it; otherwise there is no fix, since adding an
+    unconditional ``import torch`` would defeat the guard.
     """
-    aliases = module_level_imports(module)
+    module, imports = facts.module, facts.imports
     qualified = f"torch.{attribute}"
-    exact = [local for local, target in aliases.items() if target == qualified]
+
+    def free(local: str) -> bool:
+        return not imports.bound_in(local, scope)
+
+    plain = module_level_imports(module)
+    exact = sorted(local for local, target in plain.items() if target == qualified and free(local))
     if exact:
-        return TorchReference(sorted(exact)[0], False)
-    modules = [local for local, target in aliases.items() if target == "torch"]
+        return TorchReference(exact[0], False)
+    modules = sorted((local != "torch", local) for local, target in plain.items() if target == "torch" and free(local))
     if modules:
-        chosen = "torch" if "torch" in modules else sorted(modules)[0]
-        return TorchReference(f"{chosen}.{attribute}", False)
+        return TorchReference(f"{modules[0][1]}.{attribute}", False)
+    guarded = conditional_module_imports(module)
+    if guarded:
+        used = _dotted_heads(scope) if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else set()
+        for local, target in sorted(guarded.items()):
+            if local in used and free(local) and local not in plain:
+                if target == qualified:
+                    return TorchReference(local, False)
+                if target == "torch":
+                    return TorchReference(f"{local}.{attribute}", False)
+        if any(target == "torch" or target.startswith("torch.") for target in guarded.values()):
+            return None  # torch is optional here: never import it unconditionally
+    if "torch" in plain or "torch" in guarded or not free("torch"):
+        return None  # `torch` means something else in this file or at this place
     return TorchReference(qualified, True)
+
+
+def _dotted_heads(function: cst.FunctionDef | cst.Lambda) -> set[str]:
+    """Names the body of ``function`` uses as the head of an attribute chain (``th`` in ``th.cat(...)``)."""
+    from leaklint.analysis.walk import walk
+
+    heads: set[str] = set()
+    for node in walk(function.body):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            heads.add(node.value.value)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            heads.add(node.func.value)  # `no_grad()` imported by name
+    return heads
+
+
+def conditional_module_imports(module: cst.Module) -> dict[str, str]:
+    """Local name -> qualified name for module-level imports nested in ``try``/``if``/``with``
+    (optional dependencies: ``try: import torch as th`` / ``except ImportError: th = None``)."""
+    found: dict[str, str] = {}
+
+    def scan(compound: cst.BaseCompoundStatement) -> None:
+        for block in _blocks(compound):
+            body = block.body  # type: ignore[attr-defined]
+            lines = [body] if isinstance(body, cst.SimpleStatementSuite) else body.body
+            for statement in lines:
+                if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                    for local, target in _imports_of(statement).items():
+                        found.setdefault(local, target)
+                elif isinstance(statement, cst.BaseCompoundStatement) and not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                    scan(statement)
+
+    for statement in module.body:
+        if isinstance(statement, cst.BaseCompoundStatement) and not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            scan(statement)
+    return found
+
+
+def _blocks(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes with a ``body`` (suite) that a compound statement holds: its own, ``else``,
+    ``elif``, ``except`` and ``finally`` parts."""
+    blocks: list[cst.CSTNode] = []
+    pending: list[cst.CSTNode | None] = [statement]
+    while pending:
+        node = pending.pop()
+        if node is None:
+            continue
+        if isinstance(getattr(node, "body", None), cst.BaseSuite):
+            blocks.append(node)
+        pending.extend(getattr(node, "handlers", ()) or ())
+        for name in ("orelse", "finalbody"):
+            pending.append(getattr(node, name, None))
+    return blocks
+
+
+def _imports_of(line: cst.SimpleStatementLine | cst.SimpleStatementSuite) -> dict[str, str]:
+    bound: dict[str, str] = {}
+    for small in line.body:
+        bound.update(_import_bindings(small))
+    return bound
+
+
+def _import_bindings(small: cst.BaseSmallStatement) -> dict[str, str]:
+    """Local name -> qualified name that one ``import`` / ``from ... import`` binds."""
+    bound: dict[str, str] = {}
+    if isinstance(small, cst.Import):
+        for alias in small.names:
+            full = _dotted(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                bound[alias.asname.name.value] = full
+            else:
+                head = full.split(".", 1)[0]
+                bound[head] = head
+    elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+        if isinstance(small.names, cst.ImportStar):
+            return bound
+        base = _dotted(small.module)
+        for alias in small.names:
+            name = _dotted(alias.name)
+            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            bound[local] = f"{base}.{name}"
+    return bound
 
 
 def module_level_imports(module: cst.Module) -> dict[str, str]:
     """Local name → qualified name for the imports at the top level of ``module``."""
     bound: dict[str, str] = {}
     for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    full = _dotted(alias.name)
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        bound[alias.asname.name.value] = full
-                    else:
-                        head = full.split(".", 1)[0]
-                        bound[head] = head
-            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
-                if isinstance(small.names, cst.ImportStar):
-                    continue
-                base = _dotted(small.module)
-                for alias in small.names:
-                    name = _dotted(alias.name)
-                    local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
-                    bound[local] = f"{base}.{name}"
+        if isinstance(statement, cst.SimpleStatementLine):
+            bound.update(_imports_of(statement))
     return bound
 
 

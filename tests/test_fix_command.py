@@ -8,6 +8,7 @@ import subprocess
 import textwrap
 
 import libcst as cst
+import pytest
 
 from conftest import CLEAN_LOOP, LEAKY_LOOP
 from conftest import run_leaklint as run_leaklint_bytes
@@ -230,3 +231,75 @@ def test_the_added_import_goes_after_the_docstring_when_the_file_imports_nothing
     fixed = fixed_with_unsafe(source)
     assert fixed.startswith('"""Evaluation."""\nimport torch\n')
     assert "@torch.no_grad()\ndef evaluate" in fixed
+
+
+def test_an_unrelated_local_torch_elsewhere_does_not_block_the_fix_or_hide_a_decorator():
+    source = EVALUATION.replace("from torch import nn", "import torch") + "\n\ndef other():\n    torch = 3\n    return torch\n"
+    outcome = fix_text(source, "e.py", [_rule("LL201")], Settings(), unsafe=True)
+    assert outcome.errors == []
+    assert "@torch.no_grad()\ndef evaluate" in outcome.fixed
+    again = fix_text(outcome.fixed, "e.py", [_rule("LL201")], Settings(), unsafe=True)
+    assert again.remaining == [] and again.errors == []  # the decorated function is not flagged
+
+
+LOOP_BODY = "    model.eval()\n    for x, y in loader:\n        out = model(x)\n        print(out)\n"
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        "def main(model, loader, torch):\n" + LOOP_BODY,
+        "def run(model, loader):\n    for torch in range(3):\n" + textwrap.indent(LOOP_BODY, "    "),
+        "def run2(model, loader):\n    import numpy as torch\n" + LOOP_BODY,
+        "def run3(model, loader):\n" + LOOP_BODY + "    torch = None\n",
+    ],
+)
+def test_no_fix_writes_torch_where_a_local_name_shadows_it(function):
+    source = "import torch\n\n" + function
+    compile(source, "s.py", "exec")
+    outcome = fix_text(source, "s.py", [_rule("LL201")], Settings(), unsafe=True)
+    assert outcome.errors == []
+    assert outcome.fixed == source
+    assert [f.fix for f in outcome.remaining] == [None]
+
+
+def test_a_shadowed_alias_gives_way_to_another_module_level_alias():
+    source = "import torch\nimport torch as th\n\ndef main(model, loader, torch):\n" + LOOP_BODY
+    fixed = fixed_with_unsafe(source)
+    assert "    with th.no_grad():\n        for x, y in loader:\n" in fixed
+
+
+def test_a_decorator_runs_outside_the_function_so_a_parameter_named_torch_does_not_matter():
+    source = "def evaluate(model, loader, torch):\n" + LOOP_BODY
+    fixed = fixed_with_unsafe(source)
+    assert fixed == "import torch\n@torch.no_grad()\n" + source
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "try:\n    import torch as th\nexcept ImportError:\n    th = None\n",
+        "import os\nif os.environ.get('X'):\n    import torch\n",
+    ],
+)
+def test_an_optional_torch_import_is_never_made_unconditional(guard):
+    source = guard + "\n\ndef main(model, loader):\n" + LOOP_BODY
+    outcome = fix_text(source, "t.py", [_rule("LL201")], Settings(), unsafe=True)
+    assert outcome.fixed == source and outcome.errors == []
+    assert [f.fix for f in outcome.remaining] == [None]
+
+
+def test_an_optional_alias_is_used_where_the_code_already_calls_through_it():
+    source = (
+        "try:\n    import torch as th\nexcept ImportError:\n    th = None\n\n\n"
+        "def main(model, loader):\n    model.eval()\n    for x in loader:\n        print(model(th.as_tensor(x)))\n"
+    )
+    fixed = fixed_with_unsafe(source)
+    assert "    with th.no_grad():\n        for x in loader:\n" in fixed
+    assert "import torch\n" not in fixed
+
+
+def _rule(code: str):
+    from leaklint.registry import all_rules
+
+    return all_rules()[code]
