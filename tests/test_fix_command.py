@@ -195,6 +195,34 @@ class MissesItsTarget(Rule):
         yield Violation(second.body[0], "bad", Confidence.HIGH, fix=SuggestedFix("wrong", Applicability.SAFE, (Replace(first.body[0], "a = 2"),)))
 
 
+class OneGoodOneStuck(Rule):
+    """Flags ``a = 1`` and ``b = <anything>``, both fixed by writing ``22`` for the value: the fix
+    of ``a`` works, that of ``b`` leaves its finding. Same message, same replacement text."""
+
+    code = "XX903"
+    name = "one-good-one-stuck"
+    severity = Severity.PERF
+    summary = help = docs = "test rule"
+    requires_any = ("",)
+
+    def check(self, facts):  # type: ignore[no-untyped-def]
+        for statement in facts.module.body:
+            small = statement.body[0]
+            name = small.targets[0].target.value
+            if name == "b" or (name == "a" and small.value.value == "1"):
+                fix = SuggestedFix("twenty-two", Applicability.SAFE, (Replace(small.value, "22"),))
+                yield Violation(small, "bad", Confidence.HIGH, fix=fix)
+
+
+def test_a_refused_fix_does_not_block_the_same_fix_elsewhere_and_stays_refused_where_it_moves():
+    outcome = fix_text("a = 1\nb = 1\n", "a.py", [OneGoodOneStuck], Settings(), unsafe=False)
+    assert outcome.fixed == "a = 22\nb = 1\n"
+    assert [f.line for f in outcome.applied] == [1]
+    assert [e.reason for e in outcome.errors] == [
+        "internal error: the XX903 fix at 2:1 did not remove the finding; not applied (please report this)"
+    ]
+
+
 def test_a_fix_that_does_not_remove_its_finding_is_refused_and_reported():
     outcome = fix_text("a = 1\nb = 1\n", "a.py", [MissesItsTarget], Settings(), unsafe=False)
     assert outcome.fixed == "a = 1\nb = 1\n" and outcome.applied == []
