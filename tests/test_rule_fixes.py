@@ -445,6 +445,25 @@ def test_ll104_keeps_a_comment_next_to_the_argument_by_offering_no_fix():
     )
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.autograd.backward(\n        loss,\n        retain_graph=True,  # keep\n    )",
+        "torch.autograd.backward(\n        loss,  # the loss\n        retain_graph=True,\n    )",
+        "torch.autograd.backward(loss, retain_graph=True,  # keep\n    )",
+        "loss.backward(  # why\n        retain_graph=True)",
+    ],
+)
+def test_ll104_a_comment_anywhere_next_to_the_argument_means_no_fix(call):
+    unfixed(f"import torch\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    {call}\n", "LL104")
+
+
+@pytest.mark.parametrize("argument", ["retain_graph=True", "retain_graph=True,"])
+def test_ll104_dropping_the_only_argument_of_a_call_over_several_lines_closes_it(argument):
+    source = f"for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward(\n        {argument}\n    )\n    step()\n"
+    assert fixed(source, "LL104") == "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    step()\n"
+
+
 # ---- LL401 non-inplace-op ------------------------------------------------------------------------
 def test_ll401_rewrites_updates_in_place():
     source = """\
