@@ -131,7 +131,21 @@ class SourceEditor:
         # Imports first: at the same offset as another insertion they must come before it.
         edits = self._import_edits(suggested.imports) + [self._edit(spec) for spec in suggested.edits]
         unique = list(dict.fromkeys(edits))
-        return Fix(suggested.title, suggested.applicability, tuple(sorted(unique, key=lambda e: (e.start, e.end))))
+        ordered = sorted(unique, key=lambda e: (e.start, e.end))  # stable: same-point ones keep their order
+        return Fix(suggested.title, suggested.applicability, tuple(self._merge_insertions(ordered)))
+
+    def _merge_insertions(self, edits: list[TextEdit]) -> list[TextEdit]:
+        """Fold an insertion into the edit that follows it at the same point (an added import and
+        a decorator both at the top of the file): one replacement, so that tools applying the
+        edits one by one (SARIF viewers, IDEs) cannot put them in the other order."""
+        merged: list[TextEdit] = []
+        for edit in edits:
+            previous = merged[-1] if merged else None
+            if previous is not None and previous.start == previous.end == edit.start:
+                merged[-1] = self._text_edit(previous.start, edit.end, previous.replacement + edit.replacement)
+            else:
+                merged.append(edit)
+        return merged
 
     def _edit(self, spec: EditSpec) -> TextEdit:
         if isinstance(spec, Replace):

@@ -341,3 +341,19 @@ def _rule(code: str):
     from leaklint.registry import all_rules
 
     return all_rules()[code]
+
+
+def test_an_import_and_a_decorator_at_the_same_point_are_one_replacement():
+    from leaklint.engine import lint_text
+    from leaklint.report import ReportOptions, render
+    from leaklint.findings import LintResult
+
+    source = "def evaluate(model, loader):\n" + LOOP_BODY
+    [finding] = lint_text(source, "e.py", [_rule("LL201")], Settings()).findings
+    [edit] = finding.fix.edits
+    assert (edit.start, edit.end, edit.replacement) == (0, 0, "import torch\n@torch.no_grad()\n")
+    sarif = json.loads(render("sarif", LintResult((finding,), (), 1), {"LL201": _rule("LL201")}, ReportOptions(sources={"e.py": source})))
+    [fix] = sarif["runs"][0]["results"][0]["fixes"]
+    [change] = fix["artifactChanges"]
+    assert [r["insertedContent"]["text"] for r in change["replacements"]] == ["import torch\n@torch.no_grad()\n"]
+    assert fixed_with_unsafe(source) == "import torch\n@torch.no_grad()\n" + source
