@@ -9,6 +9,7 @@ leaklint bug). Files are only written by the caller, atomically, after everythin
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -37,6 +38,8 @@ class FileFixes:
     errors: list[FileError] = field(default_factory=list)
     #: The edits each pass applied, in that pass's text coordinates (for audits such as bench/fix_corpus.py).
     passes: list[tuple[TextEdit, ...]] = field(default_factory=list)
+    #: Where each of ``applied`` is in the fixed text: 1-based (line, column), for ``--show-fixes``.
+    applied_at: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -72,6 +75,7 @@ def fix_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settin
     refused: set[tuple[str, int, str]] = set()
     current = text
     linted = lint_text(current, path, rules, settings)
+    located: list[int] = []  # offsets of outcome.applied in the current text
     for _ in range(MAX_PASSES):
         if linted.errors:
             break
@@ -89,12 +93,18 @@ def fix_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settin
         if stuck:
             _refuse(outcome, refused, stuck, "did not remove the finding", starts)
             continue
+        located = [_moved(offset, result.edits)[0] for offset in located]
+        located += [_moved(starts[f.line - 1] + f.column - 1, result.edits)[0] for f in result.applied]
         outcome.applied.extend(result.applied)
         outcome.passes.append(tuple(result.edits))
         # A refused fix stays refused where its finding moved to in the new text.
         refused = {(code, _moved(offset, result.edits)[0], message) for code, offset, message in refused}
         current, linted = result.text, relinted
     outcome.fixed = current
+    final_starts = line_starts(current)
+    for offset in located:
+        line = bisect.bisect_right(final_starts, offset)
+        outcome.applied_at.append((line, offset - final_starts[line - 1] + 1))
     outcome.remaining = linted.findings
     outcome.errors.extend(linted.errors)
     return outcome

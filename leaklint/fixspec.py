@@ -347,7 +347,7 @@ def detach_each_fix(facts: ModuleFacts, expressions: list[cst.BaseExpression], *
             (Replace(targets[0], f"{{k: v.detach() for k, v in {code}.items()}}"),),
         )
     safe = all(_tensor_known(facts, target, usage) for target in targets)
-    names = " and ".join(f"'{_short(bare_code(facts.module, target))}'" for target in dict.fromkeys(targets))
+    names = " and ".join(dict.fromkeys(f"'{_short(bare_code(facts.module, target))}'" for target in targets))
     return SuggestedFix(
         f"Detach {names}", Applicability.SAFE if safe else Applicability.UNSAFE, tuple(detach(target) for target in targets)
     )

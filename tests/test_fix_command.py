@@ -123,7 +123,25 @@ def test_fixing_standard_input_prints_the_fixed_source(tmp_path):
 def test_show_fixes_lists_what_was_applied(tmp_path):
     (tmp_path / "train.py").write_text(LEAKY_LOOP)
     result = run_leaklint("--fix", "--show-fixes", "train.py", cwd=tmp_path)
-    assert "Fixed 1 finding:\n- train.py:\n    1 × LL101 (loss-accumulation)\n" in result.stdout
+    line = LEAKY_LOOP.splitlines().index(next(l for l in LEAKY_LOOP.splitlines() if "total_loss += loss" in l)) + 1
+    column = LEAKY_LOOP.splitlines()[line - 1].index("total_loss") + 1
+    assert f"Fixed 1 finding:\ntrain.py:{line}:{column}: LL101 Detach 'loss' (safe)\n" in result.stdout
+
+
+def test_show_fixes_gives_each_fix_where_it_is_in_the_fixed_file():
+    from leaklint.fix_command import _fix_listing
+
+    source = "import torch\n\n\ndef evaluate(model, loader):\n" + LOOP_BODY + "\n\ndef validate(model, loader):\n" + LOOP_BODY
+    outcome = fix_text(source, "e.py", [_rule("LL201")], Settings(), unsafe=True)
+    assert outcome.fixed.count("@torch.no_grad()\n") == 2
+    listing = _fix_listing([outcome]).splitlines()
+    assert listing[0] == "Fixed 2 findings:"
+    fixed_lines = outcome.fixed.splitlines()
+    for entry, name in zip(listing[1:], ["evaluate", "validate"]):
+        where, _, rest = entry.partition(": ")
+        path, line, column = where.split(":")
+        assert path == "e.py" and rest == f"LL201 Decorate '{name}' with @torch.no_grad() (unsafe)"
+        assert fixed_lines[int(line) - 1][int(column) - 1 :].startswith("model(x)")
 
 
 def test_other_files_are_fixed_when_one_cannot_be_parsed(tmp_path):
