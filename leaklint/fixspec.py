@@ -163,7 +163,8 @@ def torch_reference(facts: ModuleFacts, attribute: str, scope: cst.CSTNode | Non
     called ``torch``, ``for torch in ...``, ``import numpy as torch``) is not torch there.
     An import under ``try:``/``if`` (an optional dependency) is used only where the code of
     ``scope`` itself already calls through it; otherwise there is no fix, since adding an
-    unconditional ``import torch`` would defeat the guard.
+    unconditional ``import torch`` would defeat the guard — unless the file also imports from
+    torch unconditionally (``from torch import nn``), so torch is required anyway.
     """
     module, imports = facts.module, facts.imports
     qualified = f"torch.{attribute}"
@@ -187,11 +188,16 @@ def torch_reference(facts: ModuleFacts, attribute: str, scope: cst.CSTNode | Non
                     return TorchReference(local, False)
                 if target == "torch":
                     return TorchReference(f"{local}.{attribute}", False)
-        if any(target == "torch" or target.startswith("torch.") for target in guarded.values()):
+        required = any(_is_torch(target) for target in plain.values())  # `from torch import nn` at the top
+        if not required and any(_is_torch(target) for target in guarded.values()):
             return None  # torch is optional here: never import it unconditionally
-    if "torch" in plain or "torch" in guarded or not free("torch"):
+    if plain.get("torch", "torch") != "torch" or guarded.get("torch", "torch") != "torch" or not free("torch"):
         return None  # `torch` means something else in this file or at this place
     return TorchReference(qualified, True)
+
+
+def _is_torch(qualified: str) -> bool:
+    return qualified == "torch" or qualified.startswith("torch.")
 
 
 def _dotted_heads(function: cst.FunctionDef | cst.Lambda) -> set[str]:

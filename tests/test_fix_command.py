@@ -345,6 +345,13 @@ def test_an_optional_torch_import_is_never_made_unconditional(guard):
     assert [f.fix for f in outcome.remaining] == [None]
 
 
+def test_a_guarded_import_does_not_stop_the_fix_when_torch_is_required_anyway():
+    source = "from typing import TYPE_CHECKING\nfrom torch import nn\nif TYPE_CHECKING:\n    import torch\n\n\ndef main(model, loader):\n" + LOOP_BODY
+    fixed = fixed_with_unsafe(source)
+    assert fixed.startswith("from typing import TYPE_CHECKING\nfrom torch import nn\nimport torch\n")
+    assert "    with torch.no_grad():\n" in fixed
+
+
 def test_an_optional_alias_is_used_where_the_code_already_calls_through_it():
     source = (
         "try:\n    import torch as th\nexcept ImportError:\n    th = None\n\n\n"
