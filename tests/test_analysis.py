@@ -403,3 +403,14 @@ def _all_nodes(module: cst.Module):
     from leaklint.analysis.walk import walk
 
     return list(walk(module))
+
+
+def test_a_nonlocal_assignment_shadows_in_the_enclosing_function_not_the_module():
+    source = (
+        "import torch\n"
+        "def outer():\n    torch = None\n    def inner():\n        nonlocal torch\n        torch = 3\n    x = torch.no_grad\n"
+        "y = torch.no_grad\n"
+    )
+    facts = facts_of(source)
+    attributes = [node for node in _all_nodes(facts.module) if isinstance(node, cst.Attribute) and node.attr.value == "no_grad"]
+    assert [facts.imports.resolve(node) for node in attributes] == [None, "torch.no_grad"]

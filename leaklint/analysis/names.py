@@ -54,6 +54,8 @@ class Scope:
     bound: dict[str, str | None] = field(default_factory=dict)
     #: Names declared ``global`` here: binding them re-binds the module-level name.
     declared_global: set[str] = field(default_factory=set)
+    #: Names declared ``nonlocal`` here: binding them re-binds the enclosing function's name.
+    declared_nonlocal: set[str] = field(default_factory=set)
 
     @property
     def is_class(self) -> bool:
@@ -152,7 +154,8 @@ class ImportMap:
         scope = self._scopes.get(scope_node)
         first = True
         while scope is not None and scope.node is not None:
-            if (first or not scope.is_class) and name in scope.bound and name not in scope.declared_global:
+            declared_elsewhere = name in scope.declared_global or name in scope.declared_nonlocal
+            if (first or not scope.is_class) and name in scope.bound and not declared_elsewhere:
                 return True
             first = False
             scope = scope.parent
@@ -167,7 +170,7 @@ class ImportMap:
             shadowing: set[str] = set()
             for name, target in scope.bound.items():
                 alias = self._aliases.get(name)
-                if alias is None or target == alias:
+                if alias is None or target == alias or name in scope.declared_nonlocal:
                     continue
                 if scope.node is None or name in scope.declared_global:
                     self._rebound.add(name)
@@ -309,7 +312,7 @@ class _ImportCollector(Walker):
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         # Binding a nonlocal re-binds the enclosing function's name, which is already local there.
-        self.scope.declared_global.update(item.name.value for item in node.names)
+        self.scope.declared_nonlocal.update(item.name.value for item in node.names)
 
     # --- optional imports ---------------------------------------------------------------------
     def visit_Try(self, node: cst.Try) -> None:
