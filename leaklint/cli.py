@@ -226,7 +226,13 @@ def exit_status(result: object, exit_zero: bool) -> int:
 def _warn_unmatched_selectors(settings: object, known: dict) -> None:
     from leaklint.config import matches_selector
 
-    for selector in (*(getattr(settings, "select", None) or ()), *getattr(settings, "extend_select", ()), *getattr(settings, "ignore", ())):
+    keys = ("extend_select", "ignore", "fixable", "unfixable", "extend_safe_fixes", "extend_unsafe_fixes")
+    selectors = [*(getattr(settings, "select", None) or ())]
+    for key in keys:
+        selectors.extend(getattr(settings, key, ()))
+    for pattern_codes in getattr(settings, "per_file_ignores", ()):
+        selectors.extend(pattern_codes[1])
+    for selector in dict.fromkeys(selectors):
         if not any(matches_selector(code, selector) for code in known):
             click.echo(f"leaklint: warning: '{selector}' matches no known rule", err=True)
 

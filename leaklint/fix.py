@@ -97,24 +97,43 @@ def write_atomically(path: Path, data: bytes, *, expected: bytes) -> None:
     """Replace ``path`` with ``data`` in one step, keeping its mode.
 
     The new content goes to a temporary file in the same directory, is flushed to disk, and is
-    renamed over the original: a crash or Ctrl-C leaves either the old or the new file, never a
-    truncated one. If the file no longer holds ``expected`` (edited meanwhile), nothing is written.
+    renamed over the original; the directory is then flushed too, so the rename itself survives a
+    power loss. A crash or Ctrl-C leaves either the old or the new file, never a truncated one,
+    and no temporary file. If the file no longer holds ``expected`` (edited meanwhile), nothing is
+    written. A symbolic link is followed: its target gets the new content (the temporary file goes
+    next to the target, so the rename stays within one file system) and the link stays a link.
     """
-    current = path.read_bytes()
+    target = Path(os.path.realpath(path))
+    current = target.read_bytes()
     if current != expected:
         raise FileChangedError(f"{path} changed on disk while it was being fixed; not overwritten")
-    mode = path.stat().st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".leaklint-tmp")
+    mode = target.stat().st_mode & 0o7777
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".leaklint-tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, mode)
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except BaseException:
         try:
             os.unlink(temporary)
         except FileNotFoundError:
             pass
         raise
+    _fsync_directory(target.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Flush a directory's entries (the rename) to disk, where the platform allows it."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # e.g. Windows, where directories cannot be opened this way
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass  # some file systems refuse fsync on a directory; the rename is done either way
+    finally:
+        os.close(descriptor)

@@ -10,7 +10,6 @@ With ``-`` the fixed source goes to standard output and the report to standard e
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -129,14 +128,15 @@ def _write(outcome: FileFixes) -> FileError | None:
 
 
 def _fix_listing(fixed: list[FileFixes]) -> str:
-    """``Fixed 3 findings:`` then per file ``- train.py: 2 × LL101 (loss-accumulation)``."""
+    """``Fixed 3 findings:`` then one line per fix, where it is in the fixed file:
+    ``train.py:12:9: LL101 Detach 'loss' (safe)``."""
     count = sum(len(o.applied) for o in fixed)
     lines = [f"Fixed {_plural(count, 'finding')}:"]
     for outcome in fixed:
-        lines.append(f"- {outcome.display_path}:")
-        tally = Counter((f.code, f.name) for f in outcome.applied)
-        for (code, name), times in sorted(tally.items()):
-            lines.append(f"    {times} × {code} ({name})")
+        located = sorted(zip(outcome.applied_at, outcome.applied), key=lambda pair: (pair[0], pair[1].code))
+        for (line, column), finding in located:
+            assert finding.fix is not None
+            lines.append(f"{outcome.display_path}:{line}:{column}: {finding.code} {finding.fix.title} ({finding.fix.applicability.value})")
     return "\n".join(lines) + "\n"
 
 

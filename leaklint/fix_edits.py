@@ -56,7 +56,7 @@ def nodes_to_position(fix: SuggestedFix) -> list[cst.CSTNode]:
         elif isinstance(spec, AddDecorator):
             nodes.append(spec.function.name)
         elif isinstance(spec, RemoveArgument):
-            nodes.extend([spec.call, *spec.call.args])
+            nodes.extend([spec.call, spec.call.func, *spec.call.args])
         else:
             nodes.append(spec.statement)
             if isinstance(spec, UnwrapWith) and isinstance(spec.statement.body, cst.IndentedBlock) and spec.statement.body.body:
@@ -131,7 +131,21 @@ class SourceEditor:
         # Imports first: at the same offset as another insertion they must come before it.
         edits = self._import_edits(suggested.imports) + [self._edit(spec) for spec in suggested.edits]
         unique = list(dict.fromkeys(edits))
-        return Fix(suggested.title, suggested.applicability, tuple(sorted(unique, key=lambda e: (e.start, e.end))))
+        ordered = sorted(unique, key=lambda e: (e.start, e.end))  # stable: same-point ones keep their order
+        return Fix(suggested.title, suggested.applicability, tuple(self._merge_insertions(ordered)))
+
+    def _merge_insertions(self, edits: list[TextEdit]) -> list[TextEdit]:
+        """Fold an insertion into the edit that follows it at the same point (an added import and
+        a decorator both at the top of the file): one replacement, so that tools applying the
+        edits one by one (SARIF viewers, IDEs) cannot put them in the other order."""
+        merged: list[TextEdit] = []
+        for edit in edits:
+            previous = merged[-1] if merged else None
+            if previous is not None and previous.start == previous.end == edit.start:
+                merged[-1] = self._text_edit(previous.start, edit.end, previous.replacement + edit.replacement)
+            else:
+                merged.append(edit)
+        return merged
 
     def _edit(self, spec: EditSpec) -> TextEdit:
         if isinstance(spec, Replace):
@@ -250,17 +264,28 @@ class SourceEditor:
         args = list(spec.call.args)
         index = next(i for i, arg in enumerate(args) if arg is spec.argument)
         start, end, _ = self.span(spec.argument)
-        if len(args) == 1:
-            _, call_end, _ = self.span(spec.call)
-            if self.text[call_end - 1] != ")":
-                raise FixUnavailable("unexpected call syntax")
-            cut = (start, call_end - 1)  # with its trailing comma, up to the closing parenthesis
-        elif index > 0:
-            cut = (self.span(args[index - 1])[1], end)  # ", flag=True"
-        else:
-            cut = (start, self.span(args[1])[0])  # "flag=True, "
-        if "#" in self.text[cut[0] : start] + self.text[end : cut[1]]:
+        _, call_end, _ = self.span(spec.call)
+        close = call_end - 1
+        if self.text[close] != ")":
+            raise FixUnavailable("unexpected call syntax")
+        open_ = self.span(spec.call.func)[1]
+        while open_ < close and self.text[open_] in " \t\f)":
+            open_ += 1  # past the callee's own parentheses: `(f)(x)`
+        if self.text[open_] != "(":
+            raise FixUnavailable("unexpected call syntax")
+        # Between the neighbours: from the end of the previous argument (or the opening
+        # parenthesis) to the start of the next one (or the closing parenthesis).
+        before = self.span(args[index - 1])[1] if index > 0 else open_ + 1
+        after = self.span(args[index + 1])[0] if index + 1 < len(args) else close
+        if "#" in self.text[before:start] + self.text[end:after]:
+            # A comment next to the argument would end up describing another line, or be lost.
             raise FixUnavailable("a comment sits next to the argument")
+        if len(args) == 1:
+            cut = (open_ + 1, close)  # `f(\n    flag=True,\n)` -> `f()`
+        elif index > 0:
+            cut = (before, end)  # ", flag=True"
+        else:
+            cut = (start, after)  # "flag=True, "
         return self._text_edit(*cut, "")
 
     def _decorate(self, spec: AddDecorator) -> TextEdit:

@@ -9,6 +9,7 @@ leaklint bug). Files are only written by the caller, atomically, after everythin
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -37,6 +38,8 @@ class FileFixes:
     errors: list[FileError] = field(default_factory=list)
     #: The edits each pass applied, in that pass's text coordinates (for audits such as bench/fix_corpus.py).
     passes: list[tuple[TextEdit, ...]] = field(default_factory=list)
+    #: Where each of ``applied`` is in the fixed text: 1-based (line, column), for ``--show-fixes``.
+    applied_at: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -69,47 +72,55 @@ def fix_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settin
     """Fix ``text`` (reported as ``path``) in passes; the result holds the final text and findings."""
     outcome = FileFixes(path, path, original=text, fixed=text)
     allowed = allowed_by(unsafe)
-    refused: set[tuple] = set()
+    refused: set[tuple[str, int, str]] = set()
     current = text
     linted = lint_text(current, path, rules, settings)
+    located: list[int] = []  # offsets of outcome.applied in the current text
     for _ in range(MAX_PASSES):
         if linted.errors:
             break
-        usable = [f for f in linted.findings if allowed(f) and not (_fix_keys(f) & refused)]
+        starts = line_starts(current)
+        usable = [f for f in linted.findings if allowed(f) and _fix_key(f, starts) not in refused]
         if not usable:
             break
         result = apply_fixes(current, usable, lambda finding: True)
         bad = [f for f in result.applied if not _compiles(apply_fixes(current, [f], lambda _: True).text)]
         if bad or not _compiles(result.text):
-            _refuse(outcome, refused, bad or result.applied, "would not compile")
+            _refuse(outcome, refused, bad or result.applied, "would not compile", starts)
             continue
         relinted = lint_text(result.text, path, rules, settings)
         stuck = _still_reported(current, result.text, result.edits, result.applied, relinted.findings)
         if stuck:
-            _refuse(outcome, refused, stuck, "did not remove the finding")
+            _refuse(outcome, refused, stuck, "did not remove the finding", starts)
             continue
+        located = [_moved(offset, result.edits)[0] for offset in located]
+        located += [_moved(starts[f.line - 1] + f.column - 1, result.edits)[0] for f in result.applied]
         outcome.applied.extend(result.applied)
         outcome.passes.append(tuple(result.edits))
+        # A refused fix stays refused where its finding moved to in the new text.
+        refused = {(code, _moved(offset, result.edits)[0], message) for code, offset, message in refused}
         current, linted = result.text, relinted
     outcome.fixed = current
+    final_starts = line_starts(current)
+    for offset in located:
+        line = bisect.bisect_right(final_starts, offset)
+        outcome.applied_at.append((line, offset - final_starts[line - 1] + 1))
     outcome.remaining = linted.findings
     outcome.errors.extend(linted.errors)
     return outcome
 
 
-def _fix_keys(finding: Finding) -> set[tuple]:
-    """Identify a fix across passes: by where it is (this text) and by what it writes (any text)."""
-    assert finding.fix is not None
-    return {
-        ("at", finding.code, finding.line, finding.column, finding.message),
-        ("writes", finding.code, finding.message, tuple(edit.replacement for edit in finding.fix.edits)),
-    }
+def _fix_key(finding: Finding, starts: Sequence[int]) -> tuple[str, int, str]:
+    """Identify a finding across passes by where it is: its rule, its offset in the current text
+    (kept up to date as fixes elsewhere move it) and its message. Two findings with the same
+    message and the same fix text elsewhere in the file are different findings."""
+    return (finding.code, starts[finding.line - 1] + finding.column - 1, finding.message)
 
 
-def _refuse(outcome: FileFixes, refused: set[tuple], findings: Sequence[Finding], why: str) -> None:
+def _refuse(outcome: FileFixes, refused: set[tuple[str, int, str]], findings: Sequence[Finding], why: str, starts: Sequence[int]) -> None:
     """A fix that breaks the file or misses its target is a leaklint bug: never apply it, say so."""
     for finding in findings:
-        refused |= _fix_keys(finding)
+        refused.add(_fix_key(finding, starts))
         outcome.errors.append(
             FileError(
                 outcome.display_path,

@@ -13,7 +13,7 @@ from leaklint.analysis.values import strongest_graph
 from leaklint.analysis.walk import mentions
 from leaklint.analysis.provenance import StatementFact
 from leaklint.findings import Confidence, Severity
-from leaklint.fixspec import detach_fix
+from leaklint.fixspec import MAPPING, container_usage, detach_fix
 from leaklint.rule import Rule, Violation
 
 if TYPE_CHECKING:
@@ -70,12 +70,18 @@ for x, y in loader:
 
 ## Fix safety
 `total += loss` becomes `total += loss.detach()`; in arithmetic the `.detach()` goes on the
-operand that carries the graph (`avg = 0.9 * avg + 0.1 * loss.detach()`). **Safe** when leaklint
-knows the value is a tensor — a loss, something `backward()` is called on, or arithmetic on one —
+operand that carries the graph (`avg = 0.9 * avg + 0.1 * loss.detach()`), and in a conditional
+expression on each branch that carries one (`total += loss.detach() if ok else 0`, never
+`(loss if ok else 0).detach()`, which fails when the branch is `0`). **Safe** when leaklint knows
+the value is a tensor — a name holding a loss or something `backward()` is called on, the result
+of a torch loss (`F.cross_entropy(...)`, an `nn.*Loss()` instance), or arithmetic on one —
 because detaching keeps its value, dtype and device, and an accumulator only ever reports the
-number. **Unsafe** when the value may be a model output: it can be a tuple or a `ModelOutput`,
-which have no `.detach()`. `.item()` is the display-only alternative, written by hand: it returns
-a Python float (and waits for the GPU), so code that treats the total as a tensor would change.
+number. **Unsafe** when the value may be something else: a model output (a tuple or a
+`ModelOutput` has no `.detach()`), the result of a callable that is a loss only by its name
+(`criterion(...)` may return a dict), or a name the file also indexes or iterates over
+(`loss[0]`, `for l in loss`). No fix for a value the file uses as a mapping (`d["ce"]`,
+`d.items()`). `.item()` is the display-only alternative, written by hand: it returns a Python
+float (and waits for the GPU), so code that treats the total as a tensor would change.
 
 ## Known false positives
 Summing losses on purpose and calling `.backward()` on the sum (chunked or multi-task losses) is
@@ -273,10 +279,18 @@ def _violation(facts: ModuleFacts, fact: StatementFact, source: cst.BaseExpressi
             "every iteration's graph stays alive"
         ),
         confidence=confidence,
-        help=f"accumulate {receiver}.item() (a float) or {receiver}.detach() (a tensor)" if receiver else None,
+        help=_help(facts, source, receiver),
         statement=fact.line,
         fix=detach_fix(facts, source),
     )
+
+
+def _help(facts: ModuleFacts, source: cst.BaseExpression, receiver: str | None) -> str | None:
+    if receiver is None:
+        return None
+    if facts.derived(container_usage).get(dotted_name(source) or "") == MAPPING:
+        return f"{receiver} is used as a mapping: accumulate its values' .item() (floats) one by one"
+    return f"accumulate {receiver}.item() (a float) or {receiver}.detach() (a tensor)"
 
 
 def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:

@@ -11,7 +11,7 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.values import strongest_graph
-from leaklint.fixspec import detach_fix
+from leaklint.fixspec import MAPPING, container_usage, detach_each_fix, detach_fix
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
 
@@ -71,12 +71,18 @@ for x, y in loader:
 ## Fix safety
 `.append(out)` becomes `.append(out.detach())`, and the same for the other stores
 (`d[k] = out.detach()`, `lst += [out.detach()]`). As for LL101, **safe** when leaklint knows the
-value is a tensor (a loss, something `backward()` is called on, arithmetic on one) since detaching
-keeps its value, dtype and device; **unsafe** when it may be a model output, which can be a tuple
-or a `ModelOutput` without `.detach()`. Elements are detached one by one
-(`.append([out.detach(), loss.detach()])`), but a value that is itself a literal container or a
-comprehension (`[a, b]`, `[model(x) for x in xs]`) gets no fix: which element to detach is the
-user's call. Adding `.cpu()` to free device memory is left to you.
+value is a tensor (a name holding a loss or something `backward()` is called on, a torch loss's
+result, arithmetic on one) since detaching keeps its value, dtype and device; **unsafe** when it
+may be something else: a model output (a tuple or a `ModelOutput` without `.detach()`), the result
+of a callable that is a loss only by its name, or a name the file indexes or iterates over. Every
+graph-carrying element of a stored literal is detached (`.extend([loss.detach(), loss.detach() * 2])`),
+and each branch of a conditional expression (`.append(loss.detach() if ok else None)`); a value
+that is itself nested in a literal or a comprehension (`[[a, b]]`, `[model(x) for x in xs]`) gets
+no fix: which element to detach is the user's call. A value the file uses as a mapping
+(`loss_dict = criterion(out, y)` with `loss_dict["ce"]` or `loss_dict.items()`, as in DETR) is
+still reported — a dict of graph tensors keeps every graph — but its fix is display-only:
+`{k: v.detach() for k, v in loss_dict.items()}`, since a dict has no `.detach()` and its values
+may not all be tensors. Adding `.cpu()` to free device memory is left to you.
 
 ## Known false positives
 Collecting losses on purpose and calling `.backward()` on their sum or stack in the same function
@@ -265,8 +271,10 @@ for x, y in loader:
                 confidence = lifetime.leak_confidence(value.confidence, count_call_lifetime=per_call)
                 if confidence is None:
                     continue
-                culprit = next(expr for expr in stored if facts.value(expr).is_graph)
-                receiver = facts.describe_receiver(culprit)
+                graphs = [expr for expr in stored if facts.value(expr).is_graph]
+                culprit = graphs[0]
+                if len(graphs) > 1 and isinstance(graphs[-1], (cst.List, cst.Tuple)):
+                    graphs.pop()  # `[loss, loss * 2]`: detach each element, not the list
                 yield Violation(
                     node=fact.node,
                     message=(
@@ -274,9 +282,9 @@ for x, y in loader:
                         f"'{container}' outlives the iteration, so every stored graph stays alive"
                     ),
                     confidence=confidence,
-                    help=_help(receiver),
+                    help=_help(facts, culprit),
                     statement=fact.line,
-                    fix=detach_fix(facts, culprit),
+                    fix=detach_each_fix(facts, graphs, mapping_hint=True),
                 )
                 break
 
@@ -312,9 +320,9 @@ def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
                 f"to {argument.attribute}) with its autograd graph; every stored graph stays alive"
             ),
             confidence=confidence,
-            help=_help(facts.describe_receiver(argument.expr)),
+            help=_help(facts, argument.expr),
             statement=store.statement.line,
-            fix=detach_fix(facts, argument.expr),
+            fix=detach_fix(facts, argument.expr, mapping_hint=True),
         )
 
 
@@ -340,15 +348,18 @@ def _collected_by_comprehension(facts: ModuleFacts, fact: StatementFact) -> Iter
             "every batch's graph stays alive until the list goes"
         ),
         confidence=stored.confidence,
-        help=_help(facts.describe_receiver(element)),
+        help=_help(facts, element),
         statement=fact.line,
         fix=detach_fix(facts, element),
     )
 
 
-def _help(receiver: str | None) -> str | None:
+def _help(facts: ModuleFacts, stored: cst.BaseExpression) -> str | None:
+    receiver = facts.describe_receiver(stored)
     if receiver is None:
         return None
+    if facts.derived(container_usage).get(dotted_name(stored) or "") == MAPPING:
+        return f"store {{k: v.detach() for k, v in {receiver}.items()}} (or the numbers, with .item())"
     if receiver.endswith(".cpu()"):
         return f"store {receiver[: -len('.cpu()')]}.detach().cpu() (or use .item() for a scalar)"
     return f"store {receiver}.detach() (add .cpu() to free device memory, or use .item() for a scalar)"

@@ -14,7 +14,7 @@ from leaklint.analysis.structure import ClassInfo, LoopInfo, names_bound_in
 from leaklint.analysis.values import Evidence, Kind
 from leaklint.analysis.walk import names_read, walk
 from leaklint.findings import Applicability, Confidence, Severity
-from leaklint.fixspec import InsertLinesBefore, SuggestedFix, torch_reference
+from leaklint.fixspec import InsertLinesBefore, SuggestedFix, TorchReference, torch_reference
 from leaklint.rule import Rule, Violation
 
 if TYPE_CHECKING:
@@ -94,8 +94,10 @@ state that starts as `None` is detached behind `if hidden is not None:`.
 **Unsafe**: it changes the gradient flow by design. Gradients no longer reach earlier batches,
 which is what truncated BPTT wants, not what code that means to backpropagate through the whole
 history wants. No fix when the state is not bound before the loop (the first iteration would raise
-`NameError`), when it starts as a number (`self.mu = 0.0` has no `.detach()`), or when the loop
-body shares a line with its header.
+`NameError`), when it starts as a number (`self.mu = 0.0` has no `.detach()`), when the loop
+body shares a line with its header, or when the `isinstance(hidden, torch.Tensor)` form is needed
+but torch has no usable name there (a local `torch` shadows it, or torch is an optional import the
+function does not already use: see LL201).
 
 ## Known false positives
 Carrying the state through the time steps of one sequence (`for t in range(seq_len): h = cell(x[t], h)`
@@ -446,11 +448,16 @@ def _detach_fix(facts: ModuleFacts, carries: list[CarriedState]) -> SuggestedFix
         if shapes is None:
             return None
         states.append((name, _shape(shapes, _update_shape(facts, first, name, carries)), NONE in shapes))
-    tensor = torch_reference(facts.module, "Tensor")
+    shapes_needing_torch = EITHER in {shape for _, shape, _ in states}
+    tensor = torch_reference(facts, "Tensor", first.function.node)
+    if tensor is None:
+        if shapes_needing_torch:
+            return None
+        tensor = TorchReference("torch.Tensor", False)  # not written: no line tests the type
     lines = _detach_lines(states, tensor.code, facts.module.default_indent)
     where = "each iteration" if first.loop is not None else f"each '{first.function.name}' call"
     title = f"Detach {' and '.join(repr(name) for name, _, _ in states)} at the start of {where}"
-    imports = tensor.imports if EITHER in {shape for _, shape, _ in states} else ()
+    imports = tensor.imports if shapes_needing_torch else ()
     return SuggestedFix(title, Applicability.UNSAFE, (InsertLinesBefore(statements[0], tuple(lines)),), imports)
 
 

@@ -83,8 +83,10 @@ helper called afterwards, a hook), it now fails with "Trying to backward through
 second time". No fix while a carried state links the iterations' graphs (the message names it):
 dropping `retain_graph` alone would make the second iteration fail. Detach the state first
 (LL103's fix does), and the next `--fix` pass drops `retain_graph=True`. Only the argument and
-its comma are removed, so a call written over several lines keeps its layout; an argument with a
-comment next to it gets no fix.
+its comma are removed, so a call written over several lines keeps its layout (a call left with no
+argument closes up: `loss.backward()`); an argument with a comment next to it — on its line, or
+between it and the argument or parenthesis beside it — gets no fix, since the comment would end up
+describing another line.
 
 ## Known false positives
 A backward after the retaining one in the same iteration (`loss1.backward(retain_graph=True);

@@ -85,6 +85,14 @@ a `from torch import no_grad`) and adds `import torch` when torch is not importe
 code that needs gradients during evaluation (adversarial attacks, saliency maps) would break. No
 fix where the code visibly needs gradients.
 
+The alias must mean torch where the edit lands: inside a function that binds `torch` itself (a
+parameter, `for torch in ...`, `import numpy as torch`) another module-level alias is used if
+the file has one, else there is no fix (a decorator is evaluated outside the function, so a
+parameter named `torch` does not stop `@torch.no_grad()`). When torch is an optional import
+(`try: import torch as th` / `except ImportError: th = None`, or an import under `if`), the fix
+writes `with th.no_grad():` only in a function that already calls through `th`, and otherwise
+offers nothing: an unconditional `import torch` would break the guard.
+
 ## Known false positives
 Evaluation that needs gradients (adversarial examples, saliency maps, input attributions) is
 reported; suppress it with `# noqa: LL201` on the call. `torch.set_grad_enabled(flag)` with a
@@ -302,17 +310,22 @@ def _no_grad_fix(facts: ModuleFacts, call: ModelCall) -> SuggestedFix | None:
     fact = call.statement
     if fact is None or fact.line is None:
         return None
-    no_grad = torch_reference(facts.module, "no_grad")
     function = fact.function.node
     if function is not None and function.asynchronous is None and not _needs_grad(facts, function) and fact.function.is_eval_named:
-        edit = AddDecorator(function, f"{no_grad.code}()")
-        title = f"Decorate '{fact.function.name}' with @{no_grad.code}()"
-    else:
-        target = next((loop.node for loop in fact.loops if not (loop.has_backward or loop.has_optimizer_step)), fact.line)
-        if _needs_grad(facts, target) or not any(node is call.node for node in walk(target)):
-            return None
-        edit = WrapInWith(target, f"{no_grad.code}()")
-        title = f"Wrap the {'loop' if target is not fact.line else 'statement'} in 'with {no_grad.code}():'"
+        # The decorator is evaluated where the ``def`` statement runs, not in the function.
+        no_grad = torch_reference(facts, "no_grad", facts.imports.scope_around(function))
+        if no_grad is not None:
+            edit = AddDecorator(function, f"{no_grad.code}()")
+            title = f"Decorate '{fact.function.name}' with @{no_grad.code}()"
+            return SuggestedFix(title, Applicability.UNSAFE, (edit,), no_grad.imports)
+    no_grad = torch_reference(facts, "no_grad", function)
+    if no_grad is None:
+        return None
+    target = next((loop.node for loop in fact.loops if not (loop.has_backward or loop.has_optimizer_step)), fact.line)
+    if _needs_grad(facts, target) or not any(node is call.node for node in walk(target)):
+        return None
+    edit = WrapInWith(target, f"{no_grad.code}()")
+    title = f"Wrap the {'loop' if target is not fact.line else 'statement'} in 'with {no_grad.code}():'"
     return SuggestedFix(title, Applicability.UNSAFE, (edit,), no_grad.imports)
 
 

@@ -308,3 +308,109 @@ def test_train_false_puts_a_model_in_eval_mode():
     )
     [call] = facts.model_calls()
     assert call.eval_reason == "eval-mode"
+
+
+# ---- import aliases and the local names that shadow them -------------------------------------------
+def _resolved_decorators(source: str) -> dict[str, str | None]:
+    """Function name -> what its first decorator's callee resolves to."""
+    facts = facts_of(source)
+    return {
+        info.name: facts.imports.resolve(info.node.decorators[0].decorator.func)
+        for info in facts.structure.functions.values()
+        if info.node.decorators
+    }
+
+
+def test_a_local_assignment_shadows_an_import_only_in_its_own_function():
+    source = """
+        import torch
+
+        @torch.no_grad()
+        def evaluate(model, loader):
+            pass
+
+        def other():
+            torch = 3
+            return torch
+        """
+    assert _resolved_decorators(source) == {"evaluate": "torch.no_grad"}
+    facts = facts_of(source)
+    assert facts.structure.functions[next(iter(facts.structure.functions))].decorator_grad is GradMode.DISABLED
+
+
+@pytest.mark.parametrize(
+    "binding",
+    ["def f(model, torch):", "def f(model):\n    for torch in range(3): pass", "def f(model):\n    import numpy as torch",
+     "def f(model):\n    with open('x') as torch: pass", "def f(model):\n    torch: int = 3"],
+)
+def test_a_name_bound_in_a_function_is_not_the_import_inside_it(binding):
+    source = f"import torch\n{binding}\n    x = torch.no_grad\n    def inner():\n        return torch.no_grad\ny = torch.no_grad\n"
+    facts = facts_of(source)
+    attributes = [node for node in _all_nodes(facts.module) if isinstance(node, cst.Attribute) and node.attr.value == "no_grad"]
+    assert [facts.imports.resolve(node) for node in attributes] == [None, None, "torch.no_grad"]
+
+
+def test_a_parameter_does_not_shadow_its_functions_decorator():
+    source = """
+        import torch
+
+        @torch.no_grad()
+        def evaluate(model, loader, torch):
+            pass
+        """
+    assert _resolved_decorators(source) == {"evaluate": "torch.no_grad"}
+
+
+def test_module_level_rebinding_still_hides_the_import_but_an_optional_import_fallback_does_not():
+    rebound = _resolved_decorators("import torch\ntorch = None\n@torch.no_grad()\ndef f(): pass\n")
+    assert rebound == {"f": None}
+    optional = _resolved_decorators(
+        "try:\n    import torch as th\nexcept ImportError:\n    th = None\n@th.no_grad()\ndef f(): pass\n"
+    )
+    assert optional == {"f": "torch.no_grad"}
+
+
+def test_a_global_declaration_makes_a_functions_assignment_a_module_level_one():
+    source = "import torch\ndef f():\n    global torch\n    torch = 3\n@torch.no_grad()\ndef g(): pass\n"
+    assert _resolved_decorators(source) == {"g": None}
+
+
+def test_which_names_a_fix_may_use_where():
+    facts = facts_of(
+        """
+        import torch
+        class E:
+            torch = 1
+            def method(self):
+                pass
+        def outer(torch):
+            def inner():
+                pass
+        def plain():
+            pass
+        """
+    )
+    functions = {info.name: info.node for info in facts.structure.functions.values()}
+    imports = facts.imports
+    assert not imports.bound_in("torch", None)
+    assert not imports.bound_in("torch", functions["plain"])
+    assert imports.bound_in("torch", functions["outer"]) and imports.bound_in("torch", functions["inner"])
+    assert not imports.bound_in("torch", functions["method"])  # a class body is not a closure
+    assert imports.bound_in("torch", imports.scope_around(functions["method"]))  # but its decorators run there
+
+
+def _all_nodes(module: cst.Module):
+    from leaklint.analysis.walk import walk
+
+    return list(walk(module))
+
+
+def test_a_nonlocal_assignment_shadows_in_the_enclosing_function_not_the_module():
+    source = (
+        "import torch\n"
+        "def outer():\n    torch = None\n    def inner():\n        nonlocal torch\n        torch = 3\n    x = torch.no_grad\n"
+        "y = torch.no_grad\n"
+    )
+    facts = facts_of(source)
+    attributes = [node for node in _all_nodes(facts.module) if isinstance(node, cst.Attribute) and node.attr.value == "no_grad"]
+    assert [facts.imports.resolve(node) for node in attributes] == [None, "torch.no_grad"]

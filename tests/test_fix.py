@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +89,63 @@ def test_a_file_changed_meanwhile_is_not_overwritten(tmp_path):
         write_atomically(path, b"new\n", expected=b"old\n")
     assert path.read_bytes() == b"edited by someone else\n"
     assert os.listdir(tmp_path) == ["train.py"]
+
+
+def test_a_symlink_is_followed_and_stays_a_link(tmp_path):
+    real = tmp_path / "src" / "train.py"
+    real.parent.mkdir()
+    real.write_bytes(b"old\n")
+    real.chmod(0o640)
+    link = tmp_path / "link.py"
+    link.symlink_to(Path("src") / "train.py")
+    write_atomically(link, b"new\n", expected=b"old\n")
+    assert link.is_symlink() and os.readlink(link) == str(Path("src") / "train.py")
+    assert real.read_bytes() == b"new\n"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["link.py", "src"] and os.listdir(real.parent) == ["train.py"]
+
+
+@pytest.mark.parametrize("failing", ["write", "fsync", "replace"])
+def test_an_interrupted_write_leaves_the_original_intact_and_no_temporary_file(tmp_path, monkeypatch, failing):
+    path = tmp_path / "train.py"
+    path.write_bytes(b"old\n")
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if failing == "write":
+        real_fdopen = os.fdopen
+
+        class Interrupted:
+            def __init__(self, stream):
+                self.stream = stream
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                self.stream.close()
+
+            def write(self, data):
+                self.stream.write(data[: len(data) // 2])
+                raise KeyboardInterrupt
+
+        monkeypatch.setattr(os, "fdopen", lambda *a, **k: Interrupted(real_fdopen(*a, **k)))
+    else:
+        monkeypatch.setattr(os, failing, interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(path, b"new content\n", expected=b"old\n")
+    monkeypatch.undo()
+    assert path.read_bytes() == b"old\n"
+    assert os.listdir(tmp_path) == ["train.py"]
+
+
+def test_the_directory_is_flushed_after_the_rename(tmp_path, monkeypatch):
+    path = tmp_path / "train.py"
+    path.write_bytes(b"old\n")
+    calls = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "replace", lambda *a: (calls.append("replace"), real_replace(*a))[1])
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file"), real_fsync(fd))[1])
+    write_atomically(path, b"new\n", expected=b"old\n")
+    assert calls == ["file", "replace", "dir"]

@@ -54,6 +54,111 @@ def dedent(source: str) -> str:
     return textwrap.dedent(source)
 
 
+# ---- LL101 / LL102: .detach() only where it cannot fail ----------------------------------------------
+DETR_LOOP = """\
+    import torch
+    def train(model, criterion, loader, opt, weight_dict):
+        logs = []
+        for x, y in loader:
+            loss_dict = criterion(model(x), y)
+            losses = sum(loss_dict[k] * weight_dict[k] for k in loss_dict.keys() if k in weight_dict)
+            opt.zero_grad()
+            losses.backward()
+            opt.step()
+            logs.append(loss_dict)
+        return logs
+    """
+
+
+def test_ll102_a_loss_dict_is_reported_with_a_display_only_fix_never_a_detach_call():
+    [finding] = findings(DETR_LOOP, "LL102")
+    assert finding.fix is not None and finding.fix.applicability is Applicability.DISPLAY_ONLY
+    assert [edit.replacement for edit in finding.fix.edits] == ["{k: v.detach() for k, v in loss_dict.items()}"]
+    assert "loss_dict.detach()" not in (finding.help or "")
+    for unsafe in (False, True):
+        outcome = fix_text(dedent(DETR_LOOP), "t.py", [RULES["LL102"]], SETTINGS, unsafe=unsafe)
+        assert outcome.fixed == dedent(DETR_LOOP) and outcome.errors == []
+
+
+@pytest.mark.parametrize(
+    "usage",
+    ["print(loss[0])", "print(len(loss))", "print([t for t in loss])", "a, b = loss", "print(loss[i])"],
+)
+def test_ll102_a_loss_the_file_indexes_or_iterates_gets_only_an_unsafe_fix(usage):
+    source = f"""\
+        def train(model, loader, crit, i):
+            hist = []
+            for x, y in loader:
+                loss = crit(model(x), y)
+                loss.backward()
+                hist.append(loss)
+                {usage}
+        """
+    assert fix_applicability(source, "LL102") is Applicability.UNSAFE
+
+
+def test_ll101_a_loss_dict_accumulated_gets_no_fix():
+    source = """\
+        def train(model, loader, criterion):
+            total = 0
+            for x, y in loader:
+                loss_dict = criterion(model(x), y)
+                sum(loss_dict.values()).backward()
+                total += loss_dict
+        """
+    assert fix_applicability(source, "LL101") is None
+
+
+def test_ll101_a_call_to_a_loss_known_only_by_name_is_detached_unsafely():
+    source = """\
+        def evaluate(model, loader, criterion):
+            total = 0
+            for x, y in loader:
+                total += criterion(model(x), y)
+        """
+    assert fix_applicability(source, "LL101") is Applicability.UNSAFE
+
+
+def test_conditional_expressions_are_detached_branch_by_branch():
+    source = """\
+        def train(model, loader, crit):
+            hist = []
+            acc = 0
+            for x, y in loader:
+                loss = crit(model(x), y)
+                loss.backward()
+                hist.append(loss if x else None)
+                acc += loss if x else 0
+                hist.append(loss if x else loss * 2)
+        """
+    assert [f.fix.applicability for f in findings(source, "LL101", "LL102")] == [Applicability.SAFE] * 3
+    outcome = fix_text(dedent(source), "t.py", [RULES["LL101"], RULES["LL102"]], SETTINGS, unsafe=False)
+    assert outcome.errors == []
+    assert outcome.fixed == dedent(source).replace(
+        "hist.append(loss if x else None)", "hist.append(loss.detach() if x else None)"
+    ).replace("acc += loss if x else 0", "acc += loss.detach() if x else 0").replace(
+        "hist.append(loss if x else loss * 2)", "hist.append(loss.detach() if x else loss.detach() * 2)"
+    )
+
+
+def test_ll102_every_graph_element_of_a_literal_is_detached_and_one_fix_does_not_block_another():
+    source = """\
+        def train(model, loader, crit):
+            hist = []
+            for x, y in loader:
+                loss = crit(model(x), y)
+                loss.backward()
+                hist.append(loss)
+                hist.extend([loss, loss])
+                hist.extend([loss, loss * 2, x])
+        """
+    outcome = fix_text(dedent(source), "t.py", [RULES["LL102"]], SETTINGS, unsafe=False)
+    assert outcome.errors == [] and outcome.remaining == []
+    assert outcome.fixed == dedent(source).replace("append(loss)", "append(loss.detach())").replace(
+        "[loss, loss]", "[loss.detach(), loss.detach()]"
+    ).replace("[loss, loss * 2, x]", "[loss.detach(), loss.detach() * 2, x]")
+
+
 # ---- LL103 hidden-state-carry ----------------------------------------------------------------------
 def test_ll103_detaches_an_unknown_state_at_the_top_of_the_loop():
     source = """\
@@ -338,6 +443,25 @@ def test_ll104_keeps_a_comment_next_to_the_argument_by_offering_no_fix():
         """,
         "LL104",
     )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.autograd.backward(\n        loss,\n        retain_graph=True,  # keep\n    )",
+        "torch.autograd.backward(\n        loss,  # the loss\n        retain_graph=True,\n    )",
+        "torch.autograd.backward(loss, retain_graph=True,  # keep\n    )",
+        "loss.backward(  # why\n        retain_graph=True)",
+    ],
+)
+def test_ll104_a_comment_anywhere_next_to_the_argument_means_no_fix(call):
+    unfixed(f"import torch\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    {call}\n", "LL104")
+
+
+@pytest.mark.parametrize("argument", ["retain_graph=True", "retain_graph=True,"])
+def test_ll104_dropping_the_only_argument_of_a_call_over_several_lines_closes_it(argument):
+    source = f"for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward(\n        {argument}\n    )\n    step()\n"
+    assert fixed(source, "LL104") == "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    step()\n"
 
 
 # ---- LL401 non-inplace-op ------------------------------------------------------------------------

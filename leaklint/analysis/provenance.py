@@ -573,7 +573,7 @@ class FunctionInterpreter:
             value = self.outer_env[name]
         elif name in self.structure.module_functions:
             value = role(Role.FUNCTION, Confidence.HIGH, name)
-        elif self.imports.qualify(name) is not None:
+        elif self.imports.resolve(node) is not None:
             return NOT_TENSOR
         elif name in ("True", "False", "None"):
             return NOT_TENSOR
@@ -614,7 +614,7 @@ class FunctionInterpreter:
                 attributes = self._class_attributes(self.function.cls)
                 if dotted in attributes:
                     return self._upgrade_module_evidence(dotted, attributes[dotted]).with_deps(frozenset({dotted}))
-            if self.imports.qualify(dotted) is not None:
+            if self.imports.resolve(node) is not None:
                 return NOT_TENSOR
         base = self.eval(node.value, frame)
         attr = node.attr.value

@@ -259,15 +259,18 @@ class StructureScanner(Walker):
 
     # --- classes and functions ----------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        bases = tuple(filter(None, (dotted_name(arg.value) for arg in node.bases if arg.keyword is None)))
+        base_nodes = [(arg.value, dotted_name(arg.value)) for arg in node.bases if arg.keyword is None]
+        bases = tuple(name for _, name in base_nodes if name)
         info = ClassInfo(node, node.name.value, bases)
-        for base in bases:
+        for base_node, base in base_nodes:
+            if not base:
+                continue
             local = self.structure.classes_by_name.get(base)
             if local is not None:
                 info.local_bases.append(local)
                 info.is_module |= local.is_module
                 info.is_lightning |= local.is_lightning
-            qualified = self.imports.qualify(base) or ""
+            qualified = self.imports.resolve(base_node) or ""
             info.is_module |= torch_api.is_module_base(qualified)
             info.is_lightning |= qualified in torch_api.LIGHTNING_MODULES
         self.structure.classes[node] = info
