@@ -83,6 +83,55 @@ def test_guards_stay_in_their_scope_unless_asked():
     assert len(place.all_guards()) == 2
 
 
+def test_recovery_code_behind_an_error_flag():
+    facts = facts_of(
+        """\
+        import torch
+        def step(model, batch):
+            oom, failure, big = False, None, False
+            try:
+                model(batch).sum().backward()
+            except torch.cuda.OutOfMemoryError as e:
+                oom = True
+                failure = e
+                big = True
+            big = batch.numel() > 10
+            if oom:
+                first()
+            else:
+                second()
+            if failure is not None and retries < 3:
+                third()
+            if big:
+                fourth()
+        """
+    )
+    flagged = {name: facts.index.calls_named(name)[0].guarded_by_error_flag() for name in ("first", "second", "third", "fourth")}
+    assert flagged == {"first": True, "second": False, "third": True, "fourth": False}
+
+
+def test_loops_that_run_the_model_on_each_item_repeat_per_input():
+    facts = facts_of(
+        """\
+        class Explainer:
+            def __init__(self, model):
+                self.model = model
+            def __call__(self, x):
+                return self.model(x)
+        def explain(model, images, names):
+            for img in images:
+                model(img.unsqueeze(0))
+            for layer in model.modules():
+                model(warmup)
+            for name in names:
+                Explainer(model)(name)
+        """
+    )
+    loops = {facts.module.code_for_node(loop.node.target): loop for loop in facts.structure.loops.values()}
+    assert {name: loop.repeats_per_input for name, loop in loops.items()} == {"img": True, "layer": False, "name": True}
+    assert not any(loop.is_iteration_loop for loop in loops.values())  # values piling up: not across these
+
+
 def test_calls_resolve_to_nested_functions_methods_and_inherited_methods():
     facts = facts_of(
         """\

@@ -227,17 +227,16 @@ def error_flags(region: cst.CSTNode) -> dict[str, bool]:
         for node in walk(handler.body, into=not_into_scopes):
             if isinstance(node, cst.Assign):
                 handler_targets.add(id(node))
-                for target in node.targets:
-                    for name in bound_names(target.target):
-                        in_handlers.setdefault(name, set()).add(_literal_truth(node.value, caught))
+                for name, value in _assigned_pairs(node):
+                    truth = _literal_truth(value, caught) if value is not None else None
+                    in_handlers.setdefault(name, set()).add(truth)
     if not in_handlers:
         return {}
     for node in walk(region, into=not_into_scopes):
         if isinstance(node, cst.Assign) and id(node) not in handler_targets:
-            for target in node.targets:
-                for name in bound_names(target.target):
-                    if name in in_handlers:
-                        elsewhere.setdefault(name, set()).add(_literal_truth(node.value))
+            for name, value in _assigned_pairs(node):
+                if name in in_handlers:
+                    elsewhere.setdefault(name, set()).add(_literal_truth(value) if value is not None else None)
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
             for name in bound_names(node.target):
                 if name in in_handlers:
@@ -248,6 +247,27 @@ def error_flags(region: cst.CSTNode) -> dict[str, bool]:
         if len(failed) == 1 and None not in failed and normal and None not in normal and normal.isdisjoint(failed):
             flags[name] = next(iter(failed))
     return flags
+
+
+def _assigned_pairs(node: cst.Assign) -> Iterator[tuple[str, cst.BaseExpression | None]]:
+    """(name, the expression it gets) for each name an assignment binds; ``a, b = False, None``
+    pairs up, anything else unpacked gives None."""
+    for target in node.targets:
+        names = target.target
+        value = node.value
+        if isinstance(names, (cst.Tuple, cst.List)):
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+            if values is not None and len(values) == len(names.elements):
+                for element, item in zip(names.elements, values):
+                    single = isinstance(element.value, (cst.Name, cst.Attribute)) and not isinstance(item, cst.StarredElement)
+                    for name in bound_names(element.value):
+                        yield name, item.value if single else None
+                continue
+            for name in bound_names(names):
+                yield name, None
+            continue
+        for name in bound_names(names):
+            yield name, value
 
 
 def _tests_error_flag(test: cst.BaseExpression, held: bool, flags: dict[str, bool]) -> bool:
@@ -291,7 +311,7 @@ def _mentions_oom(handler: cst.ExceptHandler) -> bool:
 class Level(enum.Enum):
     """How often the body of a loop runs, as far as the code shows."""
 
-    STEP = "step"  # a training/evaluation step: backward, optimizer step, or a data loader
+    STEP = "step"  # a training/evaluation step: backward, optimizer step, a model run per item, or a data loader
     WEAK_STEP = "weak-step"  # only a step/iteration counter name says so
     EPOCH = "epoch"  # once per epoch
     OUTER = "outer"  # around a step loop, but not named epoch: per fold, per model, per trial
@@ -322,7 +342,7 @@ def loop_level(facts: ModuleFacts, loop: cst.CSTNode) -> Level:
     if info is not None:
         if info.contains_iteration_loop:
             return Level.EPOCH if epoch else Level.OUTER
-        if info.has_backward or info.has_optimizer_step:
+        if info.has_backward or info.has_optimizer_step or info.runs_model_on_items:
             return Level.STEP
     if data:
         return Level.STEP

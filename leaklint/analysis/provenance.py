@@ -100,6 +100,8 @@ class FunctionSummary:
     backward_consumed: set[str] = field(default_factory=set)
     #: For methods: parameter -> (kind, attribute) when the method keeps the argument on ``self``.
     param_stores: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: The function runs a model forward or a backward (itself, or through a local call).
+    runs_model: bool = False
 
 
 @dataclass
@@ -753,6 +755,10 @@ class FunctionInterpreter:
         return self._value_call(node, callee, dotted_name(func), args, frame, origin)
 
     def _value_call(self, node: cst.Call, callee: Value, callee_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
+        if callee.role is Role.INSTANCE and isinstance(callee.cls, ClassInfo):
+            call_method = callee.cls.find_method("__call__")
+            if call_method is not None:
+                return self._local_call(call_method, args, frame)  # cam(images): its __call__ runs
         if callee.role is Role.MODEL:
             return self._model_call(node, callee, callee_name, args, frame, origin)
         if callee.role is Role.LOSS_FN:
@@ -766,9 +772,21 @@ class FunctionInterpreter:
         elif self.function.is_eval_named:
             eval_reason = "eval-function"
         self.rec.model_calls[node] = ModelCall(node, self._statement, callee_name, model, frame.grad, eval_reason)
+        self._runs_model(args, frame)
         confidence = min(model.confidence, Confidence.MEDIUM, key=lambda c: c.rank)
         result = graph(Evidence.MODEL, confidence, origin, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
         return self._under_grad_mode(result, frame)
+
+    def _runs_model(self, args: Iterable[Value], frame: Frame) -> None:
+        """A forward or backward runs here on ``args``: note it for the function, and for each
+        enclosing loop whose item the arguments are computed from (it runs once per input)."""
+        self.summary.runs_model = True
+        deps = frozenset().union(*(a.deps for a in args))
+        if not deps:
+            return
+        for loop in frame.loops:
+            if not loop.runs_model_on_items and loop.item_names & deps:
+                loop.runs_model_on_items = True
 
     def _loss_call(self, args: list[Value], frame: Frame, origin: str, confidence: Confidence) -> Value:
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
@@ -846,6 +864,8 @@ class FunctionInterpreter:
         summary = (self.prev or self.rec).summaries.get(info)
         if summary is None:
             return UNKNOWN
+        if summary.runs_model:
+            self._runs_model(args, frame)
         result = summary.returns if summary.returns is not None else NOT_TENSOR
         if result.role is not None:
             return result
@@ -927,6 +947,7 @@ class FunctionInterpreter:
             return
         value = self.rec.values.get(target) or self.eval(target, frame)
         self.summary.backward_consumed |= value.deps | set(bound_names(target))
+        self._runs_model([value], frame)
 
 
 def _shared_names(node: cst.BaseSmallStatement, imports: ImportMap) -> set[str]:

@@ -107,6 +107,23 @@ class LoopInfo:
     counts_steps: bool = False
     contains_iteration_loop: bool = False
     contains_data_loop: bool = False
+    #: Names the loop header binds each iteration (``img`` in ``for img in images``).
+    item_names: frozenset[str] = frozenset()
+    #: The body runs a model forward, a backward, or a local function that does, on something
+    #: computed from the loop's item (set by the provenance pass): one pass per input.
+    runs_model_on_items: bool = False
+
+    @property
+    def repeats_per_input(self) -> bool:
+        """Runs once per input, however the inputs are named: an iteration loop, or a loop whose
+        body runs the model on each item (``for img in images: model(img)``). A loop over
+        layers that registers hooks (``for m in model.modules():``) is neither: it runs once.
+
+        Rules about work that repeats (registering hooks, opening figures, per-step helpers) ask
+        this; rules about values piling up across steps ask :attr:`is_iteration_loop`, because
+        a loop over chunks inside ``forward`` also runs the model per item, and summing those
+        chunks is a bounded computation, not growth across steps."""
+        return self.is_iteration_loop or self.runs_model_on_items
 
     @property
     def is_iteration_loop(self) -> bool:
@@ -311,6 +328,7 @@ class StructureScanner(Walker):
             node,
             iterates_data=iterates_data(node.iter, node.target),
             counts_steps=counts_steps(node.iter, node.target),
+            item_names=frozenset(bound_names(node.target)),
         )
         loop.rebound.update(bound_names(node.target))
         self._enter_loop(loop)
