@@ -26,6 +26,7 @@ from leaklint.analysis.structure import (
     ModuleStructure,
     backward_target,
     bound_names,
+    literal_grad_mode,
 )
 from leaklint.analysis.values import (
     DETACHED,
@@ -470,9 +471,9 @@ class FunctionInterpreter:
         if qualified in torch_api.NO_GRAD_CONTEXTS:
             return GradMode.DISABLED
         if qualified in torch_api.ENABLE_GRAD_CONTEXTS:
-            return GradMode.ENABLED
+            return GradMode.ENABLED_EXPLICITLY
         if qualified in torch_api.SET_GRAD_ENABLED and call is not None and call.args:
-            return _literal_mode(call.args[0].value, enabled=GradMode.ENABLED, disabled=GradMode.DISABLED)
+            return literal_grad_mode(call.args[0].value)
         return None
 
     def _try(self, node: cst.Try | cst.TryStar, frame: Frame) -> None:
@@ -801,8 +802,7 @@ class FunctionInterpreter:
         name = qualified.rsplit(".", 1)[-1]
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
         if qualified in torch_api.SET_GRAD_ENABLED and node.args and self._is_statement_call(node):
-            mode = _literal_mode(node.args[0].value, enabled=GradMode.ENABLED, disabled=GradMode.DISABLED)
-            frame.grad = mode or GradMode.CONDITIONAL
+            frame.grad = literal_grad_mode(node.args[0].value)
             return NOT_TENSOR
         if torch_api.is_functional_loss(qualified):
             return self._loss_call(args, frame, origin, Confidence.HIGH)

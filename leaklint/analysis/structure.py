@@ -20,7 +20,12 @@ from leaklint.analysis.walk import Walker, dotted_names_in, not_into_scopes, wal
 
 
 class GradMode(enum.Enum):
+    #: Gradients are recorded because nothing turned them off (the default).
     ENABLED = "enabled"
+    #: Gradients are recorded because the code asked for it: ``torch.enable_grad()``,
+    #: ``torch.set_grad_enabled(True)`` (blocks, statements, decorators). Recording happens as
+    #: with ENABLED; rules that blame a forgotten ``no_grad`` stay quiet here.
+    ENABLED_EXPLICITLY = "enabled explicitly"
     DISABLED = "disabled"
     #: ``set_grad_enabled(flag)`` with a flag we cannot evaluate: deliberate, either way.
     CONDITIONAL = "conditional"
@@ -231,19 +236,34 @@ def backward_calls(node: cst.CSTNode, imports: ImportMap) -> list[cst.Call]:
 
 
 def _decorator_grad(node: cst.FunctionDef, imports: ImportMap) -> GradMode | None:
-    for decorator in node.decorators:
+    """The gradient mode a decorator sets for the whole body: ``@torch.no_grad()``,
+    ``@torch.inference_mode()``, ``@torch.enable_grad()``, ``@torch.set_grad_enabled(False)``
+    (torch's grad-mode context managers all work as decorators). The innermost one wins."""
+    for decorator in reversed(node.decorators):
         expr = decorator.decorator
         if isinstance(expr, cst.Call):
             qualified = imports.resolve(expr.func)
             if qualified in torch_api.INFERENCE_MODE and _first_arg_is_false(expr):
                 continue
+            if qualified in torch_api.SET_GRAD_ENABLED and expr.args:
+                return literal_grad_mode(expr.args[0].value)
         else:
             qualified = imports.resolve(expr)
         if qualified in torch_api.NO_GRAD_CONTEXTS:
             return GradMode.DISABLED
         if qualified in torch_api.ENABLE_GRAD_CONTEXTS:
-            return GradMode.ENABLED
+            return GradMode.ENABLED_EXPLICITLY
     return None
+
+
+def literal_grad_mode(flag: cst.BaseExpression) -> GradMode:
+    """The mode ``set_grad_enabled(flag)`` sets: a ``True``/``False`` literal picks one, anything
+    else is a deliberate runtime choice (CONDITIONAL)."""
+    if isinstance(flag, cst.Name) and flag.value == "True":
+        return GradMode.ENABLED_EXPLICITLY
+    if isinstance(flag, cst.Name) and flag.value == "False":
+        return GradMode.DISABLED
+    return GradMode.CONDITIONAL
 
 
 def _first_arg_is_false(call: cst.Call) -> bool:
