@@ -120,8 +120,10 @@ again inside a loop or a reset method): the graph is handed over, not parked. Cr
 (`feats = {}` in the function that defines the closure hook, before registering it) is not
 emptying it: such a closure hook is reported like one storing into a module-level dict. Assignments in
 `__init__`, and in functions that do not run every step, are not reported. A recurrent state
-fed back into its own next value (`self.hidden = rnn(x, self.hidden)`) chains one graph per step:
-that growth is LL103's finding, and this rule stays quiet about it.
+fed back into its own next value (`self.hidden = rnn(x, self.hidden)`, also after a lazy start
+such as `if self.memory is None: self.memory = torch.zeros_like(x)`, which leaves the previous
+call's value in place on every later call) chains one graph per step: that growth is LL103's
+finding, and this rule stays quiet about it.
 
 ## References
 - PyTorch FAQ, "Don't hold onto tensors and variables you don't need" (a tensor assigned to a
@@ -214,6 +216,21 @@ class Distiller:
         loss = F.mse_loss(self.feats["layer3"], target_feats)
         loss.backward()
         optimizer.step()
+""",
+        # a state fed back into its own next value (after a lazy start): LL103's finding
+        """
+import torch
+import torch.nn as nn
+class Memory(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.memory = None
+    def forward(self, x):
+        if self.memory is None:
+            self.memory = torch.zeros_like(x)
+        self.memory = torch.tanh(self.fc(x) + self.memory)
+        return self.memory
 """,
         # the reader empties the closure's store after every forward pass (low confidence only)
         """

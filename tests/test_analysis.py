@@ -194,6 +194,21 @@ def test_gradients_enabled_on_purpose_differ_from_the_default(source, mode):
     assert facts.value(fact.node.value).is_graph
 
 
+def test_an_attribute_bound_on_one_branch_keeps_its_previous_value_on_the_other():
+    source = """
+        import torch
+        import torch.nn as nn
+        class Memory(nn.Module):
+            def forward(self, x):
+                if self.memory is None:
+                    self.memory = torch.zeros_like(x)
+                probe(self.memory)
+                self.memory = torch.tanh(self.fc(x) + self.memory)
+                return self.memory
+    """
+    assert value_at_end(source, "self.memory", "forward").is_graph  # the previous call's state
+
+
 def test_local_helpers_that_return_a_loss_make_their_call_sites_attached():
     source = """
         import torch.nn.functional as F

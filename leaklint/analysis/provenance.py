@@ -401,6 +401,13 @@ class FunctionInterpreter:
         env = branches[0].env
         for branch in branches[1:]:
             env = join_envs(env, branch.env)
+        # A name that only some branches bind, and that the function did not hold before, still
+        # has its outside value on the other paths: `if self.memory is None: self.memory = zeros`
+        # leaves the previous call's `self.memory` in place when the test fails.
+        for name in [n for n in env if n not in frame.env and not all(n in b.env for b in branches)]:
+            outside = self._outside_value(name)
+            if outside is not None:
+                env[name] = join(env[name], outside)
         frame.env = env
         frame.eval_mode = frozenset().union(*(b.eval_mode for b in branches))
         grads = {b.grad for b in branches}
@@ -642,6 +649,13 @@ class FunctionInterpreter:
                 return self._upgrade_module_evidence(dotted, replace(guess, deps=base.deps))
             return self._upgrade_module_evidence(dotted, replace(UNKNOWN, deps=base.deps))
         return replace(UNKNOWN, deps=base.deps)
+
+    def _outside_value(self, name: str) -> Value | None:
+        """What ``name`` holds when this function has not bound it: an attribute of ``self`` as the
+        class's methods leave it. (A plain name bound in a branch is a local: unbound otherwise.)"""
+        if name.startswith("self.") and self.function.cls is not None:
+            return self._class_attributes(self.function.cls).get(name)
+        return None
 
     def _known_attribute(self, node: cst.Attribute, frame: Frame) -> Value | None:
         """The value of ``self.model`` / ``trainer.net`` when it is known as an object, else None."""
