@@ -15,7 +15,6 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.names import ImportMap, dotted_name
-from leaklint.analysis.syntax import subscript_base
 from leaklint.analysis.walk import Walker, dotted_names_in, not_into_scopes, walk
 
 
@@ -161,17 +160,6 @@ class ModuleStructure:
     #: Method names called on something other than ``self`` (callers outside the class).
     external_method_calls: set[str] = field(default_factory=set)
     top: FunctionInfo = field(default_factory=lambda: FunctionInfo(None, "<module>"))
-
-
-def accumulating_target(node: cst.BaseSmallStatement) -> str | None:
-    """``t`` for ``t += x`` or ``t = t + x`` / ``t = f(t, x)`` (the target feeds its own new value)."""
-    if isinstance(node, cst.AugAssign):
-        return dotted_name(node.target) or subscript_base(node.target)
-    if isinstance(node, cst.Assign) and len(node.targets) == 1:
-        target = dotted_name(node.targets[0].target)
-        if target and target in dotted_names_in(node.value):
-            return target
-    return None
 
 
 def bound_names(target: cst.BaseExpression) -> list[str]:
