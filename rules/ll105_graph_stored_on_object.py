@@ -168,6 +168,8 @@ class GradCam:
         self.activations = output.cpu().detach()
     def save_gradient(self, module, grad_input, grad_output):
         self.gradients = grad_output[0]
+shapes = {}
+model.fc.register_forward_hook(lambda m, i, o: shapes.update(fc=tuple(o.shape)))
 """,
         """
 import torch
@@ -778,7 +780,8 @@ def _outer_target(target: cst.BaseExpression, assigned: set[str], params: set[st
 
 
 def _syntactically_detached(expr: cst.BaseExpression) -> bool:
-    """``o.detach().cpu()``, ``o[0].item()``, ``o.data``, ``float(o)``: no history left, whatever ``o`` is."""
+    """``o.detach().cpu()``, ``o[0].item()``, ``o.data``, ``float(o)``, ``tuple(o.shape)``: no history
+    left, whatever ``o`` is."""
     node: cst.BaseExpression = expr
     while True:
         if isinstance(node, cst.Call):
@@ -787,6 +790,9 @@ def _syntactically_detached(expr: cst.BaseExpression) -> bool:
                 if func.attr.value in _DETACHING_METHODS:
                     return True
                 node = func.value
+                continue
+            if isinstance(func, cst.Name) and func.value in ("tuple", "list") and len(node.args) == 1:
+                node = node.args[0].value  # tuple(o.shape): as detached as what it copies
                 continue
             return isinstance(func, cst.Name) and func.value in _PYTHON_VALUE_BUILTINS
         if isinstance(node, cst.Attribute):
