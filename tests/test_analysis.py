@@ -209,6 +209,21 @@ def test_an_attribute_bound_on_one_branch_keeps_its_previous_value_on_the_other(
     assert value_at_end(source, "self.memory", "forward").is_graph  # the previous call's state
 
 
+def test_module_and_lightning_methods_called_on_self_are_not_submodules():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        import lightning as L
+        class Lit(L.LightningModule):
+            def training_step(self, batch, idx):
+                names = {id(m): n for n, m in self.named_modules()}
+                self.log("loss", batch)
+                return self.head(batch)
+        """
+    )
+    assert [facts.module.code_for_node(call.node.func) for call in facts.model_calls()] == ["self.head"]
+
+
 def test_local_helpers_that_return_a_loss_make_their_call_sites_attached():
     source = """
         import torch.nn.functional as F

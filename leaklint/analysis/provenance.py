@@ -675,14 +675,18 @@ class FunctionInterpreter:
         return None
 
     def _is_submodule_of_self(self, node: cst.Attribute) -> bool:
-        """``self.body`` inside an ``nn.Module``: an attribute that is not a method is a layer."""
+        """``self.body`` inside an ``nn.Module``: an attribute that is not a method (of the class,
+        of ``nn.Module`` such as ``named_modules``, or of Lightning such as ``log``) is a layer."""
         cls = self.function.cls
+        attr = node.attr.value
         return (
             cls is not None
             and cls.is_module
             and isinstance(node.value, cst.Name)
             and node.value.value == "self"
-            and cls.find_method(node.attr.value) is None
+            and cls.find_method(attr) is None
+            and attr not in torch_api.MODULE_API_METHODS
+            and not (cls.is_lightning and attr in torch_api.LIGHTNING_API_METHODS)
         )
 
     def _class_attributes(self, cls: ClassInfo) -> dict[str, Value]:
