@@ -143,6 +143,8 @@ def test_loops_that_run_the_model_on_each_item_repeat_per_input():
         ("stats['loss'] -= loss", "stats", ["loss"]),
         ("avg = 0.9 * avg + 0.1 * loss", "avg", ["0.1 * loss"]),
         ("avg = avg * decay + loss", "avg", ["loss"]),
+        ("total = (total +\n         loss)", "total", ["loss"]),
+        ("total = total - (a + b)", "total", ["a", "b"]),
         ("total.add_(loss, alpha=0.5)", "total", ["loss"]),
         ("total = th.add(total, loss)", "total", ["loss"]),
         ("total = th.add(loss, total)", "total", ["loss"]),

@@ -118,7 +118,7 @@ def _added_terms(value: cst.BaseExpression, slot: cst.BaseExpression, target: st
 
 
 def _flatten_sum(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)) and not expr.lpar:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
         return _flatten_sum(expr.left) + _flatten_sum(expr.right)
     return [expr]
 
