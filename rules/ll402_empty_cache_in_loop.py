@@ -41,8 +41,9 @@ class EmptyCacheInLoop(Rule):
 ## What it finds
 `torch.cuda.empty_cache()` (also `torch.mps.empty_cache()`, `torch.xpu.empty_cache()` and
 `torch.accelerator.memory.empty_cache()`) or `gc.collect()` inside a loop that runs once per
-training or evaluation step: a loop that calls `.backward()`, steps an optimizer or iterates a
-data loader (high confidence), or a loop over a `step` / `iteration` / `batch` counter (medium).
+training or evaluation step: a loop that calls `.backward()`, steps an optimizer, iterates a
+data loader or runs the model on each of its items (`for img in images: model(img)`) (high
+confidence), or a loop over a `step` / `iteration` / `batch` counter (medium).
 Also such a call inside a function the same file calls from such a loop (a `train_step` helper),
 and inside framework hooks that run once per batch (Lightning's `training_step`, a callback's
 `on_train_batch_end`): medium confidence.
