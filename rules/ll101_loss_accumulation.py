@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.names import dotted_name
-from leaklint.analysis.structure import GradMode, accumulating_target
+from leaklint.analysis.accumulate import accumulation
+from leaklint.analysis.carry import carried_states
+from leaklint.analysis.structure import GradMode
 from leaklint.analysis.values import strongest_graph
-from leaklint.analysis.walk import mentions
 from leaklint.analysis.provenance import StatementFact
 from leaklint.findings import Confidence, Severity
 from leaklint.fixspec import MAPPING, container_usage, detach_fix
@@ -29,8 +29,11 @@ class LossAccumulation(Rule):
     help = "accumulate the value's .item() (a float) or .detach() (a tensor)"
     docs = """
 ## What it finds
-An accumulation such as `total += loss`, `total = total + loss`, `running -= criterion(out, y)` or
-an exponential moving average `avg = 0.9 * avg + 0.1 * loss` inside a `for`/`while` loop, where the
+An accumulation such as `total += loss`, `total = total + loss`, `running -= criterion(out, y)`,
+`total.add_(loss)`, `total = torch.add(total, loss)`, `total = sum([total, loss])`, a slot of a
+dict (`stats["loss"] += loss`, `hist["loss"] = hist.get("loss", 0) + loss`) or an exponential
+moving average `avg = 0.9 * avg + 0.1 * loss` (also with a lazy start:
+`avg = loss if avg is None else 0.9 * avg + 0.1 * loss`) inside a `for`/`while` loop, where the
 accumulated value is attached to an autograd graph (it is a loss, a model output, or computed from
 one, outside `torch.no_grad()`) and the accumulator lives across iterations (it is created before
 the loop, or is an attribute such as `self.total`). The same accumulation into `self.*` in a method
@@ -86,7 +89,11 @@ float (and waits for the GPU), so code that treats the total as a tensor would c
 ## Known false positives
 Summing losses on purpose and calling `.backward()` on the sum (chunked or multi-task losses) is
 recognised and not reported, as is a helper that sums loss terms over a small loop and returns the
-sum. A reset of the accumulator anywhere in the loop body (`total = 0` every N steps) silences the
+sum. A running value that is also an input of the next step's computation
+(`self.mu = 0.9 * self.mu + 0.1 * h.mean(0)` followed by `return h - self.mu`) chains the graphs
+through the computation: LL103 reports it where it is fed back, and this rule stays quiet so the
+statement is reported once. A tensor grown by concatenation (`preds = torch.cat([preds, out])`) is
+LL102's. A reset of the accumulator anywhere in the loop body (`total = 0` every N steps) silences the
 rule, because the growth is then bounded. If the accumulated value comes from a function leaklint
 cannot see and no `.backward()` is called on it, the finding has low confidence and is hidden unless
 `--min-confidence low` is set.
@@ -149,6 +156,19 @@ for x, y in loader:
     correct += (out.argmax(1) == y).sum()
     seen += y.size(0)
 """,
+        # a running statistic that is also an input of the next forward: LL103's finding
+        """
+import torch.nn as nn
+class Normalizer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.mu = 0.0
+    def forward(self, x):
+        h = self.proj(x)
+        self.mu = 0.9 * self.mu + 0.1 * h.mean(0)
+        return h - self.mu
+""",
     )
     INVALID = (
         """
@@ -204,6 +224,24 @@ for batch in train_loader:
     outputs.loss.backward()
     sum_loss += outputs.loss  # expect: LL101
 """,
+        # the other spellings of a sum: in place, through a dict slot, torch.add, sum(), a lazy start
+        """
+import torch
+import torch.nn.functional as F
+total = torch.zeros(())
+hist = {}
+running = None
+added = torch.zeros(())
+summed = 0
+for x, y in loader:
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    total.add_(loss)  # expect: LL101
+    hist["loss"] = hist.get("loss", 0) + loss  # expect: LL101
+    added = torch.add(added, loss)  # expect: LL101
+    summed = sum([summed, loss])  # expect: LL101
+    running = loss if running is None else 0.98 * running + 0.02 * loss  # expect: LL101
+""",
         """
 import torch as th
 class Trainer:
@@ -223,15 +261,16 @@ class Trainer:
         return shape.graph_evidence and (shape.iteration_loop or shape.per_step_state_store or shape.argument_keeping_call)
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        fed_back = _fed_back_accumulators(facts)
         for fact in facts.statements():
             if fact.grad is GradMode.DISABLED or not (fact.loops or fact.function.runs_per_step):
                 continue
-            target = accumulating_target(fact.node)
-            if target is None:
+            found = accumulation(fact.node, facts.imports)
+            if found is None:
                 continue
-            contributors = list(_contributors(fact.node, target))
+            target, contributors = found.target, found.terms
             accumulated = strongest_graph([facts.value(c) for c in contributors])
-            if accumulated is None:
+            if accumulated is None or (target, fact.node) in fed_back:
                 continue
             lifetime = facts.lifetime(fact, target)
             confidence = lifetime.leak_confidence(accumulated.confidence, count_call_lifetime=fact.function.runs_per_step)
@@ -302,38 +341,22 @@ def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
 
 
 def _target_text(facts: ModuleFacts, node: cst.BaseSmallStatement) -> str:
-    target = node.target if isinstance(node, cst.AugAssign) else node.targets[0].target  # type: ignore[union-attr]
+    if isinstance(node, cst.AugAssign):
+        target = node.target
+    elif isinstance(node, cst.Assign):
+        target = node.targets[0].target
+    else:  # total.add_(loss)
+        target = node.value.func.value  # type: ignore[attr-defined]
     return f"'{facts.describe(target)}'"
 
 
-def _contributors(node: cst.BaseSmallStatement, target: str) -> Iterator[cst.BaseExpression]:
-    """The expressions added into ``target`` (``loss`` in ``t = 0.9 * t + 0.1 * loss``)."""
-    if isinstance(node, cst.AugAssign):
-        # `lst += [t]` extends a list: that is LL102's business, not an accumulation.
-        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and not _is_sequence_literal(node.value):
-            yield node.value
-        return
-    if isinstance(node, cst.Assign) and isinstance(node.value, cst.BinaryOperation):
-        if isinstance(node.value.operator, (cst.Add, cst.Subtract)):
-            yield from _terms(node.value, target)
-
-
-def _is_sequence_literal(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp))
-
-
-def _terms(expr: cst.BaseExpression, target: str) -> Iterator[cst.BaseExpression]:
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
-        yield from _terms(expr.left, target)
-        yield from _terms(expr.right, target)
-        return
-    if dotted_name(expr) == target:
-        return
-    if isinstance(expr, cst.BinaryOperation) and mentions(expr, target):
-        # 0.9 * avg: the factor next to the accumulator is not accumulated.
-        for side in (expr.left, expr.right):
-            if not mentions(side, target):
-                yield side
-        return
-    if not mentions(expr, target) and not _is_sequence_literal(expr):
-        yield expr
+def _fed_back_accumulators(facts: ModuleFacts) -> set[tuple[str, cst.CSTNode]]:
+    """(accumulator, accumulating statement) pairs whose running value is also an input of the
+    next step's computation (``self.mu = 0.9 * self.mu + 0.1 * h.mean(0)`` then
+    ``return h - self.mu``): the graphs chain through the computation, which is LL103's finding
+    (reported where the value is fed back); this rule leaves those to it."""
+    found: set[tuple[str, cst.CSTNode]] = set()
+    for carry in carried_states(facts):
+        if carry.crosses_steps and carry.feed is not None:
+            found.update((carry.name, fact.node) for fact in carry.updates)
+    return found

@@ -9,6 +9,7 @@ import libcst as cst
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.accumulate import grown_tensor
 from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.values import strongest_graph
 from leaklint.fixspec import MAPPING, container_usage, detach_each_fix, detach_fix
@@ -399,7 +400,7 @@ def _stores(node: cst.BaseSmallStatement, facts: ModuleFacts) -> Iterator[tuple[
                 if isinstance(value.right, (cst.List, cst.Tuple)):
                     yield target_name, _elements(value.right)
         if len(node.targets) == 1:
-            grown = _grown_tensor(node, facts)
+            grown = grown_tensor(node, facts.imports)
             if grown is not None:
                 yield grown
     elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
@@ -407,26 +408,6 @@ def _stores(node: cst.BaseSmallStatement, facts: ModuleFacts) -> Iterator[tuple[
             container = _container_name(node.target)
             if container:
                 yield container, _elements(node.value)
-
-
-_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack", "torch.row_stack"})
-
-
-def _grown_tensor(node: cst.Assign, facts: ModuleFacts) -> tuple[str, list[cst.BaseExpression]] | None:
-    """``preds = torch.cat([preds, out])``: the tensor itself is the growing container."""
-    target = dotted_name(node.targets[0].target)
-    value = node.value
-    if target is None or not isinstance(value, cst.Call) or not value.args:
-        return None
-    if facts.imports.resolve(value.func) not in _CONCATENATIONS:
-        return None
-    sequence = value.args[0].value
-    if not isinstance(sequence, (cst.List, cst.Tuple)):
-        return None
-    parts = [element.value for element in sequence.elements]
-    if not any(dotted_name(part) == target for part in parts):
-        return None
-    return target, [part for part in parts if dotted_name(part) != target]
 
 
 def _constant_key(target: cst.Subscript) -> bool:

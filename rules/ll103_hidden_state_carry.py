@@ -111,7 +111,10 @@ Neither is a state detached anywhere in the loop (`h.detach()`, `h.detach_()`,
 under `torch.no_grad()`. A state kept on a module (`self.hidden`) is not reported when another
 method of the class re-initialises or detaches it, or code outside the class assigns it
 (`model.hidden = ...`): leaklint assumes that runs between steps. A value that is only accumulated
-(`avg = 0.9 * avg + 0.1 * loss`) is LL101's finding, not this one. If you really mean to
+(`avg = 0.9 * avg + 0.1 * loss`, `total = torch.add(total, loss)`, `total.add_(loss)`) is LL101's
+finding, and a tensor only grown by concatenation (`preds = torch.cat([preds, out])`) is LL102's,
+not this one; a running value that is also fed into the next computation is this rule's (and
+LL101 then stays quiet). If you really mean to
 backpropagate through every batch so far, suppress the finding with `# noqa: LL103`.
 
 ## References
@@ -208,6 +211,20 @@ for x, y in loader:
     loss = criterion(model(x), y)
     loss.backward()
     avg = 0.9 * avg + 0.1 * loss
+""",
+        # only accumulated (LL101) or only grown by concatenation (LL102): not fed into a computation
+        """
+import torch
+def collect(model, loader):
+    total = torch.zeros(())
+    preds = torch.empty(0)
+    for x, y in loader:
+        out = model(x)
+        loss = ((out - y) ** 2).mean()
+        loss.backward()
+        total = torch.add(total, loss)
+        preds = torch.cat([preds, out])
+    return preds
 """,
         """
 from utils import repackage_hidden as repackage

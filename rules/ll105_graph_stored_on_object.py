@@ -117,10 +117,16 @@ what stays alive is small and the finding has low confidence (hidden by default)
 forward's input (`self.x = x`) is not reported unless the input is known to carry a graph.
 Gradients stored by backward hooks and `Tensor.register_hook` hooks carry no graph (unless you
 differentiate with `create_graph=True`) and are not reported. A hook whose model only runs under
-`torch.no_grad()` in the file sees outputs without a graph: low confidence. Assignments in
+`torch.no_grad()` in the file sees outputs without a graph: low confidence. So does a hook whose
+store code outside it empties after reading it (`feats.clear()`, `feats.pop("fc")`, `feats = {}`
+again inside a loop or a reset method): the graph is handed over, not parked. Creating the store
+(`feats = {}` in the function that defines the closure hook, before registering it) is not
+emptying it: such a closure hook is reported like one storing into a module-level dict. Assignments in
 `__init__`, and in functions that do not run every step, are not reported. A recurrent state
-fed back into its own next value (`self.hidden = rnn(x, self.hidden)`) chains one graph per step:
-that growth is LL103's finding, and this rule stays quiet about it.
+fed back into its own next value (`self.hidden = rnn(x, self.hidden)`, also after a lazy start
+such as `if self.memory is None: self.memory = torch.zeros_like(x)`, which leaves the previous
+call's value in place on every later call) chains one graph per step: that growth is LL103's
+finding, and this rule stays quiet about it.
 
 ## References
 - PyTorch FAQ, "Don't hold onto tensors and variables you don't need" (a tensor assigned to a
@@ -165,6 +171,8 @@ class GradCam:
         self.activations = output.cpu().detach()
     def save_gradient(self, module, grad_input, grad_output):
         self.gradients = grad_output[0]
+shapes = {}
+model.fc.register_forward_hook(lambda m, i, o: shapes.update(fc=tuple(o.shape)))
 """,
         """
 import torch
@@ -214,8 +222,48 @@ class Distiller:
         loss.backward()
         optimizer.step()
 """,
+        # a state fed back into its own next value (after a lazy start): LL103's finding
+        """
+import torch
+import torch.nn as nn
+class Memory(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.memory = None
+    def forward(self, x):
+        if self.memory is None:
+            self.memory = torch.zeros_like(x)
+        self.memory = torch.tanh(self.fc(x) + self.memory)
+        return self.memory
+""",
+        # the reader empties the closure's store after every forward pass (low confidence only)
+        """
+def extract(model, loader):
+    feats = {}
+    def hook(module, inputs, output):
+        feats["fc"] = output
+    model.fc.register_forward_hook(hook)
+    for x, _ in loader:
+        model(x)
+        show(feats["fc"])
+        feats = {}
+""",
     )
     INVALID = (
+        # a closure store made by the function that registers the hook: created, never emptied
+        """
+def attach(model):
+    feats = {}
+    def hook(module, inputs, output):
+        feats["fc"] = output  # expect: LL105
+    model.fc.register_forward_hook(hook)
+    return feats
+def attach_lambda(model):
+    feats = {}
+    model.fc.register_forward_hook(lambda m, i, o: feats.update(fc=o))  # expect: LL105
+    return feats
+""",
         """
 import torch.nn as nn
 class Attention(nn.Module):
@@ -567,13 +615,14 @@ def _emptied_by_reader(target: str, hook: HookFunction, facts: ModuleFacts) -> b
             return False
         return name == base or ("." in base and "." in name and name.rsplit(".", 1)[-1] == leaf)
 
+    declared: dict[FunctionInfo, set[str]] = {}
     for fact in facts.statements():
         function = fact.function
         if function.node is hook.node or function.name == "__init__" or (function.is_module_level and not fact.loops):
             continue
         node = fact.node
         if isinstance(node, cst.Assign) and _is_empty_container(node.value):
-            if any(same(t.target) for t in node.targets):
+            if any(same(t.target) for t in node.targets) and not _creates(fact, base, declared):
                 return True
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
             func = node.value.func
@@ -582,6 +631,21 @@ def _emptied_by_reader(target: str, hook: HookFunction, facts: ModuleFacts) -> b
         elif isinstance(node, cst.Del) and any(same(t.value) for t in _del_targets(node)):
             return True
     return False
+
+
+def _creates(fact: StatementFact, base: str, declared: dict[FunctionInfo, set[str]]) -> bool:
+    """``feats = {}`` binding a plain local for the first time (outside any loop, not declared
+    ``global``/``nonlocal``): the function that sets up a closure hook creating its store, not a
+    reader emptying it after use."""
+    if "." in base or fact.loops or base in fact.env:
+        return False
+    function = fact.function
+    if function.node is None:
+        return False
+    if function not in declared:
+        globals_, nonlocals = declared_names(function.node)
+        declared[function] = globals_ | nonlocals
+    return base not in declared[function]
 
 
 def _del_targets(node: cst.Del) -> list[cst.Element]:
@@ -728,7 +792,8 @@ def _outer_target(target: cst.BaseExpression, assigned: set[str], params: set[st
 
 
 def _syntactically_detached(expr: cst.BaseExpression) -> bool:
-    """``o.detach().cpu()``, ``o[0].item()``, ``o.data``, ``float(o)``: no history left, whatever ``o`` is."""
+    """``o.detach().cpu()``, ``o[0].item()``, ``o.data``, ``float(o)``, ``tuple(o.shape)``: no history
+    left, whatever ``o`` is."""
     node: cst.BaseExpression = expr
     while True:
         if isinstance(node, cst.Call):
@@ -737,6 +802,9 @@ def _syntactically_detached(expr: cst.BaseExpression) -> bool:
                 if func.attr.value in _DETACHING_METHODS:
                     return True
                 node = func.value
+                continue
+            if isinstance(func, cst.Name) and func.value in ("tuple", "list") and len(node.args) == 1:
+                node = node.args[0].value  # tuple(o.shape): as detached as what it copies
                 continue
             return isinstance(func, cst.Name) and func.value in _PYTHON_VALUE_BUILTINS
         if isinstance(node, cst.Attribute):

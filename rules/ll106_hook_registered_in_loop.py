@@ -58,8 +58,8 @@ class HookRegisteredInLoop(Rule):
 A call to `register_forward_hook`, `register_forward_pre_hook`, `register_full_backward_hook`,
 `register_backward_hook`, `Tensor.register_hook` or `register_module_forward_hook` (and the other
 global `register_module_*` hooks) that runs on every iteration of a training or evaluation loop, or
-in a function that runs once per iteration (`forward`, `training_step`, a helper called from a loop
-in the same file), on a module or tensor that outlives the iteration, when the returned handle is
+in a function that runs once per iteration (`forward`, `training_step`, a helper called from such a
+loop in the same file), on a module or tensor that outlives the iteration, when the returned handle is
 not removed in that iteration: it is discarded, kept in a name that the next iteration overwrites,
 or appended to a list whose handles are only removed after the loop (or never).
 
@@ -67,6 +67,12 @@ It also finds an object whose class registers hooks in `__init__` (a Grad-CAM or
 helper defined in the file, or a `pytorch_grad_cam` CAM class) constructed inside such a loop
 without being used as a context manager or having a `remove`/`release`/`close` method called on
 it in the same iteration.
+
+A loop counts by what it does, not only by its names: one that trains, reads a data loader or
+counts steps (high confidence), or one whose body runs the model (a forward, a backward, or a
+function of the file that does) on something computed from its own item, like
+`for img in images: model(img)` or `cam(img)` (medium confidence): it repeats once per input, and
+the inputs are unbounded.
 
 ## Why it matters
 Every registration adds one more entry to the module's hook dictionary. Nothing removes it when the
@@ -98,7 +104,8 @@ the loop; either restructures the code.
 ## Known false positives
 A hook on a tensor or module created in the same iteration (`out.register_hook(...)` on a fresh
 activation, hooks on a model built inside the loop) dies with it and is not reported; neither is a
-registration in a loop over modules (`for m in model.modules():`) that runs once, nor one whose
+registration in a set-up loop over modules or layer names (`for m in model.modules():`,
+`for name in ["fc", "head"]:`) that runs the model on none of its items, nor one whose
 handle is used as a context manager or passed on to another function or container that leaklint
 cannot follow. A hook that removes itself from inside its own body is not recognised: suppress it
 with `# noqa: LL106`. A helper class that removes its hooks in a method called every iteration is
@@ -146,6 +153,16 @@ def attach(model):
 attach(model)
 for x, y in loader:
     model(x).sum().backward()
+""",
+        # set-up loops over layers: bounded, the model runs on none of their items
+        """
+for layer in model.modules():
+    layer.register_forward_hook(save)
+for name in ["layer3", "layer4"]:
+    getattr(model, name).register_forward_hook(save)
+    model(warmup_batch)
+for images in gallery:
+    show(images)
 """,
         """
 for images, _ in loader:
@@ -224,6 +241,26 @@ def visualize(model, image):
 for image, _ in loader:
     visualize(model, image)
 """,
+        # a loop over inputs with no data-like name: it runs the model (or a helper that does) per item
+        """
+class GradCAM:
+    def __init__(self, model, layer):
+        self.model = model
+        layer.register_forward_hook(self.save)
+    def save(self, module, inputs, output):
+        self.activations = output.detach()
+    def __call__(self, x):
+        return self.model(x)
+def explain(model, images):
+    maps = []
+    for img in images:
+        cam = GradCAM(model, model.layer4)  # expect: LL106
+        maps.append(cam(img).detach())
+    for img in images:
+        model.fc.register_forward_hook(lambda m, i, o: print(o.shape))  # expect: LL106
+        model(img.unsqueeze(0))
+    return maps
+""",
         """
 from pytorch_grad_cam import GradCAM
 handles = []
@@ -285,9 +322,12 @@ h.remove()
 
 # ---- where a statement repeats -----------------------------------------------------------------
 def _repeating_scope(fact: StatementFact, facts: ModuleFacts) -> _Scope | None:
-    loops = [loop for loop in fact.loops if loop.is_iteration_loop]
+    loops = [loop for loop in fact.loops if loop.repeats_per_input]
     if loops:
-        return _Scope(loops[-1].node, loops[-1], fact.function, "every iteration", Confidence.HIGH)
+        # A loop named like a data loop or one that trains is surely per step; a loop whose only
+        # evidence is a model run on each item (`for img in images: model(img)`) nearly so.
+        confidence = Confidence.HIGH if loops[-1].is_iteration_loop else Confidence.MEDIUM
+        return _Scope(loops[-1].node, loops[-1], fact.function, "every iteration", confidence)
     function = fact.function
     reason = per_step_functions(facts).get(function)
     if reason is not None and function.node is not None:

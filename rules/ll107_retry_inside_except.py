@@ -64,6 +64,11 @@ the batch, the activations, the partial graph of the step that ran out of memory
 The retry then allocates on top of the failed attempt, so it runs out of memory again (and a
 recursive retry nests one more failed step per attempt).
 
+Severity is peak, not leak: once the `except` clause ends, the traceback and the failed step's
+tensors are freed, so memory does not grow from step to step; what the pattern costs, and what
+`leaklint verify LL107` measures, is a higher high-water mark while the retry runs (the failed
+attempt's memory plus the retry's), which is exactly what makes the retry fail.
+
 ## Example
 ```python
 def train_step(model, batch, optimizer):

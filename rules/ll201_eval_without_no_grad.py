@@ -42,8 +42,9 @@ evaluation code that runs with gradients enabled. Evaluation code is everything 
 evaluation: `evaluate`, `validate`, `validation_step`, `test`, `test_epoch`, `predict`, `infer`,
 `run_inference`... (pytest's `test_*` functions are not evaluation code). A call is guarded when it
 runs under `torch.no_grad()`, `torch.inference_mode()` or `torch.set_grad_enabled(False)` — as a
-`with` block, as a decorator on the function or an enclosing one — or when every caller of the
-function in the same file calls it inside such a block.
+`with` block, a statement before it, or a decorator on the function or an enclosing one
+(`@torch.set_grad_enabled(False)` included; the innermost grad-mode decorator wins, as in torch) —
+or when every caller of the function in the same file calls it inside such a block.
 
 ## Why it matters
 `model.eval()` changes how dropout and batch norm behave; it does not stop autograd. Without
@@ -95,8 +96,11 @@ offers nothing: an unconditional `import torch` would break the guard.
 
 ## Known false positives
 Evaluation that needs gradients (adversarial examples, saliency maps, input attributions) is
-reported; suppress it with `# noqa: LL201` on the call. `torch.set_grad_enabled(flag)` with a
-runtime flag is taken as a deliberate choice and not reported. Lightning's `validation_step`,
+reported unless the code asks for them: a forward under `with torch.enable_grad():`,
+`torch.set_grad_enabled(True)` or an `@torch.enable_grad()` decorator records a graph on purpose
+and is not reported (even after `model.eval()` or inside an outer `no_grad`); otherwise suppress
+it with `# noqa: LL201` on the call. `torch.set_grad_enabled(flag)` with a runtime flag is taken as
+a deliberate choice and not reported. Lightning's `validation_step`,
 `test_step` and `predict_step` are not reported (Lightning disables gradients around them). A model
 that leaklint cannot recognise as a model (no `.eval()`, `.parameters()`, known constructor or
 `nn.Module` class in the file) is only a low-confidence guess by its name and hidden by default.
@@ -168,6 +172,40 @@ def train(loader, optimizer, device):
             net.eval().cpu()
             net.to(device).train()
 """,
+        # the grad-mode switches as decorators, and gradients asked for on purpose
+        """
+import torch
+@torch.set_grad_enabled(False)
+def evaluate(model, loader):
+    model.eval()
+    return [model(x) for x, _ in loader]
+
+@torch.no_grad()
+@torch.set_grad_enabled(False)
+def predict(model, loader):
+    model.eval()
+    return [model(x) for x, _ in loader]
+
+def saliency(model, loader):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            with torch.enable_grad():
+                out = model(x.requires_grad_())
+    with torch.set_grad_enabled(True):
+        out = model(x)
+
+@torch.enable_grad()
+def attribute(model, x):
+    model.eval()
+    return model(x)
+
+@torch.set_grad_enabled(False)
+@torch.set_grad_enabled(True)
+def integrated_gradients(model, x):  # the innermost decorator wins, as in torch
+    model.eval()
+    return model(x)
+""",
         """
 import torch
 @torch.no_grad()
@@ -209,6 +247,14 @@ import torch.nn as nn
 class Classifier(nn.Module):
     def predict(self, x):
         return self(x).argmax(-1)  # expect: LL201
+""",
+        # inference_mode(False) as a decorator leaves gradients on
+        """
+import torch
+@torch.inference_mode(False)
+def evaluate(model, loader):
+    model.eval()
+    return [model(x) for x, _ in loader]  # expect: LL201
 """,
         """
 import torchvision

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
+from leaklint.analysis import torch_api
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
@@ -156,7 +157,27 @@ def _returns_tensor(info: FunctionInfo, facts: ModuleFacts) -> str | None:
             return "model output"
         if _is_tensor(current.value, facts):
             found = "tensor"
+        elif found is None and _loaded(current.value, info, facts, 0):
+            found = "loaded object (tensor, state dict or model)"
     return found
+
+
+def _loaded(expr: cst.BaseExpression, info: FunctionInfo, facts: ModuleFacts, depth: int) -> bool:
+    """``torch.load(path)`` (also ``torch.load(p)["state_dict"]``, ``torch.load(p).to(device)``, or
+    a name bound to one): the analysis cannot tell a tensor from a state dict or a whole model,
+    but each of them is as heavy as a tensor to keep in a cache."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and facts.imports.resolve(expr.func) is None:
+            expr = expr.func.value  # .to(device), .float(), .eval()
+        else:
+            break
+    if isinstance(expr, cst.Call):
+        return facts.imports.resolve(expr.func) in torch_api.LOADERS_OF_ANYTHING
+    if isinstance(expr, cst.Name) and depth < 2:
+        return any(_loaded(value, info, facts, depth + 1) for value in facts.index.assigned_values(info, expr.value))
+    return False
 
 
 def _is_tensor(expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
@@ -203,8 +224,9 @@ lru_cache`, `import functools as ft`) used as a decorator on
   confidence when the instance is heavy — an `nn.Module`, or a class that holds a model in an
   attribute — or when the cache is unbounded and returns tensors;
 - a **function** that takes tensors (parameters annotated `torch.Tensor`) or returns them (a model
-  output, the result of a torch function, a `-> torch.Tensor` annotation), when the cache is
-  unbounded (`@cache`, `lru_cache(maxsize=None)`) or larger than 1024 entries.
+  output, the result of a torch function, a `-> torch.Tensor` annotation, or what `torch.load` /
+  `torch.jit.load` returns — a tensor, a state dict or a whole model, each as heavy to keep), when
+  the cache is unbounded (`@cache`, `lru_cache(maxsize=None)`) or larger than 1024 entries.
 
 Tensor arguments make it worse: tensors hash by identity, so every call with a new batch misses
 the cache and adds an entry that pins that batch (and the result) until the process exits.
@@ -353,6 +375,18 @@ class Environment:
 """,
     )
     INVALID = (
+        # torch.load returns a tensor, a state dict or a whole model: each is kept per path
+        """
+import functools
+import torch
+@functools.lru_cache(maxsize=None)  # expect: LL301
+def load_embeddings(path):
+    return torch.load(path, map_location="cpu")
+@functools.cache  # expect: LL301
+def load_weights(path, key):
+    state = torch.load(path)
+    return state[key].float()
+""",
         """
 import torch
 import torch.nn as nn

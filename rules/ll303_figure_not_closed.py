@@ -82,9 +82,10 @@ figure-level plot (`sns.pairplot`, `sns.FacetGrid`...) — created
 A helper that leaves its figure open and has no caller in the file (a plotting utility module) is
 reported with low confidence.
 
-High confidence for a figure created directly in a training/data/epoch loop with no close in the
-function; medium for the helper cases, for other loops (per item, per class), and for figures of an
-epoch/data loop that are only closed after the loop.
+High confidence for a figure created directly in a training/data/epoch loop, or a loop that runs
+the model on each of its items (`for img in images: pred = model(img)`, whatever the names), with no
+close in the function; medium for the helper cases, for other loops (per class, per layer), and for
+figures of such a loop that are only closed after the loop.
 
 ## Why it matters
 pyplot keeps a reference to every figure it creates until `plt.close` deregisters it: `savefig`
@@ -432,7 +433,7 @@ class _FigureAnalysis:
             return None
         function = creation.statement.function
         closed_later = self.closes_within(self._body(function)) or self._closed_by_callers(function)
-        iteration = any(loop.is_iteration_loop for loop in loops)
+        iteration = any(loop.repeats_per_input for loop in loops)
         if closed_later and not iteration:
             return None  # a figure per item of a bounded loop, all closed afterwards
         if any(self.shows_within(loop.node) for loop in loops):
@@ -499,7 +500,7 @@ class _FigureAnalysis:
     def _loop_label(self, loop: LoopInfo, function: FunctionInfo) -> str:
         line = self.facts.line_of(loop.node)
         where = f" at line {line}" if line is not None else ""
-        kind = "the epoch/data loop" if loop.is_iteration_loop else "the loop"
+        kind = "the epoch/data loop" if loop.repeats_per_input else "the loop"
         return f"{kind}{where} of {_function_label(function)}"
 
     @staticmethod

@@ -44,15 +44,21 @@ class EmptyCacheInLoop(Rule):
 ## What it finds
 `torch.cuda.empty_cache()` (also `torch.mps.empty_cache()`, `torch.xpu.empty_cache()` and
 `torch.accelerator.memory.empty_cache()`) or `gc.collect()` inside a loop that runs once per
-training or evaluation step: a loop that calls `.backward()`, steps an optimizer or iterates a
-data loader (high confidence), or a loop over a `step` / `iteration` / `batch` counter (medium).
+training or evaluation step: a loop that calls `.backward()`, steps an optimizer, iterates a
+data loader or runs the model on each of its items (`for img in images: model(img)`) (high
+confidence), or a loop over a `step` / `iteration` / `batch` counter (medium).
 Also such a call inside a function the same file calls from such a loop (a `train_step` helper),
 and inside framework hooks that run once per batch (Lightning's `training_step`, a callback's
 `on_train_batch_end`): medium confidence.
 
 It stays quiet when the call runs once per epoch (in an epoch loop, outside its inner data loop),
-once per fold or model (a loop around a whole training loop), after the loop, inside an `except`
-handler, or in the `finally` of a `try` that handles out-of-memory errors (recovery code). Low
+once per fold or model (a loop around a whole training loop), after the loop, or in recovery code:
+inside an `except` handler, in the `finally` of a `try` that handles out-of-memory errors, or under
+a flag that only an `except` handler sets (`oom = False` ... `except OutOfMemoryError: oom = True`
+... `if oom: torch.cuda.empty_cache()`, LL107's recommended retry; also `if not ok:` and
+`if err is not None:` when the handler keeps the exception). Such a branch runs after a failure,
+not every step. A flag that is also set from anything other than a literal (`oom = x.numel() >
+limit`) does not count: its branch may run on the normal path. Low
 confidence only (hidden by default): a call guarded by `if step % N == 0` or by a memory check
 (`if torch.cuda.memory_reserved() > limit`), which runs now and then, and a call in a loop that
 does not train and drops its per-item objects with `del` first (a heavy per-sample analysis
@@ -189,6 +195,35 @@ for batch in (64, 32, 16, 8):
     if fits(model, batch):
         break
 """,
+        # LL107's recommended retry: the cache is cleared only after an out-of-memory error
+        """
+import torch
+def train_step(model, batch, optimizer):
+    oom = False
+    try:
+        loss = model(batch).mean()
+        loss.backward()
+    except torch.cuda.OutOfMemoryError:
+        oom = True
+    if oom:
+        torch.cuda.empty_cache()
+        for half in batch.chunk(2):
+            model(half).mean().backward()
+    optimizer.step()
+
+for batch in train_loader:
+    train_step(model, batch, optimizer)
+
+for x, y in train_loader:
+    failure = None
+    try:
+        model(x).sum().backward()
+    except RuntimeError as e:
+        failure = e
+    if failure is not None and "out of memory" in str(failure):
+        torch.cuda.empty_cache()
+    optimizer.step()
+""",
         # a helper called once per epoch, not per step
         """
 import torch
@@ -234,6 +269,27 @@ def evaluate(model, val_loader):
         logits = model(images.cuda())
         torch.cuda.empty_cache()  # expect: LL402
 """,
+        # the flag's else branch is the normal path; a flag also computed from data is no error flag
+        """
+import torch
+for x, y in train_loader:
+    oom = False
+    try:
+        model(x).sum().backward()
+    except torch.cuda.OutOfMemoryError:
+        oom = True
+    if oom:
+        continue
+    else:
+        torch.cuda.empty_cache()  # expect: LL402
+    big = x.numel() > 10_000
+    try:
+        optimizer.step()
+    except RuntimeError:
+        big = True
+    if big:
+        torch.cuda.empty_cache()  # expect: LL402
+""",
         """
 import gc
 import pytorch_lightning as pl
@@ -266,7 +322,7 @@ class LitModel(pl.LightningModule):
             is_gc = facts.imports.resolve(call.func) == GC_COLLECT  # type: ignore[attr-defined]
             if is_gc and not uses_framework:
                 continue
-            if place.in_except_handler() or place.in_oom_cleanup():
+            if place.in_recovery_code():
                 continue
             found = self._frequency(facts, place, sites)
             if found is None:

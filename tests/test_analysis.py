@@ -175,6 +175,55 @@ def test_set_grad_enabled_with_a_runtime_flag_is_conditional():
     assert fact.grad is GradMode.CONDITIONAL
 
 
+@pytest.mark.parametrize(
+    "source, mode",
+    [
+        ("with torch.enable_grad():\n    out = model(x)\n", GradMode.ENABLED_EXPLICITLY),
+        ("with torch.set_grad_enabled(True):\n    out = model(x)\n", GradMode.ENABLED_EXPLICITLY),
+        ("torch.set_grad_enabled(True)\nout = model(x)\n", GradMode.ENABLED_EXPLICITLY),
+        ("@torch.set_grad_enabled(True)\ndef f():\n    out = model(x)\n", GradMode.ENABLED_EXPLICITLY),
+        ("@torch.no_grad()\n@torch.enable_grad()\ndef f():\n    out = model(x)\n", GradMode.ENABLED_EXPLICITLY),
+        ("@torch.set_grad_enabled(flag)\ndef f():\n    out = model(x)\n", GradMode.CONDITIONAL),
+        ("out = model(x)\n", GradMode.ENABLED),
+    ],
+)
+def test_gradients_enabled_on_purpose_differ_from_the_default(source, mode):
+    facts = facts_of("import torch\n" + source)
+    [fact] = [f for f in facts.statements() if isinstance(f.node, cst.Assign)]
+    assert fact.grad is mode
+    assert facts.value(fact.node.value).is_graph
+
+
+def test_an_attribute_bound_on_one_branch_keeps_its_previous_value_on_the_other():
+    source = """
+        import torch
+        import torch.nn as nn
+        class Memory(nn.Module):
+            def forward(self, x):
+                if self.memory is None:
+                    self.memory = torch.zeros_like(x)
+                probe(self.memory)
+                self.memory = torch.tanh(self.fc(x) + self.memory)
+                return self.memory
+    """
+    assert value_at_end(source, "self.memory", "forward").is_graph  # the previous call's state
+
+
+def test_module_and_lightning_methods_called_on_self_are_not_submodules():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        import lightning as L
+        class Lit(L.LightningModule):
+            def training_step(self, batch, idx):
+                names = {id(m): n for n, m in self.named_modules()}
+                self.log("loss", batch)
+                return self.head(batch)
+        """
+    )
+    assert [facts.module.code_for_node(call.node.func) for call in facts.model_calls()] == ["self.head"]
+
+
 def test_local_helpers_that_return_a_loss_make_their_call_sites_attached():
     source = """
         import torch.nn.functional as F
@@ -267,6 +316,8 @@ def test_roles_of_constructed_objects():
         "from torch import no_grad\n@no_grad()\n",
         "import torch\n@torch.no_grad\n",
         "import torch as th\n@th.inference_mode()\n",
+        "import torch\n@torch.set_grad_enabled(False)\n",
+        "import torch\n@torch.enable_grad()\n@torch.no_grad()\n",
     ],
 )
 def test_no_grad_decorators_in_every_spelling(guard):

@@ -7,7 +7,11 @@ import textwrap
 
 import libcst as cst
 
+import pytest
+
+from leaklint.analysis.accumulate import accumulation, grown_tensor
 from leaklint.analysis.calls import call_graph, local_callee
+from leaklint.analysis.names import ImportMap
 from leaklint.analysis.carry import carried_states
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.hooks import HookKind, hook_registrations, resolve_hook
@@ -81,6 +85,98 @@ def test_guards_stay_in_their_scope_unless_asked():
     [place] = facts.index.calls_named("set_detect_anomaly")
     assert [cst.Module([]).code_for_node(test) for test in place.guards()] == ["step % 10 == 0"]
     assert len(place.all_guards()) == 2
+
+
+def test_recovery_code_behind_an_error_flag():
+    facts = facts_of(
+        """\
+        import torch
+        def step(model, batch):
+            oom, failure, big = False, None, False
+            try:
+                model(batch).sum().backward()
+            except torch.cuda.OutOfMemoryError as e:
+                oom = True
+                failure = e
+                big = True
+            big = batch.numel() > 10
+            if oom:
+                first()
+            else:
+                second()
+            if failure is not None and retries < 3:
+                third()
+            if big:
+                fourth()
+        """
+    )
+    flagged = {name: facts.index.calls_named(name)[0].guarded_by_error_flag() for name in ("first", "second", "third", "fourth")}
+    assert flagged == {"first": True, "second": False, "third": True, "fourth": False}
+
+
+def test_loops_that_run_the_model_on_each_item_repeat_per_input():
+    facts = facts_of(
+        """\
+        class Explainer:
+            def __init__(self, model):
+                self.model = model
+            def __call__(self, x):
+                return self.model(x)
+        def explain(model, images, names):
+            for img in images:
+                model(img.unsqueeze(0))
+            for layer in model.modules():
+                model(warmup)
+            for name in names:
+                Explainer(model)(name)
+        """
+    )
+    loops = {facts.module.code_for_node(loop.node.target): loop for loop in facts.structure.loops.values()}
+    assert {name: loop.repeats_per_input for name, loop in loops.items()} == {"img": True, "layer": False, "name": True}
+    assert not any(loop.is_iteration_loop for loop in loops.values())  # values piling up: not across these
+
+
+@pytest.mark.parametrize(
+    "statement, target, terms",
+    [
+        ("total += loss", "total", ["loss"]),
+        ("stats['loss'] -= loss", "stats", ["loss"]),
+        ("avg = 0.9 * avg + 0.1 * loss", "avg", ["0.1 * loss"]),
+        ("avg = avg * decay + loss", "avg", ["loss"]),
+        ("total = (total +\n         loss)", "total", ["loss"]),
+        ("total = total - (a + b)", "total", ["a", "b"]),
+        ("total.add_(loss, alpha=0.5)", "total", ["loss"]),
+        ("total = th.add(total, loss)", "total", ["loss"]),
+        ("total = th.add(loss, total)", "total", ["loss"]),
+        ("total = total.add(loss)", "total", ["loss"]),
+        ("total = sum([total, loss])", "total", ["loss"]),
+        ("hist['loss'] = hist.get('loss', 0) + loss", "hist", ["loss"]),
+        ("hist['loss'] = hist['loss'] + loss", "hist", ["loss"]),
+        ("ema = loss if ema is None else 0.9 * ema + 0.1 * loss", "ema", ["0.1 * loss", "loss"]),
+        ("outs += [out]", None, None),
+        ("total = f(total, loss)", None, None),
+        ("total = th.sub(loss, total)", None, None),
+        ("h = h * w + h", None, None),
+        ("hist['a'] = hist.get('b', 0) + loss", None, None),
+        ("total *= loss", None, None),
+    ],
+)
+def test_what_counts_as_an_accumulation(statement, target, terms):
+    module = cst.parse_module("import torch as th\n" + statement + "\n")
+    found = accumulation(module.body[1].body[0], ImportMap.from_module(module))
+    if target is None:
+        assert found is None
+    else:
+        assert found is not None and found.target == target
+        assert [module.code_for_node(term) for term in found.terms] == terms
+
+
+def test_a_tensor_grown_by_concatenation():
+    module = cst.parse_module("import torch\npreds = torch.cat([preds, out])\nother = torch.cat([a, out])\n")
+    imports = ImportMap.from_module(module)
+    grown = grown_tensor(module.body[1].body[0], imports)
+    assert grown is not None and grown[0] == "preds" and [module.code_for_node(p) for p in grown[1]] == ["out"]
+    assert grown_tensor(module.body[2].body[0], imports) is None
 
 
 def test_calls_resolve_to_nested_functions_methods_and_inherited_methods():

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from leaklint.analysis import torch_api
+from leaklint.analysis.accumulate import accumulation, grown_tensor
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, LoopInfo, backward_calls, bound_names
 from leaklint.analysis.syntax import keyword_is_true
@@ -55,6 +56,8 @@ class CarriedState:
     crosses_steps: bool
     #: The carrying loop runs a backward every iteration.
     backward_each_iteration: bool
+    #: The statements that store the new graph value back into the name.
+    updates: tuple[StatementFact, ...] = ()
 
 
 @dataclass
@@ -384,30 +387,16 @@ def _statement_targets(node: cst.CSTNode) -> list[str]:
     return []
 
 
-def _is_accumulation(node: cst.CSTNode, name: str) -> bool:
-    """``total += x`` / ``avg = 0.9 * avg + 0.1 * x``: ``name`` is only a term of its own sum
-    (what LL101 reports), not an input of the computation."""
-    if isinstance(node, cst.AugAssign):
-        return dotted_name(node.target) == name and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign))
-    if isinstance(node, cst.Assign) and len(node.targets) == 1 and dotted_name(node.targets[0].target) == name:
-        value = node.value
-        return (
-            isinstance(value, cst.BinaryOperation)
-            and isinstance(value.operator, (cst.Add, cst.Subtract))
-            and _only_a_term(value, name)
-        )
-    return False
-
-
-def _only_a_term(expr: cst.BaseExpression, name: str) -> bool:
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
-        return _only_a_term(expr.left, name) and _only_a_term(expr.right, name)
-    if dotted_name(expr) == name:
+def _is_accumulation(node: cst.CSTNode, name: str, facts: ModuleFacts) -> bool:
+    """``total += x`` / ``avg = 0.9 * avg + 0.1 * x`` / ``total = torch.add(total, x)``: ``name``
+    is only a term of its own sum (what LL101 reports); ``preds = torch.cat([preds, x])``: it is
+    only the container being grown (what LL102 reports). Either way not an input of the
+    computation."""
+    found = accumulation(node, facts.imports)
+    if found is not None and found.target == name and not found.in_place:
         return True
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)) and _mentions(expr, name):
-        sides = (expr.left, expr.right)
-        return any(dotted_name(side) == name for side in sides) and sum(_mentions(side, name) for side in sides) == 1
-    return not _mentions(expr, name)
+    grown = grown_tensor(node, facts.imports)
+    return grown is not None and grown[0] == name
 
 
 def _computes_with(expr: cst.CSTNode, name: str, computing: bool = False) -> bool:
@@ -451,12 +440,13 @@ def _reaches_model_or_backward(idx: _Carries, fact: StatementFact, name: str) ->
 
 def _feed(idx: _Carries, statements: list[StatementFact], name: str, history: _NameHistory) -> StatementFact | None:
     """The first statement that feeds the carried value of ``name`` into a graph computation."""
-    accumulated_only = all(_is_accumulation(fact.node, name) for fact, _ in history.updates)
+    facts = idx.facts
+    accumulated_only = all(_is_accumulation(fact.node, name, facts) for fact, _ in history.updates)
     for fact in statements:
         if fact.grad is GradMode.DISABLED:
             continue
         expr = _statement_expr(fact.node)
-        if expr is None or _is_accumulation(fact.node, name) or not _computes_with(expr, name):
+        if expr is None or _is_accumulation(fact.node, name, facts) or not _computes_with(expr, name):
             continue
         if not idx.facts.value(expr).is_graph:
             continue
@@ -531,6 +521,7 @@ def _find_carries(idx: _Carries) -> Iterator[CarriedState]:
                 feed=_feed(idx, statements, name, history),
                 crosses_steps=_crosses_steps(idx, loop, enclosing, statements[0].function),
                 backward_each_iteration=idx.runs_backward(loop),
+                updates=tuple(fact for fact, _ in history.updates),
             )
     for function in facts.structure.functions.values():
         if not function.runs_per_step or function.cls is None or function.node is None:
@@ -551,6 +542,7 @@ def _find_carries(idx: _Carries) -> Iterator[CarriedState]:
                 feed=_feed(idx, statements, name, history),
                 crosses_steps=True,
                 backward_each_iteration=False,
+                updates=tuple(fact for fact, _ in history.updates),
             )
 
 

@@ -18,7 +18,7 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.structure import FunctionInfo, bound_names
-from leaklint.analysis.walk import children, dotted_names_in, walk
+from leaklint.analysis.walk import children, dotted_names_in, not_into_scopes, walk
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
@@ -158,6 +158,35 @@ class Place:
                     return True
         return False
 
+    def branch_guards(self) -> list[tuple[cst.BaseExpression, bool]]:
+        """The ``if`` / ternary tests around the node in its own scope, each with the branch that
+        holds it: True for the body (the test held), False for the ``else`` (it did not)."""
+        chain = self.chain
+        tests = []
+        for index in range(self.scope_index + 1, len(chain) - 1):
+            parent, child = chain[index], chain[index + 1]
+            if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+                tests.append((parent.test, child is parent.body))
+        return tests
+
+    def guarded_by_error_flag(self) -> bool:
+        """Runs only after a failure: under ``if oom:`` where ``oom`` is set in an ``except``
+        handler of the same scope and to a false literal everywhere else (``oom = False``; ``try:
+        ...``; ``except OutOfMemoryError: oom = True``), or under ``if err is not None:`` where
+        the handler keeps the exception. A rare recovery path, not the normal flow."""
+        guards = self.branch_guards()
+        if not guards:
+            return False
+        scope = self.scope
+        region = scope.body if scope is not None else self.chain[0]  # type: ignore[attr-defined]
+        flags = error_flags(region)
+        return bool(flags) and any(_tests_error_flag(test, held, flags) for test, held in guards)
+
+    def in_recovery_code(self) -> bool:
+        """Error recovery: in an ``except`` handler, the ``finally`` of an out-of-memory ``try``,
+        or a branch that only a flag set by an ``except`` handler opens."""
+        return self.in_except_handler() or self.in_oom_cleanup() or self.guarded_by_error_flag()
+
     def statement(self) -> cst.SimpleStatementLine | None:
         """The statement line holding the node (for suppression comments), if it is simple."""
         for node in reversed(self.path):
@@ -166,6 +195,106 @@ class Place:
             if isinstance(node, (cst.BaseCompoundStatement, *SCOPES)):
                 return None
         return None
+
+
+def _literal_truth(expr: cst.BaseExpression, handler_names: frozenset[str] = frozenset()) -> bool | None:
+    """True / False for a literal's truth value (``True``, ``None``, ``0``, ``"x"``, the caught
+    exception), None when the value is not a literal."""
+    if isinstance(expr, cst.Name):
+        if expr.value == "True" or expr.value in handler_names:
+            return True
+        if expr.value in ("False", "None"):
+            return False
+        return None
+    if isinstance(expr, cst.Integer):
+        return int(expr.value.replace("_", ""), 0) != 0
+    if isinstance(expr, cst.SimpleString):
+        return len(expr.evaluated_value or "") > 0
+    return None
+
+
+def error_flags(region: cst.CSTNode) -> dict[str, bool]:
+    """Names an ``except`` handler in ``region`` (not counting nested scopes) sets to record a
+    failure, mapped to the truth value that means "it failed": every assignment inside a handler
+    gives them that value, and every assignment outside one the opposite literal."""
+    in_handlers: dict[str, set[bool | None]] = {}
+    elsewhere: dict[str, set[bool | None]] = {}
+    handler_targets: set[int] = set()
+    for handler in walk(region, into=not_into_scopes):
+        if not isinstance(handler, cst.ExceptHandler):
+            continue
+        caught = frozenset(bound_names(handler.name.name)) if handler.name is not None else frozenset()
+        for node in walk(handler.body, into=not_into_scopes):
+            if isinstance(node, cst.Assign):
+                handler_targets.add(id(node))
+                for name, value in _assigned_pairs(node):
+                    truth = _literal_truth(value, caught) if value is not None else None
+                    in_handlers.setdefault(name, set()).add(truth)
+    if not in_handlers:
+        return {}
+    for node in walk(region, into=not_into_scopes):
+        if isinstance(node, cst.Assign) and id(node) not in handler_targets:
+            for name, value in _assigned_pairs(node):
+                if name in in_handlers:
+                    elsewhere.setdefault(name, set()).add(_literal_truth(value) if value is not None else None)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
+            for name in bound_names(node.target):
+                if name in in_handlers:
+                    elsewhere.setdefault(name, set()).add(None)
+    flags = {}
+    for name, failed in in_handlers.items():
+        normal = elsewhere.get(name, set())
+        if len(failed) == 1 and None not in failed and normal and None not in normal and normal.isdisjoint(failed):
+            flags[name] = next(iter(failed))
+    return flags
+
+
+def _assigned_pairs(node: cst.Assign) -> Iterator[tuple[str, cst.BaseExpression | None]]:
+    """(name, the expression it gets) for each name an assignment binds; ``a, b = False, None``
+    pairs up, anything else unpacked gives None."""
+    for target in node.targets:
+        names = target.target
+        value = node.value
+        if isinstance(names, (cst.Tuple, cst.List)):
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+            if values is not None and len(values) == len(names.elements):
+                for element, item in zip(names.elements, values):
+                    single = isinstance(element.value, (cst.Name, cst.Attribute)) and not isinstance(item, cst.StarredElement)
+                    for name in bound_names(element.value):
+                        yield name, item.value if single else None
+                continue
+            for name in bound_names(names):
+                yield name, None
+            continue
+        for name in bound_names(names):
+            yield name, value
+
+
+def _tests_error_flag(test: cst.BaseExpression, held: bool, flags: dict[str, bool]) -> bool:
+    """Whether taking this branch of ``test`` (``held``: its body, else its ``else``) needs an
+    error flag to hold its failure value: ``if oom:``, ``if not ok:``, ``if err is not None:``,
+    ``if oom and retries < 3:``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _tests_error_flag(test.expression, not held, flags)
+    if isinstance(test, cst.BooleanOperation):
+        # `a and b` held: both held; `a or b` not held: both not held.
+        if held and isinstance(test.operator, cst.And) or not held and isinstance(test.operator, cst.Or):
+            return _tests_error_flag(test.left, held, flags) or _tests_error_flag(test.right, held, flags)
+        return False
+    if isinstance(test, cst.Name):
+        return test.value in flags and flags[test.value] is held
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        name, comparison = test.left.value, test.comparisons[0]
+        literal = _literal_truth(comparison.comparator)
+        if name not in flags or literal is None or not isinstance(comparison.comparator, cst.Name):
+            return False
+        equal = isinstance(comparison.operator, (cst.Is, cst.Equal))
+        if not equal and not isinstance(comparison.operator, (cst.IsNot, cst.NotEqual)):
+            return False
+        # `flag is None` / `flag == False` held means "flag has the falsy literal"
+        means = literal if equal else not literal
+        return flags[name] is (means if held else not means)
+    return False
 
 
 def _mentions_oom(handler: cst.ExceptHandler) -> bool:
@@ -182,7 +311,7 @@ def _mentions_oom(handler: cst.ExceptHandler) -> bool:
 class Level(enum.Enum):
     """How often the body of a loop runs, as far as the code shows."""
 
-    STEP = "step"  # a training/evaluation step: backward, optimizer step, or a data loader
+    STEP = "step"  # a training/evaluation step: backward, optimizer step, a model run per item, or a data loader
     WEAK_STEP = "weak-step"  # only a step/iteration counter name says so
     EPOCH = "epoch"  # once per epoch
     OUTER = "outer"  # around a step loop, but not named epoch: per fold, per model, per trial
@@ -213,7 +342,7 @@ def loop_level(facts: ModuleFacts, loop: cst.CSTNode) -> Level:
     if info is not None:
         if info.contains_iteration_loop:
             return Level.EPOCH if epoch else Level.OUTER
-        if info.has_backward or info.has_optimizer_step:
+        if info.has_backward or info.has_optimizer_step or info.runs_model_on_items:
             return Level.STEP
     if data:
         return Level.STEP

@@ -26,6 +26,7 @@ from leaklint.analysis.structure import (
     ModuleStructure,
     backward_target,
     bound_names,
+    literal_grad_mode,
 )
 from leaklint.analysis.values import (
     DETACHED,
@@ -101,6 +102,8 @@ class FunctionSummary:
     backward_consumed: set[str] = field(default_factory=set)
     #: For methods: parameter -> (kind, attribute) when the method keeps the argument on ``self``.
     param_stores: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: The function runs a model forward or a backward (itself, or through a local call).
+    runs_model: bool = False
 
 
 @dataclass
@@ -399,6 +402,13 @@ class FunctionInterpreter:
         env = branches[0].env
         for branch in branches[1:]:
             env = join_envs(env, branch.env)
+        # A name that only some branches bind, and that the function did not hold before, still
+        # has its outside value on the other paths: `if self.memory is None: self.memory = zeros`
+        # leaves the previous call's `self.memory` in place when the test fails.
+        for name in [n for n in env if n not in frame.env and not all(n in b.env for b in branches)]:
+            outside = self._outside_value(name)
+            if outside is not None:
+                env[name] = join(env[name], outside)
         frame.env = env
         frame.eval_mode = frozenset().union(*(b.eval_mode for b in branches))
         grads = {b.grad for b in branches}
@@ -469,9 +479,9 @@ class FunctionInterpreter:
         if qualified in torch_api.NO_GRAD_CONTEXTS:
             return GradMode.DISABLED
         if qualified in torch_api.ENABLE_GRAD_CONTEXTS:
-            return GradMode.ENABLED
+            return GradMode.ENABLED_EXPLICITLY
         if qualified in torch_api.SET_GRAD_ENABLED and call is not None and call.args:
-            return _literal_mode(call.args[0].value, enabled=GradMode.ENABLED, disabled=GradMode.DISABLED)
+            return literal_grad_mode(call.args[0].value)
         return None
 
     def _try(self, node: cst.Try | cst.TryStar, frame: Frame) -> None:
@@ -641,6 +651,13 @@ class FunctionInterpreter:
             return self._upgrade_module_evidence(dotted, replace(UNKNOWN, deps=base.deps))
         return replace(UNKNOWN, deps=base.deps)
 
+    def _outside_value(self, name: str) -> Value | None:
+        """What ``name`` holds when this function has not bound it: an attribute of ``self`` as the
+        class's methods leave it. (A plain name bound in a branch is a local: unbound otherwise.)"""
+        if name.startswith("self.") and self.function.cls is not None:
+            return self._class_attributes(self.function.cls).get(name)
+        return None
+
     def _known_attribute(self, node: cst.Attribute, frame: Frame) -> Value | None:
         """The value of ``self.model`` / ``trainer.net`` when it is known as an object, else None."""
         dotted = dotted_name(node)
@@ -659,14 +676,18 @@ class FunctionInterpreter:
         return None
 
     def _is_submodule_of_self(self, node: cst.Attribute) -> bool:
-        """``self.body`` inside an ``nn.Module``: an attribute that is not a method is a layer."""
+        """``self.body`` inside an ``nn.Module``: an attribute that is not a method (of the class,
+        of ``nn.Module`` such as ``named_modules``, or of Lightning such as ``log``) is a layer."""
         cls = self.function.cls
+        attr = node.attr.value
         return (
             cls is not None
             and cls.is_module
             and isinstance(node.value, cst.Name)
             and node.value.value == "self"
-            and cls.find_method(node.attr.value) is None
+            and cls.find_method(attr) is None
+            and attr not in torch_api.MODULE_API_METHODS
+            and not (cls.is_lightning and attr in torch_api.LIGHTNING_API_METHODS)
         )
 
     def _class_attributes(self, cls: ClassInfo) -> dict[str, Value]:
@@ -754,6 +775,10 @@ class FunctionInterpreter:
         return self._value_call(node, callee, dotted_name(func), args, frame, origin)
 
     def _value_call(self, node: cst.Call, callee: Value, callee_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
+        if callee.role is Role.INSTANCE and isinstance(callee.cls, ClassInfo):
+            call_method = callee.cls.find_method("__call__")
+            if call_method is not None:
+                return self._local_call(call_method, args, frame)  # cam(images): its __call__ runs
         if callee.role is Role.MODEL:
             return self._model_call(node, callee, callee_name, args, frame, origin)
         if callee.role is Role.LOSS_FN:
@@ -767,9 +792,21 @@ class FunctionInterpreter:
         elif self.function.is_eval_named:
             eval_reason = "eval-function"
         self.rec.model_calls[node] = ModelCall(node, self._statement, callee_name, model, frame.grad, eval_reason)
+        self._runs_model(args, frame)
         confidence = min(model.confidence, Confidence.MEDIUM, key=lambda c: c.rank)
         result = graph(Evidence.MODEL, confidence, origin, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
         return self._under_grad_mode(result, frame)
+
+    def _runs_model(self, args: Iterable[Value], frame: Frame) -> None:
+        """A forward or backward runs here on ``args``: note it for the function, and for each
+        enclosing loop whose item the arguments are computed from (it runs once per input)."""
+        self.summary.runs_model = True
+        deps = frozenset().union(*(a.deps for a in args))
+        if not deps:
+            return
+        for loop in frame.loops:
+            if not loop.runs_model_on_items and loop.item_names & deps:
+                loop.runs_model_on_items = True
 
     def _loss_call(self, args: list[Value], frame: Frame, origin: str, confidence: Confidence) -> Value:
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
@@ -784,8 +821,7 @@ class FunctionInterpreter:
         name = qualified.rsplit(".", 1)[-1]
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
         if qualified in torch_api.SET_GRAD_ENABLED and node.args and self._is_statement_call(node):
-            mode = _literal_mode(node.args[0].value, enabled=GradMode.ENABLED, disabled=GradMode.DISABLED)
-            frame.grad = mode or GradMode.CONDITIONAL
+            frame.grad = literal_grad_mode(node.args[0].value)
             return NOT_TENSOR
         if torch_api.is_functional_loss(qualified):
             return self._loss_call(args, frame, origin, Confidence.HIGH)
@@ -847,6 +883,8 @@ class FunctionInterpreter:
         summary = (self.prev or self.rec).summaries.get(info)
         if summary is None:
             return UNKNOWN
+        if summary.runs_model:
+            self._runs_model(args, frame)
         result = summary.returns if summary.returns is not None else NOT_TENSOR
         if result.role is not None:
             return result
@@ -928,6 +966,7 @@ class FunctionInterpreter:
             return
         value = self.rec.values.get(target) or self.eval(target, frame)
         self.summary.backward_consumed |= value.deps | set(bound_names(target))
+        self._runs_model([value], frame)
 
 
 def _shared_names(node: cst.BaseSmallStatement, imports: ImportMap) -> set[str]:

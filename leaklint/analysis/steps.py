@@ -10,8 +10,9 @@ kinds of evidence, from the most to the least direct:
   :func:`is_framework_hook` (any method named like a per-step or per-epoch hook);
 - its name or body says it is one step: :data:`STEP_FUNCTION_NAMES`, or it runs a backward
   that no loop of its own repeats;
-- the file calls it from an iteration loop, or from another function that runs every step
-  (:func:`per_step_functions` follows the calls).
+- the file calls it from a loop that repeats per input (``LoopInfo.repeats_per_input``: an
+  iteration loop, or a loop that runs the model on each item), or from another function that
+  runs every step (:func:`per_step_functions` follows the calls).
 
 The notions differ on purpose: a figure left open per epoch leaks as surely as one per step,
 while an ``empty_cache()`` per epoch is harmless. Each rule picks the one its docs describe.
@@ -60,7 +61,7 @@ def per_step_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
     """Functions that run once per training/evaluation step, with the reason (for messages).
 
     Seeds: ``forward``/``training_step``/``step``... by name, a function that runs backward
-    outside its own loops, and a local function called inside an iteration loop. Whatever a
+    outside its own loops, and a local function called inside a loop that repeats per input. Whatever a
     per-step function calls in the same file runs once per step too. Built once per file.
     """
     return facts.derived(_per_step_functions)
@@ -75,7 +76,7 @@ def _per_step_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
         elif info.backward_names and _backward_outside_loops(facts.index.statements_of(info), facts):
             found[info] = f"'{info.name}' runs one training step"
     for _, fact, callee in graph.resolved:
-        if callee is not None and any(loop.is_iteration_loop for loop in fact.loops):
+        if callee is not None and any(loop.repeats_per_input for loop in fact.loops):
             if callee not in found and callee.name != "__init__":
                 found[callee] = f"'{callee.name}' is called in a loop over iterations"
     frontier = list(found)

@@ -15,12 +15,16 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.names import ImportMap, dotted_name
-from leaklint.analysis.syntax import subscript_base
 from leaklint.analysis.walk import Walker, dotted_names_in, not_into_scopes, walk
 
 
 class GradMode(enum.Enum):
+    #: Gradients are recorded because nothing turned them off (the default).
     ENABLED = "enabled"
+    #: Gradients are recorded because the code asked for it: ``torch.enable_grad()``,
+    #: ``torch.set_grad_enabled(True)`` (blocks, statements, decorators). Recording happens as
+    #: with ENABLED; rules that blame a forgotten ``no_grad`` stay quiet here.
+    ENABLED_EXPLICITLY = "enabled explicitly"
     DISABLED = "disabled"
     #: ``set_grad_enabled(flag)`` with a flag we cannot evaluate: deliberate, either way.
     CONDITIONAL = "conditional"
@@ -107,6 +111,23 @@ class LoopInfo:
     counts_steps: bool = False
     contains_iteration_loop: bool = False
     contains_data_loop: bool = False
+    #: Names the loop header binds each iteration (``img`` in ``for img in images``).
+    item_names: frozenset[str] = frozenset()
+    #: The body runs a model forward, a backward, or a local function that does, on something
+    #: computed from the loop's item (set by the provenance pass): one pass per input.
+    runs_model_on_items: bool = False
+
+    @property
+    def repeats_per_input(self) -> bool:
+        """Runs once per input, however the inputs are named: an iteration loop, or a loop whose
+        body runs the model on each item (``for img in images: model(img)``). A loop over
+        layers that registers hooks (``for m in model.modules():``) is neither: it runs once.
+
+        Rules about work that repeats (registering hooks, opening figures, per-step helpers) ask
+        this; rules about values piling up across steps ask :attr:`is_iteration_loop`, because
+        a loop over chunks inside ``forward`` also runs the model per item, and summing those
+        chunks is a bounded computation, not growth across steps."""
+        return self.is_iteration_loop or self.runs_model_on_items
 
     @property
     def is_iteration_loop(self) -> bool:
@@ -139,17 +160,6 @@ class ModuleStructure:
     #: Method names called on something other than ``self`` (callers outside the class).
     external_method_calls: set[str] = field(default_factory=set)
     top: FunctionInfo = field(default_factory=lambda: FunctionInfo(None, "<module>"))
-
-
-def accumulating_target(node: cst.BaseSmallStatement) -> str | None:
-    """``t`` for ``t += x`` or ``t = t + x`` / ``t = f(t, x)`` (the target feeds its own new value)."""
-    if isinstance(node, cst.AugAssign):
-        return dotted_name(node.target) or subscript_base(node.target)
-    if isinstance(node, cst.Assign) and len(node.targets) == 1:
-        target = dotted_name(node.targets[0].target)
-        if target and target in dotted_names_in(node.value):
-            return target
-    return None
 
 
 def bound_names(target: cst.BaseExpression) -> list[str]:
@@ -214,19 +224,34 @@ def backward_calls(node: cst.CSTNode, imports: ImportMap) -> list[cst.Call]:
 
 
 def _decorator_grad(node: cst.FunctionDef, imports: ImportMap) -> GradMode | None:
-    for decorator in node.decorators:
+    """The gradient mode a decorator sets for the whole body: ``@torch.no_grad()``,
+    ``@torch.inference_mode()``, ``@torch.enable_grad()``, ``@torch.set_grad_enabled(False)``
+    (torch's grad-mode context managers all work as decorators). The innermost one wins."""
+    for decorator in reversed(node.decorators):
         expr = decorator.decorator
         if isinstance(expr, cst.Call):
             qualified = imports.resolve(expr.func)
             if qualified in torch_api.INFERENCE_MODE and _first_arg_is_false(expr):
                 continue
+            if qualified in torch_api.SET_GRAD_ENABLED and expr.args:
+                return literal_grad_mode(expr.args[0].value)
         else:
             qualified = imports.resolve(expr)
         if qualified in torch_api.NO_GRAD_CONTEXTS:
             return GradMode.DISABLED
         if qualified in torch_api.ENABLE_GRAD_CONTEXTS:
-            return GradMode.ENABLED
+            return GradMode.ENABLED_EXPLICITLY
     return None
+
+
+def literal_grad_mode(flag: cst.BaseExpression) -> GradMode:
+    """The mode ``set_grad_enabled(flag)`` sets: a ``True``/``False`` literal picks one, anything
+    else is a deliberate runtime choice (CONDITIONAL)."""
+    if isinstance(flag, cst.Name) and flag.value == "True":
+        return GradMode.ENABLED_EXPLICITLY
+    if isinstance(flag, cst.Name) and flag.value == "False":
+        return GradMode.DISABLED
+    return GradMode.CONDITIONAL
 
 
 def _first_arg_is_false(call: cst.Call) -> bool:
@@ -314,6 +339,7 @@ class StructureScanner(Walker):
             node,
             iterates_data=iterates_data(node.iter, node.target),
             counts_steps=counts_steps(node.iter, node.target),
+            item_names=frozenset(bound_names(node.target)),
         )
         loop.rebound.update(bound_names(node.target))
         self._enter_loop(loop)

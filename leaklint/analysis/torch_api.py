@@ -141,6 +141,28 @@ MODULE_EVIDENCE_METHODS = frozenset(
         "register_full_backward_hook",
     }
 )
+#: ``nn.Module``'s own methods (and Lightning's): ``self.named_modules()`` inside a module calls
+#: one of them, not a submodule. (``forward`` is left out: ``self.forward(x)`` is a forward pass.)
+MODULE_API_METHODS = frozenset(
+    {
+        "add_module", "apply", "bfloat16", "buffers", "children", "compile", "cpu", "cuda", "double", "eval",
+        "extra_repr", "float", "get_buffer", "get_extra_state", "get_parameter", "get_submodule", "half", "ipu",
+        "load_state_dict", "modules", "mtia", "named_buffers", "named_children", "named_modules",
+        "named_parameters", "parameters", "register_backward_hook", "register_buffer", "register_forward_hook",
+        "register_forward_pre_hook", "register_full_backward_hook", "register_full_backward_pre_hook",
+        "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook", "register_module",
+        "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook", "requires_grad_",
+        "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train", "type",
+        "xpu", "zero_grad",
+    }
+)
+LIGHTNING_API_METHODS = frozenset(
+    {
+        "log", "log_dict", "print", "save_hyperparameters", "manual_backward", "optimizers", "lr_schedulers",
+        "all_gather", "toggle_optimizer", "untoggle_optimizer", "clip_gradients", "configure_gradient_clipping",
+        "freeze", "unfreeze", "to_onnx", "to_torchscript", "backward", "optimizer_step", "optimizer_zero_grad",
+    }
+)
 #: Module methods that return the module itself.
 MODULE_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_", "apply", "share_memory"})
 #: Parameter / variable names that suggest a model (low confidence on their own).
