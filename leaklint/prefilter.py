@@ -126,7 +126,8 @@ class _Function:
     #: Last names of everything it calls.
     calls: set[str] = field(default_factory=set)
     runs_backward: bool = False
-    #: Plain names it calls inside a loop (``g(loss, params)`` after ``import grad as g``).
+    #: Last names of what it calls inside a loop (a loop that runs the model on each item makes
+    #: its callees per-step functions; ``g(loss, params)`` after ``import grad as g`` is a backward).
     loop_calls: set[str] = field(default_factory=set)
     #: (root name written to, collects into a container, inside a loop, value reads a parameter)
     stores: list[tuple[str, bool, bool, bool]] = field(default_factory=list)
@@ -235,6 +236,8 @@ class _Pass:
             name = func.attr
             receiver = _root(func.value)
             function.method_calls.append((name, receiver, loops > 0))
+            if loops:
+                function.loop_calls.add(name)
             if receiver is not None and (name in _COLLECTING_METHODS or name in _WRITING_METHODS or name.endswith("_")):
                 reads = _reads_any(node, function.arguments)
                 function.stores.append((receiver, name in _COLLECTING_METHODS, loops > 0, reads))
@@ -318,11 +321,17 @@ class _Pass:
         )
 
     def _per_step_functions(self) -> set[_Function]:
-        """Functions that may run once per step, and everything they may call (by name)."""
+        """Functions that may run once per step, and everything they may call (by name): a
+        superset of ``leaklint.analysis.steps.per_step_functions``."""
         by_name: dict[str, list[_Function]] = {}
         for f in self.functions:
             by_name.setdefault(f.name or "", []).append(f)
-        found = {f for f in self.functions if f.may_run_per_step}
+        # Anything called in a loop may be called once per input (a loop running the model on
+        # each item repeats per input whatever its names; see LoopInfo.repeats_per_input).
+        called_in_loops = {name for f in [self.top, *self.functions] for name in f.loop_calls}
+        found = {
+            f for f in self.functions if f.may_run_per_step or (f.name in called_in_loops and f.name != "__init__")
+        }
         frontier = list(found)
         while frontier:
             caller = frontier.pop()

@@ -9,6 +9,7 @@ import libcst as cst
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.accumulate import accumulation
 from leaklint.analysis.carry import carried_states
+from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import GradMode
 from leaklint.analysis.values import strongest_graph
 from leaklint.analysis.provenance import StatementFact

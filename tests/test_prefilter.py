@@ -90,6 +90,13 @@ def test_a_torch_file_whose_syntax_holds_no_finding_is_not_parsed_with_libcst(mo
     assert outcome.findings == [] and outcome.errors == [] and parsed == []
 
 
+def test_valid_python_that_libcst_cannot_parse_is_an_error_only_where_analysis_is_needed():
+    source = "import torch\n(x): int = 1\n"
+    assert lint_text(source, "a.py", list(RULES.values()), Settings()).errors == []
+    [error] = lint_text(source, "a.py", list(RULES.values()), Settings(), gate=False).errors
+    assert error.kind.value == "unsupported-syntax"
+
+
 def test_only_the_rules_that_may_report_are_run():
     tree = ast.parse(UTILITY)
     assert may_hold_findings(UTILITY, tree, list(RULES.values()), Confidence.MEDIUM) == []
