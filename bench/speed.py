@@ -10,7 +10,9 @@ falls on all of them alike. Rows:
 
 * ``libcst parse floor``: ``libcst.parse_module`` on every file (1 process, and ``--jobs`` processes)
   plus the import; what any libcst linter pays at least, and the target for a cold leaklint run.
-* ``leaklint cold``: ``--no-cache``; ``leaklint warm``: a second run over a primed ``--cache-dir``.
+* ``leaklint cold``: ``--select ALL --no-cache`` (every rule, LL401 too); ``leaklint cold, default
+  rules``: what a plain ``leaklint DIR`` runs; ``leaklint warm``: a second run over a primed
+  ``--cache-dir``.
 * ``leaklint --version`` and a one-file lint: start-up.
 * ``fixit lint``, ``torchfix``, ``ruff check --select ALL --no-cache``: peers, when installed
   (looked up in ``--peers-bin``, then on PATH; install them in a separate environment, not the
@@ -158,12 +160,14 @@ def main() -> None:
     cache_dir = work / "cache"
     python = sys.executable
     leaklint = [python, "-m", "leaklint", "--select", "ALL", "--exit-zero", "--quiet", "--jobs", str(jobs)]
+    leaklint_default = [python, "-m", "leaklint", "--exit-zero", "--quiet", "--jobs", str(jobs)]
     one_file = max(files, key=lambda p: os.path.getsize(p) if os.path.getsize(p) < 20_000 else 0)
 
     rows = [
         Row("libcst parse floor (1 proc)", [python, "-c", _PARSE_ALL, str(listing), "1"], args.repeat),
         Row(f"libcst parse floor ({jobs} proc)", [python, "-c", _PARSE_ALL, str(listing), str(jobs)], args.repeat),
         Row(f"leaklint cold (--jobs {jobs})", [*leaklint, "--no-cache", str(corpus)], args.repeat),
+        Row(f"leaklint cold, default rules (--jobs {jobs})", [*leaklint_default, "--no-cache", str(corpus)], args.repeat),
         Row("leaklint cold (--jobs 1)", [*leaklint[:-2], "--jobs", "1", "--no-cache", str(corpus)], args.repeat),
         Row("leaklint warm", [*leaklint, "--cache-dir", str(cache_dir), str(corpus)], args.repeat),
         Row("leaklint --version", [python, "-m", "leaklint", "--version"], args.repeat, files=1),
@@ -212,6 +216,8 @@ def main() -> None:
     print("goals:")
     if floor_n is not None:
         print(f"  cold / parse floor ({jobs} proc) = {cold / floor_n.median:.2f} (goal <= 1.0)")
+        default_cold = by_name[f"leaklint cold, default rules (--jobs {jobs})"].median
+        print(f"  cold, default rules / parse floor ({jobs} proc) = {default_cold / floor_n.median:.2f}")
     ruff = by_name.get("ruff check --select ALL --no-cache")
     if ruff is not None:
         print(f"  warm / ruff --no-cache = {by_name['leaklint warm'].median / ruff.median:.2f} (goal <= 2.0)")

@@ -131,13 +131,13 @@ class ResultCache:
         target = self._entry(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(target, json.dumps(payload, separators=(",", ":")).encode("utf-8"))
+            atomic_write(target, json.dumps(payload, separators=(",", ":")).encode("utf-8"))
         except OSError:
             return False
         return True
 
 
-def _atomic_write(target: Path, data: bytes) -> None:
+def atomic_write(target: Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``target`` and move it into place: readers see the
     old entry, or none, or the new one, never a part."""
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
@@ -193,9 +193,9 @@ def _prepare(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     ignore = directory / ".gitignore"
     if not ignore.exists():
-        _atomic_write(ignore, b"# Created by leaklint: the cache is never committed.\n*\n")
+        atomic_write(ignore, b"# Created by leaklint: the cache is never committed.\n*\n")
         tag = b"Signature: 8a477f597d28d172789f06886806bc55\n# leaklint result cache (https://bford.info/cachedir/)\n"
-        _atomic_write(directory / "CACHEDIR.TAG", tag)
+        atomic_write(directory / "CACHEDIR.TAG", tag)
     (directory / f"v{CACHE_FORMAT}").mkdir(exist_ok=True)
     handle, probe = tempfile.mkstemp(dir=directory / f"v{CACHE_FORMAT}", prefix=".probe-")
     os.close(handle)

@@ -121,8 +121,11 @@ class _Function:
     arguments: frozenset[str] = frozenset()
     #: Names declared ``global`` / ``nonlocal``.
     declared: set[str] = field(default_factory=set)
-    #: Names bound afresh here (assigned, imported, loop targets), not only accumulated into.
-    bound: set[str] = field(default_factory=set)
+    #: How often each name is bound here (assigned, imported, a loop target, defined)...
+    bindings: dict[str, int] = field(default_factory=dict)
+    #: ...and how often only by feeding itself (``total += x``, ``t = t + x``): a name bound in no
+    #: other way belongs to the caller (``global``/``nonlocal``, or code that fails at run time).
+    self_feeding: dict[str, int] = field(default_factory=dict)
     #: Last names of everything it calls.
     calls: set[str] = field(default_factory=set)
     runs_backward: bool = False
@@ -138,7 +141,14 @@ class _Function:
         """Whether a value written under ``root`` here survives the call."""
         if self.name is None:
             return False
-        return root in _OWNERS or root in self.declared or (root not in self.params and root not in self.bound)
+        if root in _OWNERS or root in self.declared:
+            return True
+        if root in self.params:
+            return False
+        return self.bindings.get(root, 0) <= self.self_feeding.get(root, 0)
+
+    def bind(self, name: str) -> None:
+        self.bindings[name] = self.bindings.get(name, 0) + 1
 
     @property
     def may_run_per_step(self) -> bool:
@@ -172,11 +182,11 @@ class _Pass:
             kind = type(node)
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 inner = self._function(node, in_class)  # type: ignore[arg-type]
-                function.bound.add(node.name)  # type: ignore[attr-defined]
+                function.bind(node.name)  # type: ignore[attr-defined]
                 stack.extend((child, inner, False, 0, False) for child in ast.iter_child_nodes(node))
                 continue
             if kind is ast.ClassDef:
-                function.bound.add(node.name)  # type: ignore[attr-defined]
+                function.bind(node.name)  # type: ignore[attr-defined]
                 stack.extend((child, function, True, loops, in_handler) for child in ast.iter_child_nodes(node))
                 continue
             if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
@@ -186,7 +196,7 @@ class _Pass:
                 continue
             if kind is ast.ExceptHandler:
                 if node.name:  # type: ignore[attr-defined]
-                    function.bound.add(node.name)  # type: ignore[attr-defined]
+                    function.bind(node.name)  # type: ignore[attr-defined]
                 stack.extend((child, function, False, loops, True) for child in ast.iter_child_nodes(node))
                 continue
             if kind is ast.Call:
@@ -198,7 +208,7 @@ class _Pass:
             elif kind is ast.Name:
                 self.identifiers.add(node.id)  # type: ignore[attr-defined]
                 if type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
-                    function.bound.add(node.id)  # type: ignore[attr-defined]
+                    function.bind(node.id)  # type: ignore[attr-defined]
             elif kind is ast.Attribute:
                 self.identifiers.add(node.attr)  # type: ignore[attr-defined]
             elif kind is ast.keyword:
@@ -211,7 +221,7 @@ class _Pass:
                     self.iteration_loop = True
             elif kind is ast.Import or kind is ast.ImportFrom:
                 for alias in node.names:  # type: ignore[attr-defined]
-                    function.bound.add((alias.asname or alias.name).split(".")[0])
+                    function.bind((alias.asname or alias.name).split(".")[0])
                     self.identifiers.update(alias.name.split("."))
                     if kind is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
                         self.identifiers.update(node.module.split("."))  # type: ignore[attr-defined]
@@ -265,7 +275,10 @@ class _Pass:
                 if root is None:
                     continue
                 collects = type(part) is ast.Subscript or _grows_itself(part, value)
-                if type(part) is not ast.Name or collects or _reads_itself(part, value):
+                feeds_itself = _reads_itself(part, value)
+                if type(part) is ast.Name and feeds_itself:
+                    function.self_feeding[root] = function.self_feeding.get(root, 0) + 1
+                if type(part) is not ast.Name or collects or feeds_itself:
                     function.stores.append((root, collects, loops > 0, _reads_any(value, function.arguments)))
         if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and _updates_itself(node.targets[0].id, value):
             self.inplace_candidate = True
@@ -276,6 +289,8 @@ class _Pass:
         if root is None or value is None:
             return
         collects = type(node) is ast.AugAssign and type(value) in (ast.List, ast.Tuple)
+        if type(node) is ast.AugAssign and type(target) is ast.Name:
+            function.self_feeding[root] = function.self_feeding.get(root, 0) + 1
         if type(target) is not ast.Name or type(node) is ast.AugAssign:
             function.stores.append((root, collects or type(target) is ast.Subscript, loops > 0, _reads_any(value, function.arguments)))
 

@@ -139,6 +139,10 @@ def test_state_kept_by_a_per_step_function():
     assert shape_of(called_from_forward).per_step_state_store
     global_total = "def train_step(batch):\n    global total\n    total = total + model(batch)\n"
     assert shape_of(global_total).per_step_state_store
+    # A name only ever fed from itself is not this function's own (it fails without `global`,
+    # but the analysis still sees a sum that outlives the call).
+    assert shape_of("def train_step(batch):\n    total += model(batch)\n").per_step_state_store
+    assert not shape_of("def train_step(batch):\n    total = 0\n    total += model(batch)\n").per_step_state_store
     setup_only = """\
     class Net(nn.Module):
         def __init__(self):

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+from leaklint.cache import atomic_write
 
 SCHEMA = "leaklint.verify-last/1"
 
@@ -80,18 +81,7 @@ def save(
         }
     document = {"schema": SCHEMA, "rules": dict(sorted(rules.items()))}
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".verify-", suffix=".json")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(document, stream, indent=1)
-            stream.write("\n")
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    atomic_write(target, (json.dumps(document, indent=1) + "\n").encode("utf-8"))
     return target
 
 
