@@ -29,13 +29,17 @@ from leaklint.analysis.walk import Walker, walk
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a chain of names and attributes, else None (calls, subscripts, literals)."""
+    # Exact type checks: libcst's node classes are ABCs, and a failed isinstance() against one
+    # goes through ABCMeta (this function runs ~10^5 times per file). Name/Attribute have no subclasses.
+    if type(node) is cst.Name:
+        return node.value
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
+    while type(node) is cst.Attribute:
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not cst.Name:
         return None
-    parts.append(node.value)
+    parts.append(node.value)  # type: ignore[attr-defined]
     return ".".join(reversed(parts))
 
 

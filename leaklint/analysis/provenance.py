@@ -141,6 +141,9 @@ class Frame:
         return replace(self, env=dict(self.env))
 
 
+#: Expressions that are never tensors: numbers and strings.
+_LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis})
+
 _BINARY_SYMBOLS = {
     cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
     cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@", cst.BitAnd: "&", cst.BitOr: "|",
@@ -516,62 +519,67 @@ class FunctionInterpreter:
         return value
 
     def _eval(self, node: cst.BaseExpression, frame: Frame) -> Value:
-        if isinstance(node, cst.Name):
+        # Dispatch on the exact type: every expression class tested here is a concrete libcst
+        # class with no subclasses, and isinstance() against libcst's ABCs is slow when it fails.
+        kind = type(node)
+        if kind in _LITERALS:
+            return NOT_TENSOR
+        if kind is cst.Name:
             return self._name(node, frame)
-        if isinstance(node, cst.Attribute):
+        if kind is cst.Attribute:
             return self._attribute(node, frame)
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             return self._call(node, frame)
-        if isinstance(node, cst.BinaryOperation):
+        if kind is cst.BinaryOperation:
             operands = [self.eval(node.left, frame), self.eval(node.right, frame)]
             return self._arithmetic(binary_symbol(node.operator), operands, frame, "")
-        if isinstance(node, cst.UnaryOperation):
+        if kind is cst.UnaryOperation:
             inner = self.eval(node.expression, frame)
             if isinstance(node.operator, cst.Not):
                 return NOT_TENSOR
             return self._arithmetic("-", [inner], frame, "")
-        if isinstance(node, cst.Comparison):
+        if kind is cst.Comparison:
             operands = [self.eval(node.left, frame)] + [self.eval(c.comparator, frame) for c in node.comparisons]
             return _comparison(operands)
-        if isinstance(node, cst.BooleanOperation):
+        if kind is cst.BooleanOperation:
             return join(self.eval(node.left, frame), self.eval(node.right, frame))
-        if isinstance(node, cst.IfExp):
+        if kind is cst.IfExp:
             self.eval(node.test, frame)
             return join(self.eval(node.body, frame), self.eval(node.orelse, frame))
-        if isinstance(node, cst.Subscript):
+        if kind is cst.Subscript:
             return self._subscript(node, frame)
-        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        if kind in (cst.Tuple, cst.List, cst.Set):
             items = [self.eval(e.value, frame) for e in node.elements]
             result = combine(items, origin="", fresh=False)
             known = all(isinstance(e, cst.Element) for e in node.elements)
             return replace(result, items=tuple(items) if known else None)
-        if isinstance(node, cst.Dict):
+        if kind is cst.Dict:
             values = []
             for element in node.elements:
                 if isinstance(element, cst.DictElement):
                     self.eval(element.key, frame)
                 values.append(self.eval(element.value, frame))
             return combine(values, origin="", fresh=False)
-        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        if kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
             return self._comprehension(node, frame)
-        if isinstance(node, cst.NamedExpr):
+        if kind is cst.NamedExpr:
             value = self.eval(node.value, frame)
             self._bind(node.target, value, frame)
             return value
-        if isinstance(node, cst.Await):
+        if kind is cst.Await:
             return self.eval(node.expression, frame)
-        if isinstance(node, (cst.Yield,)):
+        if kind in (cst.Yield,):
             if isinstance(node.value, cst.BaseExpression):
                 self.eval(node.value, frame)
             return UNKNOWN
-        if isinstance(node, cst.StarredElement):
+        if kind is cst.StarredElement:
             return self.eval(node.value, frame)
-        if isinstance(node, cst.FormattedString):
+        if kind is cst.FormattedString:
             for part in node.parts:
                 if isinstance(part, cst.FormattedStringExpression):
                     self.eval(part.expression, frame)
             return NOT_TENSOR
-        if isinstance(node, cst.Lambda):
+        if kind is cst.Lambda:
             return NOT_TENSOR
         return NOT_TENSOR  # literals, strings, Ellipsis
 

@@ -98,9 +98,12 @@ def walk(node: cst.CSTNode, *, into: Callable[[cst.CSTNode], bool] | None = None
             stack.extend(reversed(children(current)))
 
 
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+
 def not_into_scopes(node: cst.CSTNode) -> bool:
     """Prune nested functions, lambdas and classes: their bodies run elsewhere, later."""
-    return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+    return type(node) not in _SCOPES
 
 
 def dotted_names_in(node: cst.CSTNode) -> set[str]:
