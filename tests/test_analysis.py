@@ -465,3 +465,29 @@ def test_a_nonlocal_assignment_shadows_in_the_enclosing_function_not_the_module(
     facts = facts_of(source)
     attributes = [node for node in _all_nodes(facts.module) if isinstance(node, cst.Attribute) and node.attr.value == "no_grad"]
     assert [facts.imports.resolve(node) for node in attributes] == [None, "torch.no_grad"]
+
+
+def test_children_are_cached_only_inside_the_block_that_asks_for_it():
+    """Node ids are reused once a tree is freed: a cache that outlived one file's analysis could
+    hand another file's node stale children."""
+    import libcst as cst
+
+    from leaklint.analysis import walk
+
+    module = cst.parse_module("total = total + loss\n")
+    plain = walk.children(module.body[0])
+    with walk.children_cached():
+        first = walk.children(module.body[0])
+        assert walk.children(module.body[0]) is first  # answered from the cache
+        assert first == plain
+    assert walk._children_cache is None
+    assert walk.children(module.body[0]) is not first
+
+
+def test_a_value_copy_changes_only_known_fields():
+    from leaklint.analysis.values import UNKNOWN, replace
+
+    copy = replace(UNKNOWN, kind=Kind.GRAPH, deps=frozenset({"loss"}))
+    assert (copy.kind, copy.deps, UNKNOWN.kind) == (Kind.GRAPH, frozenset({"loss"}), Kind.UNKNOWN)
+    with pytest.raises(AssertionError):
+        replace(UNKNOWN, knd=Kind.GRAPH)

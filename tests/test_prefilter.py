@@ -137,6 +137,14 @@ def test_state_kept_by_a_per_step_function():
             return x
     """
     assert shape_of(called_from_forward).per_step_state_store
+    called_in_a_loop = """\
+    class Explainer:
+        def explain(self, image):
+            self.last = self.model(image)
+    for image in images:
+        explainer.explain(image)
+    """
+    assert shape_of(called_in_a_loop).per_step_state_store  # a loop over inputs, whatever its names
     global_total = "def train_step(batch):\n    global total\n    total = total + model(batch)\n"
     assert shape_of(global_total).per_step_state_store
     # A name only ever fed from itself is not this function's own (it fails without `global`,
