@@ -1,13 +1,16 @@
-"""Check that the gate (leaklint/prefilter.py) never hides a finding, and measure what it skips.
+"""Check that the gate (leaklint/prefilter.py) never changes what a lint reports, and measure what
+it keeps away from libcst.
 
-    python bench/gate_check.py DIR [DIR...] [--jobs N]
+    python bench/gate_check.py DIR [DIR...] [--rules all|default] [--jobs N]
 
-Every file is linted with every rule and no gate, at the lowest confidence; each finding must come
-from a rule the gate would have run for that file at that finding's confidence (low, medium,
-high). Prints the violations (exit 1 if any) and, per confidence, the share of files and bytes the
-gate keeps away from libcst. A rule whose ``may_report`` is wrong shows up here first; the
-test-suite runs the same check on the rule examples, the fixtures and a sample of the standard
-library.
+Every file is linted with no gate at all, at the lowest confidence; then with the gate, at each
+confidence (low, medium, high). The gated run must report exactly the ungated findings at or
+above its confidence, with the same messages and fixes: neither a rule the gate skips nor a
+function it blanks out (the focused reading) may hide one. Prints every difference (exit 1 if
+any) and, per confidence, the share of files and bytes libcst still parses: the whole file, or
+the focused text's non-blank lines (plus the whole file again when the focused reading reports
+something). The test-suite runs the same check on the rule examples, the fixtures and a sample of
+the standard library.
 """
 
 from __future__ import annotations
@@ -16,48 +19,71 @@ import argparse
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from leaklint.config import Settings
-from leaklint.engine import SourceProblem, check_syntax, decode, lint_text
+from leaklint.engine import SourceProblem, _finds_nothing, check_syntax, decode
 from leaklint.findings import Confidence
-from leaklint.prefilter import may_hold_findings
+from leaklint.prefilter import plan
 from leaklint.registry import all_rules
+from leaklint.testing import GATE_LEVELS as LEVELS, gate_differences
 
-LEVELS = (Confidence.LOW, Confidence.MEDIUM, Confidence.HIGH)
+
+@dataclass
+class FileCheck:
+    path: str
+    size: int
+    #: Differences between the gated and the ungated run.
+    differences: list[str] = field(default_factory=list)
+    #: Bytes libcst parses with the gate, per confidence (0: the file never meets libcst).
+    parsed: dict[Confidence, int] = field(default_factory=dict)
 
 
-def gate_violations(text: str, path: str) -> tuple[list[str], dict[Confidence, bool]]:
-    """(findings the gate would have hidden, whether the gate parses the file, per confidence)."""
-    rules = list(all_rules().values())
+def selected_rules(which: str) -> list:
+    rules = all_rules()
+    if which == "all":
+        return list(rules.values())
+    return [rules[code] for code in sorted(Settings().enabled_codes(rules))]
+
+
+def check_file(text: str, path: str, rules: list) -> tuple[list[str], dict[Confidence, int]]:
+    """(differences between gated and ungated runs, bytes libcst parses per confidence)."""
     try:
         tree = check_syntax(text, path)
     except SourceProblem:
-        return [], {level: False for level in LEVELS}
-    allowed = {level: {rule.code for rule in may_hold_findings(text, tree, rules, level)} for level in LEVELS}
-    outcome = lint_text(text, path, rules, Settings(select=("ALL",), min_confidence=Confidence.LOW), gate=False)
-    hidden = [
-        f"{path}:{f.line}:{f.column}: {f.code} ({f.confidence}) hidden by the gate at {level}"
-        for f in outcome.findings
-        for level in LEVELS
-        if f.confidence >= level and f.code not in allowed[level]
-    ]
-    return hidden, {level: bool(allowed[level]) for level in LEVELS}
+        return [], {level: 0 for level in LEVELS}
+    differences = gate_differences(text, path, rules)
+    parsed: dict[Confidence, int] = {}
+    for level in LEVELS:
+        gate = plan(text, tree, rules, level)
+        if not gate.rules:
+            parsed[level] = 0
+        elif gate.focus_text is None:
+            parsed[level] = len(text)
+        else:
+            focused = sum(len(line) for line in gate.focus_text.splitlines() if line.strip()) if gate.focus_rules else 0
+            reported = gate.focus_rules and not _finds_nothing(gate.focus_text, path, gate.focus_rules)
+            parsed[level] = focused + (len(text) if reported else 0)
+    return differences, parsed
 
 
-def _check(path: str) -> tuple[str, int, list[str], dict[Confidence, bool]]:
+def _check(job: tuple[str, str]) -> FileCheck:
+    path, which = job
     data = Path(path).read_bytes()
+    result = FileCheck(path, len(data), parsed={level: 0 for level in LEVELS})
     try:
         text = decode(data)
     except SourceProblem:
-        return path, len(data), [], {level: False for level in LEVELS}
-    hidden, parsed = gate_violations(text, path)
-    return path, len(data), hidden, parsed
+        return result
+    result.differences, result.parsed = check_file(text, path, selected_rules(which))
+    return result
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directories", nargs="+", type=Path)
+    parser.add_argument("--rules", choices=("all", "default"), default="all", help="every rule, or those a plain `leaklint DIR` runs")
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     args = parser.parse_args()
     files = sorted(str(p) for d in args.directories for p in d.rglob("*.py") if p.is_file() and "/.wheels/" not in str(p))
@@ -66,15 +92,15 @@ def main() -> int:
     parsed_bytes = {level: 0 for level in LEVELS}
     problems: list[str] = []
     with ProcessPoolExecutor(args.jobs) as pool:
-        for path, size, hidden, parsed in pool.map(_check, files, chunksize=4):
-            total_bytes += size
-            problems.extend(hidden)
+        for result in pool.map(_check, [(path, args.rules) for path in files], chunksize=4):
+            total_bytes += result.size
+            problems.extend(result.differences)
             for level in LEVELS:
-                parsed_files[level] += parsed[level]
-                parsed_bytes[level] += size * parsed[level]
+                parsed_files[level] += result.parsed[level] > 0
+                parsed_bytes[level] += result.parsed[level]
     for line in problems:
         print(line)
-    print(f"{len(files)} files, {total_bytes:,} bytes; findings hidden by the gate: {len(problems)}")
+    print(f"{len(files)} files, {total_bytes:,} bytes, {args.rules} rules; differences made by the gate: {len(problems)}")
     for level in LEVELS:
         print(
             f"  min-confidence {level}: libcst runs on {parsed_files[level]} files "

@@ -115,11 +115,10 @@ def decode_source(data: bytes) -> tuple[str, str]:
 
 
 def check_syntax(text: str, path: str) -> ast.AST:
-    """Python's own verdict first: it is fast, and it refuses pathological nesting that would
-    crash libcst's native parser (a segfault cannot be caught). Returns the ``ast`` tree, which
-    the gate reads (:mod:`leaklint.prefilter`)."""
+    """Python's own verdict first: it is fast, and libcst is only run on what Python accepts.
+    Returns the ``ast`` tree, which the gate reads (:mod:`leaklint.prefilter`)."""
     try:
-        tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)  # type: ignore[no-any-return]
     except SyntaxError as error:
         where = f" at {error.lineno}:{error.offset}" if error.lineno else ""
         raise SourceProblem(ErrorKind.SYNTAX, f"syntax error{where}: {error.msg}") from None
@@ -127,15 +126,19 @@ def check_syntax(text: str, path: str) -> ast.AST:
         raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to parse") from None
     except ValueError as error:
         raise SourceProblem(ErrorKind.DECODE, str(error)) from None
-    depth = _nesting_depth(tree)
+
+
+def refuse_deep_nesting(depth: int) -> None:
+    """Before libcst meets a file: pathological nesting would crash its native parser (a segfault
+    cannot be caught). Checked only for files the analysis needs: the gate walks the tree anyway,
+    and a file no rule needs is never at risk."""
     if depth > MAX_NESTING_DEPTH:
         raise SourceProblem(
             ErrorKind.TOO_COMPLEX, f"too deeply nested to analyse (syntax tree depth {depth} > {MAX_NESTING_DEPTH})"
         )
-    return tree
 
 
-def _nesting_depth(tree: ast.AST) -> int:
+def nesting_depth(tree: ast.AST) -> int:
     """Depth of the syntax tree, without recursion. Python versions differ in how deep a tree
     ``ast.parse`` accepts; this limit is ours, the same everywhere (costs ~3% of the libcst parse)."""
     deepest = 0
@@ -321,11 +324,21 @@ def lint_text(
     try:
         tree = check_syntax(text, path)
         if gate and rules:
-            from leaklint.prefilter import may_hold_findings
+            from leaklint.prefilter import plan
 
-            rules = may_hold_findings(text, tree, rules, settings.min_confidence)
+            gated = plan(text, tree, rules, settings.min_confidence)
+            rules = gated.rules
+            if not rules:
+                return outcome
+            refuse_deep_nesting(gated.depth)
+            if gated.focus_text is not None:
+                if not gated.focus_rules or _finds_nothing(gated.focus_text, path, gated.focus_rules):
+                    return outcome
+                # Something to report: findings, confidences and fixes come from the whole file.
         if not rules:
             return outcome
+        if not gate:
+            refuse_deep_nesting(nesting_depth(tree))
         violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules))
         if violations:
             findings = run_deep(lambda: _position_findings(module, text, path, violations, settings))
@@ -333,6 +346,16 @@ def lint_text(
     except SourceProblem as problem:
         outcome.errors.append(FileError(path, problem.kind, problem.reason))
     return outcome
+
+
+def _finds_nothing(focus_text: str, path: str, rules: Sequence[type[Rule]]) -> bool:
+    """Whether the analysis of the focused text (:func:`leaklint.prefilter.plan`) reports nothing
+    at all, at any confidence, and meets no problem."""
+    try:
+        violations, errors, _ = run_deep(lambda: _apply_rules(focus_text, path, rules))
+    except SourceProblem:
+        return False  # the whole file's analysis says what the problem is
+    return not violations and not errors
 
 
 def read_source(path: str, settings: Settings) -> tuple[bytes, str, str]:

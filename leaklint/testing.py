@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from leaklint.config import Settings
 from leaklint.engine import lint_text
@@ -45,3 +45,26 @@ def lint_snippet(
 
 def found_pairs(findings: Iterable[Finding]) -> set[tuple[int, str]]:
     return {(f.line, f.code) for f in findings}
+
+
+GATE_LEVELS = (Confidence.LOW, Confidence.MEDIUM, Confidence.HIGH)
+
+
+def gate_differences(text: str, path: str, rules: Sequence[type[Rule]]) -> list[str]:
+    """What the gate (:mod:`leaklint.prefilter`) changes in a lint of ``text`` with ``rules``: for
+    each confidence, the findings of an ungated run at or above it that a gated run misses, or
+    reports differently (message, confidence, fix). Empty when the gate only skips work, which is
+    all it may do: neither a rule it leaves out nor a function it blanks out may hide a finding.
+    A found problem (libcst cannot parse the file, too deep) may go: it matters only where the
+    analysis is needed."""
+    codes = tuple(rule.code for rule in rules)
+    ungated = lint_text(text, path, rules, Settings(select=codes, min_confidence=Confidence.LOW), gate=False)
+    differences: list[str] = []
+    for level in GATE_LEVELS:
+        expected = [f for f in ungated.findings if f.confidence >= level]
+        gated = lint_text(text, path, rules, Settings(select=codes, min_confidence=level), gate=True)
+        differences += [f"{path}:{f.line}:{f.column}: {f.code} ({f.confidence}) hidden by the gate at {level}" for f in expected if f not in gated.findings]
+        differences += [f"{path}:{f.line}:{f.column}: {f.code} ({f.confidence}) differs with the gate at {level}" for f in gated.findings if f not in expected]
+        # (Errors may only go: libcst's limits matter only to files the analysis needs.)
+        differences += [f"{path}: error {e.kind.value} only with the gate at {level}" for e in gated.errors if e not in ungated.errors]
+    return differences

@@ -107,13 +107,23 @@ def test_deep_but_legal_nesting_is_analysed(project):
 
 
 def test_pathological_nesting_is_refused_clearly(project):
-    (project / "nested.py").write_text("x = " + " + ".join(["1"] * 20000) + "\n")
+    training = "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n"
+    (project / "nested.py").write_text(training + "x = " + " + ".join(["1"] * 1600) + "\n")  # depth 1,603
     (project / "parens.py").write_text("x = " + "(" * 300 + "1" + ")" * 300 + "\n")
     result, err = lint_with_good_file(project, "nested.py", "parens.py")
     assert result.returncode == 2
     lines = sorted(err.splitlines())
     assert lines[0].startswith("nested.py: error: ") and "too deeply nested" in lines[0]
     assert lines[1].startswith("parens.py: error: syntax error") and "nested parentheses" in lines[1]
+
+
+def test_deep_nesting_where_no_rule_can_report_is_no_error(project):
+    """Only the analysis needs a bounded depth; a deep file with no training code is simply clean."""
+    (project / "table.py").write_text("x = " + " + ".join(["1"] * 1600) + "\n")
+    result = run_leaklint("table.py", cwd=project)
+    out, err = text(result)
+    assert result.returncode == 0, err
+    assert err == ""
 
 
 def test_a_path_that_does_not_exist(project):
