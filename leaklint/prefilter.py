@@ -73,6 +73,8 @@ class SyntaxShape:
     #: names a data source or a step counter, its body differentiates or steps an optimizer, or
     #: the file builds a ``DataLoader`` (any loop may iterate one).
     iteration_loop: bool
+    #: A loop or comprehension of any kind.
+    has_loop: bool
     #: A function that may run once per step (named like a step or a framework hook, running a
     #: backward, or called from one) writes to ``self``/``cls``, a global, or a closure cell.
     per_step_state_store: bool
@@ -430,6 +432,7 @@ class _Pass:
             text=self.text,
             identifiers=identifiers,
             iteration_loop=any(region.iteration_loop for region in chosen),
+            has_loop=any(region.has_loop for region in chosen),
             per_step_state_store=any(
                 f.name != "__init__" and f in per_step and any(f.outlives(root) for root, *_ in f.stores) for f in functions
             ),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -14,6 +14,9 @@ from leaklint.analysis.places import Level, Place, loop_level, per_iteration_nam
 from leaklint.analysis.walk import dotted_names_in, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 #: An argument shaped like one sample: ``x[None]``, ``np.expand_dims(x, 0)``, ``x.reshape(1, -1)``, ``[x]``.
 _SINGLE_ITEM_FUNCS = frozenset({"expand_dims", "newaxis", "array", "asarray", "reshape", "stack", "atleast_2d"})
@@ -183,6 +186,11 @@ for image in images:
     classify(model, image)
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """A finding is a ``predict`` call in a file that imports TensorFlow or Keras."""
+        return shape.uses(*TENSORFLOW_ROOTS) and shape.uses("predict")
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         if not facts.imports.imports_anything_from(*TENSORFLOW_ROOTS):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -16,6 +16,9 @@ from leaklint.analysis.structure import FunctionInfo
 from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v2.function", "tensorflow.compat.v1.function"})
 #: Methods that run once per object, not per step: a tf.function made there is made once.
@@ -248,6 +251,11 @@ for scale in scales:
     outs.append(tf.function(lambda t: t * scale)(image))  # expect: LL502
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """A finding is a ``tf.function`` call or decorator in a file that imports TensorFlow or Keras."""
+        return shape.uses(*TENSORFLOW_ROOTS) and shape.uses("function")
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         if not facts.imports.imports_anything_from(*TENSORFLOW_ROOTS):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -15,6 +15,9 @@ from leaklint.analysis.torch_api import GC_COLLECT
 from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from leaklint.prefilter import SyntaxShape
 
 #: Methods that train or evaluate a model: the loop really uses the model it builds.
 _TRAINING_METHODS = frozenset({"compile", "fit", "fit_generator", "train_on_batch", "evaluate"})
@@ -178,6 +181,11 @@ for path in checkpoints:
     scores.append(model.evaluate(X_test, y_test))
 """,
     )
+
+    @classmethod
+    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
+        """A finding is a model built in a loop, in a file that imports TensorFlow or Keras."""
+        return shape.uses(*TENSORFLOW_ROOTS) and shape.has_loop
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         if not facts.imports.imports_anything_from(*TENSORFLOW_ROOTS):

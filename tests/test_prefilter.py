@@ -319,3 +319,17 @@ def test_identifiers_are_names_not_substrings():
     shape = shape_of("import collections\nfrom gc import collect as c\n")
     assert shape.uses("collect") and shape.uses("collections")
     assert not shape_of("import collections\n").uses("collect")
+
+
+def test_any_loop_or_comprehension_is_a_loop():
+    assert shape_of("while True:\n    pass\n").has_loop
+    assert shape_of("xs = [x for x in range(3)]\n").has_loop
+    assert not shape_of("x = build()\n").has_loop
+
+
+def test_the_tensorflow_rules_need_an_import_of_tensorflow_or_keras():
+    tf_rules = [RULES[code] for code in ("LL501", "LL502", "LL503")]
+    mention = "# this module is not for tensorflow users\nfor x in loader:\n    y = model.predict(x)\n"
+    assert may_hold_findings(mention, ast.parse(mention), tf_rules, Confidence.LOW) == []
+    imported = "import tensorflow as tf\n" + mention
+    assert may_hold_findings(imported, ast.parse(imported), tf_rules, Confidence.LOW) == tf_rules[:1] + tf_rules[2:]
