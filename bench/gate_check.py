@@ -5,12 +5,9 @@ it keeps away from libcst.
 
 Every file is linted with no gate at all, at the lowest confidence; then with the gate, at each
 confidence (low, medium, high). The gated run must report exactly the ungated findings at or
-above its confidence, with the same messages and fixes: neither a rule the gate skips nor a
-function it blanks out (the focused reading) may hide one. Prints every difference (exit 1 if
-any) and, per confidence, the share of files and bytes libcst still parses: the whole file, or
-the focused text's non-blank lines (plus the whole file again when the focused reading reports
-something). The test-suite runs the same check on the rule examples, the fixtures and a sample of
-the standard library.
+above its confidence, with the same messages and fixes. Prints every difference (exit 1 if any)
+and, per confidence, the share of files and bytes libcst still parses. The test-suite runs the
+same check on the rule examples and the fixtures.
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from leaklint.config import Settings
-from leaklint.engine import SourceProblem, _finds_nothing, check_syntax, decode
+from leaklint.engine import SourceProblem, check_syntax, decode
 from leaklint.findings import Confidence
 from leaklint.prefilter import plan
 from leaklint.registry import all_rules
@@ -57,14 +54,7 @@ def check_file(text: str, path: str, rules: list) -> tuple[list[str], dict[Confi
     parsed: dict[Confidence, int] = {}
     for level in LEVELS:
         gate = plan(text, tree, rules, level)
-        if not gate.rules:
-            parsed[level] = 0
-        elif gate.focus_text is None:
-            parsed[level] = len(text)
-        else:
-            focused = sum(len(line) for line in gate.focus_text.splitlines() if line.strip()) if gate.focus_rules else 0
-            reported = gate.focus_rules and not _finds_nothing(gate.focus_text, path, gate.focus_rules)
-            parsed[level] = focused + (len(text) if reported else 0)
+        parsed[level] = len(text) if gate.rules else 0
     return differences, parsed
 
 

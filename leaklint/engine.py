@@ -331,10 +331,6 @@ def lint_text(
             if not rules:
                 return outcome
             refuse_deep_nesting(gated.depth)
-            if gated.focus_text is not None:
-                if not gated.focus_rules or _finds_nothing(gated.focus_text, path, gated.focus_rules):
-                    return outcome
-                # Something to report: findings, confidences and fixes come from the whole file.
         if not rules:
             return outcome
         if not gate:
@@ -346,16 +342,6 @@ def lint_text(
     except SourceProblem as problem:
         outcome.errors.append(FileError(path, problem.kind, problem.reason))
     return outcome
-
-
-def _finds_nothing(focus_text: str, path: str, rules: Sequence[type[Rule]]) -> bool:
-    """Whether the analysis of the focused text (:func:`leaklint.prefilter.plan`) reports nothing
-    at all, at any confidence, and meets no problem."""
-    try:
-        violations, errors, _ = run_deep(lambda: _apply_rules(focus_text, path, rules))
-    except SourceProblem:
-        return False  # the whole file's analysis says what the problem is
-    return not violations and not errors
 
 
 def read_source(path: str, settings: Settings) -> tuple[bytes, str, str]:

@@ -1,24 +1,22 @@
 """The gate before libcst: decide from Python's own ``ast`` whether any enabled rule could report
 something in a file, and skip libcst (the parse and the analysis, most of a run) when none can.
 
-Three questions, cheapest first:
+Two questions, cheapest first:
 
 1. **words** — does the file mention a word one of the rule's findings needs
    (:attr:`~leaklint.rule.Rule.requires_any`, a case-insensitive substring match);
 2. **shape** — does its syntax hold what the rule's findings are made of
    (:meth:`~leaklint.rule.Rule.may_report`, asked of a :class:`SyntaxShape` built in one pass over
-   the ``ast`` tree that the syntax check has already built);
-3. **focus** — within a file that passes, which functions could hold or enable a finding
-   (:func:`plan`): each top-level function and each method of a top-level class is read with the
-   module-level code and everything it names; the functions no reading needs are blanked out of
-   the text that libcst sees, and what calls them is kept too. That text only answers "no
-   finding": the engine analyses the whole file whenever the focused analysis reports anything.
+   the ``ast`` tree that the syntax check has already built).
 
 A shape over-approximates what the analysis looks for: it knows no values and no import aliases,
 and it matches calls by their last name, so "no" means no rule can fire and "yes" only means the
 file is worth the full analysis. A "no" must never hide a finding: the test-suite compares gated
 and ungated lints finding by finding on every rule example, every fixture and a sample of the
 standard library, and ``bench/gate_check.py`` does the same on the benchmark corpora.
+
+The same pass measures the depth of the tree, which libcst needs bounded: only files that need the
+analysis are refused for it.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from leaklint.analysis.structure import STEP_METHODS, is_eval_function_name
 from leaklint.analysis.steps import FRAMEWORK_HOOK_NAME, PER_STEP_HOOK, STEP_FUNCTION_NAMES
@@ -50,7 +48,6 @@ _COLLECTING_METHODS = frozenset({"append", "appendleft", "add", "extend", "inser
 #: Other methods that write into their receiver.
 _WRITING_METHODS = frozenset({"update", "setdefault", "__setitem__", "pop", "clear"})
 _OWNERS = frozenset({"self", "cls"})
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: Nodes with nothing below them that the pass reads (constants, contexts, operators).
 _LEAVES = frozenset(
     {ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue}
@@ -112,39 +109,22 @@ class GatePlan:
 
     #: The rules that could report something in the file (the others cannot).
     rules: list[type[Rule]]
-    #: The rules that could report in the focused reading (a subset of ``rules``).
-    focus_rules: list[type[Rule]] = field(default_factory=list)
-    #: The source with the functions no finding can need blanked out (same lines, same columns),
-    #: or None when every part of the file is needed.
-    focus_text: str | None = None
-    #: Depth of the syntax tree (0 when the gate did not need to walk it).
+    #: Depth of the syntax tree, measured by the same pass (0 when no rule needs the file).
     depth: int = 0
 
 
 def plan(text: str, tree: ast.AST, rules: Sequence[type[Rule]], min_confidence: Confidence) -> GatePlan:
-    """Which of ``rules`` need the analysis of this file, and on which parts of it.
-
-    A rule that cannot report anywhere in the file is dropped. Then each function (a top-level
-    function or a method of a top-level class) is read on its own, with the module-level code and
-    everything it names; functions no reading needs are blanked out of ``focus_text``. The focused
-    text only answers "no finding here": when its analysis reports anything, the caller lints the
-    whole text, so findings, confidences and fixes always come from the whole file.
-    """
+    """Which of ``rules`` need the analysis of this file (and how deep its tree is, which matters
+    only then)."""
     lowered = text.lower()
     worded = [rule for rule in rules if any(word.lower() in lowered for word in rule.requires_any)]
     if not worded:
         return GatePlan([])
     scan = _Pass(lowered)
     scan.run(tree)
-    scan.finish()
     shape = scan.shape()
     possible = [rule for rule in worded if rule.may_report(shape, min_confidence)]
-    if not possible:
-        return GatePlan([])
-    needed, reporting = scan.needed_regions(possible, min_confidence)
-    dropped = [region for region in scan.regions[1:] if region not in needed]
-    focus_text = _blank_out(text, dropped, scan.only_functions) if dropped else None
-    return GatePlan(possible, reporting, focus_text, scan.depth)
+    return GatePlan(possible, scan.depth if possible else 0)
 
 
 def may_hold_findings(text: str, tree: ast.AST, rules: Sequence[type[Rule]], min_confidence: Confidence) -> list[type[Rule]]:
@@ -164,8 +144,6 @@ class _Function:
     """What the pass learns about one function (or the module's top level: ``name`` None)."""
 
     name: str | None
-    #: The part of the file it belongs to (see :class:`_Region`).
-    region: _Region
     is_method: bool = False
     params: frozenset[str] = frozenset()
     #: Parameters other than a method's ``self``/``cls``: what a caller hands over.
@@ -212,48 +190,28 @@ class _Function:
         )
 
 
-@dataclass(eq=False)
-class _Region:
-    """A part of the file that the analysis can be narrowed to: a top-level function, a method of a
-    top-level class (``__init__`` aside), or the rest (``name`` None: module-level statements, class
-    headers and bodies, ``__init__``), which is always kept."""
-
-    name: str | None
-    #: First and last line (decorators included), 1-based.
-    lines: tuple[int, int] = (0, 0)
-    identifiers: set[str] = field(default_factory=set)
-    iteration_loop: bool = False
-    has_loop: bool = False
-    eval_context: bool = False
-    except_with_call: bool = False
-    inplace_candidate: bool = False
-
-
 class _Pass:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.rest = _Region(None)
-        self.regions: list[_Region] = [self.rest]
-        self.top = _Function(None, self.rest)
+        self.top = _Function(None)
         self.functions: list[_Function] = []
+        self.identifiers: set[str] = set()
+        self.iteration_loop = "dataloader" in text and ("for " in text or "while " in text)
         #: Local names that ``from torch.autograd import grad as g`` binds to a backward call.
         self.backward_aliases: set[str] = set()
-        self.builds_dataloader = "dataloader" in text
-        self.inplace_modules = bool(_GRAD_SWITCHES.search(text)) and any(m.lower() in text for m in MODULES_WITH_INPLACE)
-        #: Function nodes that start a region of their own.
-        self.region_starts: dict[ast.AST, _Region] = {}
-        #: The regions of each top-level class whose body holds nothing else.
-        self.only_functions: list[list[_Region]] = []
+        self.has_loop = False
+        self.depth = 0
+        self.eval_context = False
+        self.except_with_call = False
+        self.inplace_candidate = bool(_GRAD_SWITCHES.search(text)) and any(m.lower() in text for m in MODULES_WITH_INPLACE)
 
     def run(self, tree: ast.AST) -> None:
-        self._mark_regions(tree)
-        starts = self.region_starts
         deepest = 0
-        # (node, enclosing function, its region, directly in a class body, loops around it, in an
-        # except clause, depth in the tree)
-        stack: list[tuple[ast.AST, _Function, _Region, bool, int, bool, int]] = [(tree, self.top, self.rest, False, 0, False, 1)]
+        # (node, enclosing function, directly in a class body, loops around it, in an except
+        # clause, depth in the tree)
+        stack: list[tuple[ast.AST, _Function, bool, int, bool, int]] = [(tree, self.top, False, 0, False, 1)]
         while stack:
-            node, function, region, in_class, loops, in_handler, depth = stack.pop()
+            node, function, in_class, loops, in_handler, depth = stack.pop()
             if depth > deepest:
                 deepest = depth
             kind = type(node)
@@ -261,93 +219,72 @@ class _Pass:
                 continue
             below = depth + 1
             if kind is ast.Name:
-                region.identifiers.add(node.id)  # type: ignore[attr-defined]
+                self.identifiers.add(node.id)  # type: ignore[attr-defined]
                 if type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
                     function.bind(node.id)  # type: ignore[attr-defined]
                 if below > deepest:
                     deepest = below  # its context node
                 continue
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                region = starts.get(node, region)
-                inner = self._function(node, region, in_class)  # type: ignore[arg-type]
+                inner = self._function(node, in_class)  # type: ignore[arg-type]
                 function.bind(node.name)  # type: ignore[attr-defined]
-                stack.extend((child, inner, region, False, 0, False, below) for child in _child_nodes(node))
+                stack.extend((child, inner, False, 0, False, below) for child in _child_nodes(node))
                 continue
             if kind is ast.ClassDef:
                 function.bind(node.name)  # type: ignore[attr-defined]
-                stack.extend((child, function, region, True, loops, in_handler, below) for child in _child_nodes(node))
+                stack.extend((child, function, True, loops, in_handler, below) for child in _child_nodes(node))
                 continue
             if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
-                region.has_loop = True
+                self.has_loop = True
                 if kind is not ast.While and _names_a_step(node.iter, node.target):  # type: ignore[attr-defined]
-                    region.iteration_loop = True
-                stack.extend((child, function, region, False, loops + 1, in_handler, below) for child in _child_nodes(node))
+                    self.iteration_loop = True
+                stack.extend((child, function, False, loops + 1, in_handler, below) for child in _child_nodes(node))
                 continue
             if kind is ast.ExceptHandler:
                 if node.name:  # type: ignore[attr-defined]
                     function.bind(node.name)  # type: ignore[attr-defined]
-                stack.extend((child, function, region, False, loops, True, below) for child in _child_nodes(node))
+                stack.extend((child, function, False, loops, True, below) for child in _child_nodes(node))
                 continue
             if kind is ast.Call:
-                self._call(node, function, region, loops, in_handler)  # type: ignore[arg-type]
+                self._call(node, function, loops, in_handler)  # type: ignore[arg-type]
             elif kind is ast.Assign:
-                self._assign(node, function, region, loops)  # type: ignore[arg-type]
+                self._assign(node, function, loops)  # type: ignore[arg-type]
             elif kind is ast.AugAssign or kind is ast.AnnAssign:
                 self._write(node, function, loops)  # type: ignore[arg-type]
             elif kind is ast.Attribute:
-                region.identifiers.add(node.attr)  # type: ignore[attr-defined]
+                self.identifiers.add(node.attr)  # type: ignore[attr-defined]
             elif kind is ast.keyword:
                 if node.arg:  # type: ignore[attr-defined]
-                    region.identifiers.add(node.arg)  # type: ignore[attr-defined]
+                    self.identifiers.add(node.arg)  # type: ignore[attr-defined]
             elif kind is ast.Global or kind is ast.Nonlocal:
                 function.declared.update(node.names)  # type: ignore[attr-defined]
             elif kind is ast.comprehension:
-                region.has_loop = True
+                self.has_loop = True
                 if _names_a_step(node.iter, node.target):  # type: ignore[attr-defined]
-                    region.iteration_loop = True
+                    self.iteration_loop = True
             elif kind is ast.Import or kind is ast.ImportFrom:
                 for alias in node.names:  # type: ignore[attr-defined]
                     function.bind((alias.asname or alias.name).split(".")[0])
-                    region.identifiers.update(alias.name.split("."))
+                    self.identifiers.update(alias.name.split("."))
                     if kind is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
-                        region.identifiers.update(node.module.split("."))  # type: ignore[attr-defined]
+                        self.identifiers.update(node.module.split("."))  # type: ignore[attr-defined]
                     if alias.asname and alias.name in _BACKWARD_CALLS:
                         self.backward_aliases.add(alias.asname)
-            stack.extend((child, function, region, in_class, loops, in_handler, below) for child in _child_nodes(node))
+            stack.extend((child, function, in_class, loops, in_handler, below) for child in _child_nodes(node))
         self.depth = deepest
 
-    def _mark_regions(self, tree: ast.AST) -> None:
-        """Give each top-level function and each method of a top-level class (``__init__`` aside,
-        which says what an object holds) a region of its own."""
-        for statement in getattr(tree, "body", ()):
-            if type(statement) is ast.ClassDef:
-                members = [m for m in statement.body if type(m) in _FUNCTIONS and not _is_dunder(m.name)]  # type: ignore[attr-defined]
-            elif type(statement) in _FUNCTIONS:
-                members = [statement]
-            else:
-                continue
-            regions = []
-            for member in members:
-                first = min([member.lineno, *(d.lineno for d in member.decorator_list)])  # type: ignore[attr-defined]
-                region = _Region(member.name, (first, member.end_lineno or member.lineno))  # type: ignore[attr-defined]
-                regions.append(region)
-                self.region_starts[member] = region
-            self.regions.extend(regions)
-            if type(statement) is ast.ClassDef and regions and len(regions) == len(statement.body):  # type: ignore[attr-defined]
-                self.only_functions.append(regions)
-
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, region: _Region, in_class: bool) -> _Function:
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> _Function:
         args = node.args
         params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
         params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
         arguments = params[1:] if in_class and (args.posonlyargs or args.args) else params
-        info = _Function(node.name, region, is_method=in_class, params=frozenset(params), arguments=frozenset(arguments))
+        info = _Function(node.name, is_method=in_class, params=frozenset(params), arguments=frozenset(arguments))
         self.functions.append(info)
         if is_eval_function_name(node.name):
-            region.eval_context = True
+            self.eval_context = True
         return info
 
-    def _call(self, node: ast.Call, function: _Function, region: _Region, loops: int, in_handler: bool) -> None:
+    def _call(self, node: ast.Call, function: _Function, loops: int, in_handler: bool) -> None:
         func = node.func
         if type(func) is ast.Attribute:
             name = func.attr
@@ -359,7 +296,7 @@ class _Pass:
                 reads = _reads_any(node, function.arguments)
                 function.stores.append((receiver, name in _COLLECTING_METHODS, loops > 0, reads))
             if name == "eval" or (name == "train" and node.args and _is_false(node.args[0])):
-                region.eval_context = True
+                self.eval_context = True
         elif type(func) is ast.Name:
             name = func.id
             if loops:
@@ -370,11 +307,11 @@ class _Pass:
         if name in _BACKWARD_CALLS:
             function.runs_backward = True
         if loops and name in _STEP_CALLS:
-            region.iteration_loop = True
+            self.iteration_loop = True
         if in_handler:
-            region.except_with_call = True
+            self.except_with_call = True
 
-    def _assign(self, node: ast.Assign, function: _Function, region: _Region, loops: int) -> None:
+    def _assign(self, node: ast.Assign, function: _Function, loops: int) -> None:
         value = node.value
         for target in node.targets:
             for part in _unpacked(target):
@@ -388,7 +325,7 @@ class _Pass:
                 if type(part) is not ast.Name or collects or feeds_itself:
                     function.stores.append((root, collects, loops > 0, _reads_any(value, function.arguments)))
         if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and _updates_itself(node.targets[0].id, value):
-            region.inplace_candidate = True
+            self.inplace_candidate = True
 
     def _write(self, node: ast.AugAssign | ast.AnnAssign, function: _Function, loops: int) -> None:
         target, value = node.target, node.value
@@ -401,98 +338,47 @@ class _Pass:
         if type(target) is not ast.Name or type(node) is ast.AugAssign:
             function.stores.append((root, collects or type(target) is ast.Subscript, loops > 0, _reads_any(value, function.arguments)))
 
-    def finish(self) -> None:
-        """What needs the whole pass: aliases of backward functions (an import may come after its
-        use), per-step functions, and methods that keep their argument."""
+    def shape(self) -> SyntaxShape:
+        # Imports may come after their use in the order of the pass: resolve aliases of backward
+        # functions now.
         for function in self.functions + [self.top]:
             if function.calls & self.backward_aliases:
                 function.runs_backward = True
             if function.loop_calls & self.backward_aliases:
-                function.region.iteration_loop = True
-        for region in self.regions:
-            if region.has_loop and self.builds_dataloader:
-                region.iteration_loop = True  # any loop may iterate the DataLoader
-            if self.inplace_modules:
-                region.inplace_candidate = True
-        self.per_step = self._per_step_functions()
-        self.keeping_methods = {
+                self.iteration_loop = True
+        per_step = self._per_step_functions()
+        keeping_methods = {
             f.name
             for f in self.functions
             if f.is_method and any(root in _OWNERS and reads for root, _, _, reads in f.stores)
         }
-
-    def shape(self, regions: Collection[_Region] | None = None) -> SyntaxShape:
-        """The shape of the whole file, or of the code in ``regions`` (read with the whole file's
-        knowledge of which functions run per step)."""
-        chosen = self.regions if regions is None else regions
-        functions = self.functions if regions is None else [f for f in self.functions if f.region in regions]
-        identifiers = frozenset().union(*(region.identifiers for region in chosen))
-        per_step = self.per_step
         return SyntaxShape(
             text=self.text,
-            identifiers=identifiers,
-            iteration_loop=any(region.iteration_loop for region in chosen),
-            has_loop=any(region.has_loop for region in chosen),
+            identifiers=frozenset(self.identifiers),
+            iteration_loop=self.iteration_loop,
+            has_loop=self.has_loop,
             per_step_state_store=any(
-                f.name != "__init__" and f in per_step and any(f.outlives(root) for root, *_ in f.stores) for f in functions
+                f.name != "__init__" and any(f.outlives(root) for root, *_ in f.stores) for f in per_step
             ),
             self_container_store=any(
                 f.name not in (None, "__init__") and any(root in _OWNERS and collects for root, collects, _, _ in f.stores)
-                for f in functions
+                for f in self.functions
             ),
             loop_outer_store=any(
                 f.name != "__init__"
                 and any(collects and in_loop and f.outlives(root) for root, collects, in_loop, _ in f.stores)
-                for f in functions
+                for f in self.functions
             ),
             argument_keeping_call=any(
-                name in self.keeping_methods and receiver is not None and (in_loop or f in per_step) and f.outlives(receiver)
-                for f in functions
+                name in keeping_methods and receiver is not None and (in_loop or f in per_step) and f.outlives(receiver)
+                for f in self.functions
                 for name, receiver, in_loop in f.method_calls
             ),
-            graph_evidence=any(is_graph_evidence_identifier(name) for name in identifiers),
-            eval_context=any(region.eval_context for region in chosen),
-            except_with_call=any(region.except_with_call for region in chosen),
-            inplace_candidate=any(region.inplace_candidate for region in chosen),
+            graph_evidence=any(is_graph_evidence_identifier(name) for name in self.identifiers),
+            eval_context=self.eval_context,
+            except_with_call=self.except_with_call,
+            inplace_candidate=self.inplace_candidate,
         )
-
-    def needed_regions(self, rules: Sequence[type[Rule]], min_confidence: Confidence) -> tuple[set[_Region], list[type[Rule]]]:
-        """The regions a finding of ``rules`` may lie in or depend on, and the rules that may report.
-
-        Each region is read together with the rest of the file (always kept) and everything they
-        name, transitively: a function a region calls, a method whose name it uses. When some rule
-        may report in a reading, the reading is needed, and so is every region that names one of
-        its regions, transitively (a caller is what makes a function run per step), with what
-        those name in turn.
-        """
-        defining: dict[str, list[_Region]] = {}
-        for region in self.regions[1:]:
-            defining.setdefault(region.name or "", []).append(region)
-        naming: dict[_Region, list[_Region]] = {}
-        for region in self.regions:
-            for name in region.identifiers:
-                for named in defining.get(name, ()):
-                    naming.setdefault(named, []).append(region)
-
-        def named_by(region: _Region) -> Iterable[_Region]:
-            return (named for name in region.identifiers for named in defining.get(name, ()))
-
-        def callers(region: _Region) -> Iterable[_Region]:
-            return naming.get(region, ())
-
-        always = _reach(set(), [self.rest], named_by)
-        hot_and_callers: set[_Region] = set()
-        reporting: list[type[Rule]] = []
-        for region in self.regions:
-            reading = always if region in always else _reach(set(always), [region], named_by)
-            shape = self.shape(reading)
-            hot = [rule for rule in rules if rule.may_report(shape, min_confidence)]
-            if hot:
-                reporting.extend(rule for rule in hot if rule not in reporting)
-                _reach(hot_and_callers, reading, callers)
-        if not hot_and_callers:
-            return set(), reporting
-        return _reach(set(always), hot_and_callers, named_by), reporting
 
     def _per_step_functions(self) -> set[_Function]:
         """Functions that may run once per step, and everything they may call (by name): a
@@ -517,48 +403,11 @@ class _Pass:
         return found
 
 
-def _reach(found: set[_Region], start: Iterable[_Region], step: Callable[[_Region], Iterable[_Region]]) -> set[_Region]:
-    """``found`` plus ``start`` and everything ``step`` leads to from there, transitively; a
-    region already in ``found`` is not followed again."""
-    frontier = [region for region in start if region not in found]
-    found.update(frontier)
-    while frontier:
-        for other in step(frontier.pop()):
-            if other not in found:
-                found.add(other)
-                frontier.append(other)
-    return found
-
-
 def describe_shape(tree: ast.AST, lowered_text: str) -> SyntaxShape:
     """Read the :class:`SyntaxShape` of a parsed file (``lowered_text``: its source, lower-cased)."""
     scan = _Pass(lowered_text)
     scan.run(tree)
-    scan.finish()
     return scan.shape()
-
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-_INDENT = re.compile(r"[ \t\f]*")
-
-
-def _blank_out(text: str, regions: Sequence[_Region], classes: Sequence[list[_Region]]) -> str:
-    """``text`` with the lines of ``regions`` emptied (line breaks kept, so every other line and
-    column stays where it was). A class whose every statement goes gets a ``pass`` to stay valid."""
-    original = _LINE.findall(text)
-    lines = list(original)
-    for region in regions:
-        first, last = region.lines
-        for index in range(first - 1, last):
-            line = lines[index]
-            lines[index] = line[len(line.rstrip("\r\n")) :]
-    dropped = set(regions)
-    for members in classes:
-        if dropped.issuperset(members):
-            index = members[0].lines[0] - 1
-            indent = _INDENT.match(original[index]).group()  # type: ignore[union-attr]
-            lines[index] = f"{indent}pass{lines[index]}"
-    return "".join(lines)
 
 
 # --- small syntax helpers -------------------------------------------------------------------------
@@ -683,10 +532,6 @@ def _updates_itself(name: str, value: ast.AST) -> bool:
             return True
         return type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == name
     return False
-
-
-def _is_dunder(name: str) -> bool:
-    return name.startswith("__") and name.endswith("__")
 
 
 def _is_false(node: ast.AST) -> bool:

@@ -54,8 +54,7 @@ def gate_differences(text: str, path: str, rules: Sequence[type[Rule]]) -> list[
     """What the gate (:mod:`leaklint.prefilter`) changes in a lint of ``text`` with ``rules``: for
     each confidence, the findings of an ungated run at or above it that a gated run misses, or
     reports differently (message, confidence, fix). Empty when the gate only skips work, which is
-    all it may do: neither a rule it leaves out nor a function it blanks out may hide a finding.
-    A found problem (libcst cannot parse the file, too deep) may go: it matters only where the
+    all it may do. A found problem (libcst cannot parse the file, too deep) may go: it matters only where the
     analysis is needed."""
     codes = tuple(rule.code for rule in rules)
     ungated = lint_text(text, path, rules, Settings(select=codes, min_confidence=Confidence.LOW), gate=False)

@@ -14,7 +14,7 @@ import leaklint.engine
 from leaklint.config import Settings
 from leaklint.engine import lint_text
 from leaklint.findings import Confidence
-from leaklint.prefilter import describe_shape, may_hold_findings, plan
+from leaklint.prefilter import describe_shape, may_hold_findings
 from leaklint.registry import all_rules
 from leaklint.testing import gate_differences
 
@@ -96,119 +96,6 @@ def test_only_the_rules_that_may_report_are_run():
     # Low-confidence findings rest on names alone: the loop rules can no longer rule them out.
     low = {r.code for r in may_hold_findings(UTILITY, tree, list(RULES.values()), Confidence.LOW)}
     assert {"LL101", "LL102"} <= low
-
-
-# --- the focused reading: functions no finding can need are blanked out --------------------------
-TRAINER_WITH_UTILITIES = """\
-import torch
-from torch import nn
-
-
-class Trainer:
-    def __init__(self, model):
-        self.model = model
-        self.history = []
-
-    def fit(self, loader, optimizer):
-        for x, y in loader:
-            loss = nn.functional.mse_loss(self.model(x), y)
-            loss.backward()
-            optimizer.step()
-            self.record(loss)
-
-    def record(self, loss):
-        self.history.append(loss)
-
-    @property
-    def name(self):
-        return type(self.model).__name__
-
-
-class Shapes:
-    @staticmethod
-    def pad_to(x, size):
-        out = x.new_zeros(size)
-        out[: x.shape[0]] = x
-        return out
-
-    def describe(self, x):
-        return f"{x.shape}"
-
-
-def count_parameters(model):
-    return sum(p.numel() for p in model.parameters())
-"""
-
-
-def focused(source: str, level: Confidence = Confidence.MEDIUM):
-    return plan(source, ast.parse(source), list(RULES.values()), level)
-
-
-def test_functions_no_finding_can_need_are_blanked_out_line_for_line():
-    gate = focused(TRAINER_WITH_UTILITIES)
-    assert gate.focus_text is not None
-    original, kept = TRAINER_WITH_UTILITIES.splitlines(), gate.focus_text.splitlines()
-    assert len(kept) == len(original)
-    blank = {number for number, line in enumerate(kept, 1) if not line.strip() and original[number - 1].strip()}
-    # Shapes.pad_to, Shapes.describe (the class keeps a `pass`), count_parameters, Trainer.name
-    assert blank == {20, 21, 22, 27, 28, 29, 30, 32, 33, 36, 37}
-    assert kept[25] == "    pass"
-    # The training step, the method it calls and the constructor stay, unchanged.
-    for number in range(1, 19):
-        assert kept[number - 1] == original[number - 1]
-    compile(gate.focus_text, "focused.py", "exec")
-
-
-def test_the_focused_reading_reports_what_the_whole_file_reports():
-    rules = list(RULES.values())
-    settings = Settings(select=("ALL",), min_confidence=Confidence.LOW)  # the store is in a helper
-    gated = lint_text(TRAINER_WITH_UTILITIES, "t.py", rules, settings)
-    ungated = lint_text(TRAINER_WITH_UTILITIES, "t.py", rules, settings, gate=False)
-    assert [(f.line, f.code) for f in gated.findings] == [(f.line, f.code) for f in ungated.findings] == [(18, "LL102")]
-    assert gate_differences(TRAINER_WITH_UTILITIES, "t.py", rules) == []
-
-
-def test_a_function_made_per_step_by_its_caller_keeps_the_caller():
-    source = textwrap.dedent(
-        """\
-        import torch
-
-        def remember(store, loss):
-            store.append(loss)
-
-        def unrelated(x):
-            return x + 1
-
-        def train(model, loader, optimizer, store):
-            for x, y in loader:
-                loss = torch.nn.functional.mse_loss(model(x), y)
-                loss.backward()
-                optimizer.step()
-                remember(store, loss)
-        """
-    )
-    gate = focused(source)
-    assert gate.focus_text is not None
-    assert "store.append(loss)" in gate.focus_text and "remember(store, loss)" in gate.focus_text
-    assert "return x + 1" not in gate.focus_text
-    assert hidden_findings(source) == []
-
-
-def test_when_the_focused_reading_reports_nothing_the_file_is_done(monkeypatch):
-    clean = TRAINER_WITH_UTILITIES.replace("self.record(loss)", "self.record(loss.item())").replace(
-        "def record(self, loss):\n        self.history.append(loss)", "def record(self, value):\n        self.history.append(value)"
-    )
-    assert lint_text(clean, "t.py", list(RULES.values()), Settings(min_confidence=Confidence.LOW), gate=False).findings == []
-    seen = []
-    real = leaklint.engine._apply_rules
-    monkeypatch.setattr(leaklint.engine, "_apply_rules", lambda text, *rest: seen.append(text) or real(text, *rest))
-    outcome = lint_text(clean, "t.py", list(RULES.values()), Settings())
-    assert outcome.findings == [] and len(seen) == 1 and seen[0] != clean
-
-
-def test_a_file_every_part_of_which_is_needed_is_read_whole():
-    source = "import torch\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    total = total + loss\n"
-    assert focused(source).focus_text is None
 
 
 # --- what the shape sees, feature by feature ------------------------------------------------------
