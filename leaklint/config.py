@@ -16,10 +16,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from leaklint.findings import Applicability, Confidence
-from leaklint.rule import Rule
+
+if TYPE_CHECKING:
+    from leaklint.rule import Rule
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -12,12 +12,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterator
 
-import libcst as cst
-
 from leaklint.findings import Confidence, Severity
 from leaklint.runtime.repro import Repro as RuntimeRepro
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from leaklint.analysis.facts import ModuleFacts
     from leaklint.fixspec import SuggestedFix
     from leaklint.prefilter import SyntaxShape
