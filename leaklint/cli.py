@@ -7,7 +7,6 @@ modules (libcst, the analysis, the rules) are imported only when a command needs
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from pathlib import Path
@@ -152,7 +151,6 @@ def _lint(
     no_color: bool,
     quiet: bool,
 ) -> int:
-    from leaklint.cache import open_cache
     from leaklint.discovery import discover
     from leaklint.engine import default_jobs, lint_paths
 
@@ -167,12 +165,22 @@ def _lint(
         keep_text=keep_text,
         stdin_filename=stdin_filename,
         pre_errors=found.errors,
-        cache=open_cache(settings, rules),
+        cache=_open_cache(settings, rules),
     )
     options = report_options(output_file, no_color, show_source, quiet, texts)
     if not report(result, known, output_format, options, output_file):
         return EXIT_ERROR
     return exit_status(result, exit_zero)
+
+
+def _open_cache(settings: object, rules: Sequence[type]) -> object:
+    """The run's result cache, or None; with ``--no-cache`` (or ``cache = false``) the cache module
+    (hashing, JSON, temporary files) is not even imported."""
+    if not getattr(settings, "cache", True):
+        return None
+    from leaklint.cache import open_cache
+
+    return open_cache(settings, rules)  # type: ignore[arg-type]
 
 
 def selected_rules(settings: object) -> tuple[dict, list]:
@@ -266,6 +274,8 @@ def list_rules(output_format: str) -> None:
 def show_rule(code: str) -> None:
     """Print the documentation of one rule (by code, e.g. LL101, or by name), with its runtime repro and
     the numbers the last 'leaklint verify' measured for it."""
+    import difflib
+
     from leaklint.registry import all_rules
 
     known = all_rules()

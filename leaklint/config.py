@@ -8,7 +8,6 @@ the CLI, the engine and the file walker all agree on what ``exclude`` and ``per-
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import fnmatch
 import os
 import re
@@ -16,15 +15,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from leaklint.findings import Applicability, Confidence
-from leaklint.rule import Rule
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised only on 3.10
-    import tomli as tomllib
+if TYPE_CHECKING:
+    from leaklint.rule import Rule
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".git",
@@ -398,6 +394,11 @@ def _display(path: Path, cwd: Path) -> str:
 
 
 def _read_toml(path: Path, display: str) -> dict[str, Any]:
+    # Imported here: a run without a configuration file reads no TOML.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised only on 3.10
+        import tomli as tomllib
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
@@ -455,6 +456,8 @@ def _field_for_key(key: object, where: str) -> str:
     """Map a TOML key to a Settings field, or explain which keys exist."""
     if isinstance(key, str) and key in CONFIG_KEYS:
         return CONFIG_KEYS[key]
+    import difflib
+
     valid = sorted(CONFIG_KEYS)
     close = difflib.get_close_matches(str(key), valid, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -17,8 +17,6 @@ import re
 import sys
 import threading
 import tokenize
-import traceback
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeVar
 
@@ -200,6 +198,8 @@ def run_deep(function: Callable[[], T]) -> T:
 
 
 def _internal_error(path: str, error: BaseException, rule: str | None) -> FileError:
+    import traceback
+
     frames = traceback.extract_tb(error.__traceback__)
     where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
     what = f"{type(error).__name__}: {error}"
@@ -440,6 +440,8 @@ def map_in_workers(function: Callable[[J], T], items: Sequence[J], jobs: int) ->
     workers = min(jobs, len(items) // MIN_FILES_PER_WORKER)
     if workers <= 1:
         return [function(item) for item in items]
+    from concurrent.futures import ProcessPoolExecutor  # multiprocessing: ~10 ms a one-file run need not pay
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(function, items, chunksize=max(1, min(8, len(items) // (workers * 8)))))
 

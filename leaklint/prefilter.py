@@ -26,12 +26,15 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from leaklint.analysis.structure import STEP_METHODS, is_eval_function_name
-from leaklint.analysis.steps import FRAMEWORK_HOOK_NAME, PER_STEP_HOOK, STEP_FUNCTION_NAMES
 from leaklint.analysis.torch_api import (
     DATA_SOURCE_NAME,
+    FRAMEWORK_HOOK_NAME,
     ITERATION_COUNTER_NAME,
     MODULES_WITH_INPLACE,
+    PER_STEP_HOOK,
+    STEP_FUNCTION_NAMES,
+    STEP_METHODS,
+    is_eval_function_name,
     is_graph_evidence_identifier,
 )
 from leaklint.findings import Confidence

@@ -4,6 +4,11 @@ A rule is a class with its metadata, its documentation and its examples as class
 ``check`` method that reads the shared program facts (``leaklint.analysis``) and yields
 :class:`Violation` objects. The engine turns violations into positioned :class:`Finding` objects, so
 rules never deal with line numbers, paths, suppressions or configuration.
+
+Every run imports every rule module (the registry needs the metadata, the gate ``may_report``), but
+most files never need a rule's ``check``: a rule module therefore imports neither libcst nor the
+analysis. leaklint's own rules keep ``check`` and its helpers in ``rules/checks/llNNN_name.py`` and
+import that module inside ``check``, so libcst loads with the first file that passes the gate.
 """
 
 from __future__ import annotations
@@ -12,12 +17,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterator
 
-import libcst as cst
-
 from leaklint.findings import Confidence, Severity
 from leaklint.runtime.repro import Repro as RuntimeRepro
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from leaklint.analysis.facts import ModuleFacts
     from leaklint.fixspec import SuggestedFix
     from leaklint.prefilter import SyntaxShape
@@ -88,6 +93,8 @@ class Rule:
     Repro: ClassVar[type[RuntimeRepro]] = RuntimeRepro
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        """The violations in one file. Import the detector here, not at the top of the rule's
+        module (see the module docstring)."""
         raise NotImplementedError
 
     @classmethod

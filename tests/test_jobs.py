@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+
 import pytest
 
 import leaklint.engine as engine
@@ -40,7 +42,7 @@ def test_a_few_files_start_no_pool(tmp_path, monkeypatch):
     for name in "abc":
         (tmp_path / f"{name}.py").write_text(LEAKY_LOOP)
         paths.append(str(tmp_path / f"{name}.py"))
-    monkeypatch.setattr(engine, "ProcessPoolExecutor", lambda *a, **k: pytest.fail("a pool was started"))
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", lambda *a, **k: pytest.fail("a pool was started"))
     rules = list(all_rules().values())
     result, _ = engine.lint_paths(paths, rules, Settings(), jobs=8)
     assert len(result.findings) == 3

@@ -7,7 +7,6 @@ what their bodies store (LL105: a graph-attached output?).
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
@@ -18,6 +17,7 @@ from leaklint.analysis.calls import function_named, local_callee
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
 from leaklint.analysis.syntax import call_argument
+from leaklint.analysis.torch_api import GLOBAL_HOOK_FUNCTIONS, HOOK_METHODS, HookKind
 from leaklint.analysis.walk import calls_in
 
 if TYPE_CHECKING:
@@ -25,30 +25,6 @@ if TYPE_CHECKING:
     from leaklint.analysis.provenance import StatementFact
 
 
-class HookKind(enum.Enum):
-    FORWARD = "forward hook"
-    FORWARD_PRE = "forward pre-hook"
-    BACKWARD = "backward hook"
-    TENSOR = "tensor hook"
-
-
-#: ``Module``/``Tensor`` methods that register a hook, and what the hook receives.
-HOOK_METHODS = {
-    "register_forward_hook": HookKind.FORWARD,
-    "register_forward_pre_hook": HookKind.FORWARD_PRE,
-    "register_full_backward_hook": HookKind.BACKWARD,
-    "register_full_backward_pre_hook": HookKind.BACKWARD,
-    "register_backward_hook": HookKind.BACKWARD,
-    "register_hook": HookKind.TENSOR,
-}
-#: ``torch.nn.modules.module.register_module_*``: global hooks that run for every module.
-GLOBAL_HOOK_FUNCTIONS = {
-    "register_module_forward_hook": HookKind.FORWARD,
-    "register_module_forward_pre_hook": HookKind.FORWARD_PRE,
-    "register_module_full_backward_hook": HookKind.BACKWARD,
-    "register_module_full_backward_pre_hook": HookKind.BACKWARD,
-    "register_module_backward_hook": HookKind.BACKWARD,
-}
 #: ``runner.register_hook(CheckpointHook())`` (mmcv, ignite...) registers a training-loop callback.
 _NOT_TORCH_HOOK_RECEIVER = re.compile(r"(runner|trainer|engine|callbacks?|emitter|dispatcher)$", re.I)
 _MAX_DEPTH = 4

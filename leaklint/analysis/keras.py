@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
 
 KERAS_ROOTS = ("keras", "tensorflow.keras", "tensorflow.python.keras", "tf_keras")
-TENSORFLOW_ROOTS = ("tensorflow", "keras", "tf_keras")
 _MODEL_CLASSES = frozenset({"Model", "Sequential", "Functional"})
 _MODEL_LOADERS = frozenset({"load_model", "model_from_json", "model_from_yaml", "model_from_config", "clone_model"})
 #: Keyword arguments only Keras's ``Model.compile`` takes (``nn.Module.compile`` forwards to torch.compile).

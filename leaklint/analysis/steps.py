@@ -20,30 +20,16 @@ while an ``empty_cache()`` per epoch is harmless. Each rule picks the one its do
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from leaklint.analysis.calls import call_graph
 from leaklint.analysis.structure import FunctionInfo, backward_target
+from leaklint.analysis.torch_api import FRAMEWORK_HOOK_NAME, PER_STEP_HOOK, STEP_FUNCTION_NAMES
 from leaklint.analysis.walk import calls_in
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
     from leaklint.analysis.provenance import StatementFact
-
-#: Functions that run once per training step by their name alone.
-STEP_FUNCTION_NAMES = frozenset(
-    {"forward", "training_step", "train_step", "step", "train_batch", "train_on_batch", "optimize_parameters"}
-)
-#: Framework hooks that run once per batch (Lightning modules, Keras / HF / Lightning callbacks).
-PER_STEP_HOOK = re.compile(
-    r"^(training_step|validation_step|test_step|predict_step|train_step"
-    r"|on_(train_|validation_|test_|predict_)?batch_(start|begin|end)"
-    r"|on_step_(begin|end)|on_(before|after)_backward|on_before_optimizer_step|on_before_zero_grad)$"
-)
-#: Methods a framework calls every step or every epoch (``on_*`` hooks, ``*_epoch_end``, steps).
-FRAMEWORK_HOOK_NAME = re.compile(r"^(on_\w+|training_step|validation_step|test_step|\w+_epoch_end)$")
-
 
 def is_per_step_hook(info: FunctionInfo) -> bool:
     """A method a framework calls once per batch: Lightning steps, Keras/HF/Lightning callbacks."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from leaklint.analysis import torch_api
+from leaklint.analysis.torch_api import STEP_METHODS, is_eval_function_name
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.walk import Walker, dotted_names_in, not_into_scopes, walk
 
@@ -48,23 +49,6 @@ class ClassInfo:
             if found is not None:
                 return found
         return None
-
-
-_EVAL_FUNCTION_NAME = re.compile(
-    r"^_*(run_|do_|_)?(eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|infer|inference)"
-    r"(_?(step|epoch|loop|one_epoch|model|fn|batch|batches|all|dataset|loader|set|split|metrics|accuracy|only)s?)?$"
-    r"|^_*(evaluate|validate|predict|infer|inference|run_inference|eval)_\w+$"
-    r"|^\w+_(eval|evaluate|evaluation|validate|validation|inference|predict|prediction|test_epoch|val_epoch|eval_epoch)$"
-)
-
-
-def is_eval_function_name(name: str) -> bool:
-    """``evaluate``, ``validate_epoch``, ``run_inference``... but not pytest's ``test_something``."""
-    return bool(_EVAL_FUNCTION_NAME.match(name))
-
-
-#: Methods frameworks call once per step: Lightning, Keras, and ``nn.Module.forward``.
-STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step", "forward", "train_step", "eval_step"})
 
 
 @dataclass(eq=False)

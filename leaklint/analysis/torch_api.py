@@ -1,11 +1,14 @@
 """What leaklint knows about the torch API: which calls make, keep or drop an autograd graph.
 
 Kept in one table-like module so a reader can check (and extend) the knowledge in one place; the
-provenance pass reads these sets and never hard-codes an API name itself.
+provenance pass reads these sets and never hard-codes an API name itself. The gate
+(:mod:`leaklint.prefilter`) and the rules' ``may_report`` read them too, before any file needs
+libcst: this module imports nothing from libcst or the rest of the analysis.
 """
 
 from __future__ import annotations
 
+import enum
 import re
 
 # --- gradient-mode switches (qualified names after import resolution) -------------------------
@@ -260,3 +263,63 @@ INPLACE_FUNCTIONS = frozenset({"relu", "sigmoid", "tanh", "clamp", "clamp_min", 
 FUNCTIONAL_INPLACE = frozenset({"relu", "relu6", "elu", "selu", "celu", "leaky_relu", "hardtanh", "rrelu", "silu", "mish", "hardswish", "hardsigmoid", "threshold", "dropout", "alpha_dropout", "dropout1d", "dropout2d", "dropout3d"})
 #: ``nn.ReLU()`` -> ``nn.ReLU(inplace=True)``.
 MODULES_WITH_INPLACE = frozenset({"ReLU", "ReLU6", "ELU", "SELU", "CELU", "LeakyReLU", "Hardtanh", "RReLU", "SiLU", "Mish", "Hardswish", "Hardsigmoid", "Threshold"})
+
+
+# --- framework steps and evaluation code, by name ---------------------------------------------
+#: Functions that run once per training step by their name alone.
+STEP_FUNCTION_NAMES = frozenset(
+    {"forward", "training_step", "train_step", "step", "train_batch", "train_on_batch", "optimize_parameters"}
+)
+#: Framework hooks that run once per batch (Lightning modules, Keras / HF / Lightning callbacks).
+PER_STEP_HOOK = re.compile(
+    r"^(training_step|validation_step|test_step|predict_step|train_step"
+    r"|on_(train_|validation_|test_|predict_)?batch_(start|begin|end)"
+    r"|on_step_(begin|end)|on_(before|after)_backward|on_before_optimizer_step|on_before_zero_grad)$"
+)
+#: Methods a framework calls every step or every epoch (``on_*`` hooks, ``*_epoch_end``, steps).
+FRAMEWORK_HOOK_NAME = re.compile(r"^(on_\w+|training_step|validation_step|test_step|\w+_epoch_end)$")
+#: Methods frameworks call once per step: Lightning, Keras, and ``nn.Module.forward``.
+STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step", "forward", "train_step", "eval_step"})
+#: Functions whose name says they evaluate, validate or predict.
+_EVAL_FUNCTION_NAME = re.compile(
+    r"^_*(run_|do_|_)?(eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|infer|inference)"
+    r"(_?(step|epoch|loop|one_epoch|model|fn|batch|batches|all|dataset|loader|set|split|metrics|accuracy|only)s?)?$"
+    r"|^_*(evaluate|validate|predict|infer|inference|run_inference|eval)_\w+$"
+    r"|^\w+_(eval|evaluate|evaluation|validate|validation|inference|predict|prediction|test_epoch|val_epoch|eval_epoch)$"
+)
+
+
+def is_eval_function_name(name: str) -> bool:
+    """``evaluate``, ``validate_epoch``, ``run_inference``... but not pytest's ``test_something``."""
+    return bool(_EVAL_FUNCTION_NAME.match(name))
+
+
+# --- hooks ----------------------------------------------------------------------------------------
+class HookKind(enum.Enum):
+    FORWARD = "forward hook"
+    FORWARD_PRE = "forward pre-hook"
+    BACKWARD = "backward hook"
+    TENSOR = "tensor hook"
+
+
+#: ``Module``/``Tensor`` methods that register a hook, and what the hook receives.
+HOOK_METHODS = {
+    "register_forward_hook": HookKind.FORWARD,
+    "register_forward_pre_hook": HookKind.FORWARD_PRE,
+    "register_full_backward_hook": HookKind.BACKWARD,
+    "register_full_backward_pre_hook": HookKind.BACKWARD,
+    "register_backward_hook": HookKind.BACKWARD,
+    "register_hook": HookKind.TENSOR,
+}
+#: ``torch.nn.modules.module.register_module_*``: global hooks that run for every module.
+GLOBAL_HOOK_FUNCTIONS = {
+    "register_module_forward_hook": HookKind.FORWARD,
+    "register_module_forward_pre_hook": HookKind.FORWARD_PRE,
+    "register_module_full_backward_hook": HookKind.BACKWARD,
+    "register_module_full_backward_pre_hook": HookKind.BACKWARD,
+    "register_module_backward_hook": HookKind.BACKWARD,
+}
+
+
+#: Packages whose import makes a file a TensorFlow/Keras file (LL501-LL503).
+TENSORFLOW_ROOTS = ("tensorflow", "keras", "tf_keras")
