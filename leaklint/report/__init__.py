@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from leaklint.findings import LintResult
     from leaklint.rule import Rule
 
-#: The values ``--output-format`` accepts; each names a module in this package.
+#: The values ``--format`` accepts; each names a module in this package.
 FORMATS = ("text", "json", "github", "sarif")
 
 
