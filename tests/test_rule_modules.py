@@ -66,29 +66,26 @@ def test_every_rule_has_its_check_module_and_no_check_module_is_orphaned():
     assert [p.name for p in RULE_MODULES] == [p.name for p in CHECK_MODULES]
 
 
-@pytest.mark.parametrize("path", RULE_MODULES, ids=lambda p: p.name)
-def test_a_rule_module_imports_no_other_rule_module(path):
-    own_check = f"leaklint.rules.checks.{path.stem}"
-    offending = sorted(
+def _other_rule_modules_imported(path, own: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """Rule or check modules that ``path`` imports, other than ``own`` (and its submodules)."""
+    return sorted(
         {
             name
             for name in _imported_modules(_parse(path))
-            if _is_rule_module(name) and name != own_check and not name.startswith(own_check + ".")
+            if _is_rule_module(name) and name != own and not name.startswith(own + ".")
         }
     )
+
+
+@pytest.mark.parametrize("path", RULE_MODULES, ids=lambda p: p.name)
+def test_a_rule_module_imports_no_other_rule_module(path):
+    offending = _other_rule_modules_imported(path, f"leaklint.rules.checks.{path.stem}")
     assert offending == [], f"{path.name} imports {offending}: move what they share into leaklint/analysis/"
 
 
 @pytest.mark.parametrize("path", CHECK_MODULES, ids=lambda p: p.name)
 def test_a_check_module_imports_only_its_own_rule_module(path):
-    own_rule = f"leaklint.rules.{path.stem}"
-    offending = sorted(
-        {
-            name
-            for name in _imported_modules(_parse(path))
-            if _is_rule_module(name) and name != own_rule and not name.startswith(own_rule + ".")
-        }
-    )
+    offending = _other_rule_modules_imported(path, f"leaklint.rules.{path.stem}")
     assert offending == [], f"checks/{path.name} imports {offending}: move what they share into leaklint/analysis/"
 
 
