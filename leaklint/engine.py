@@ -211,10 +211,11 @@ def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[lis
     import libcst as cst
 
     from leaklint.analysis.facts import ModuleFacts
+    from leaklint.analysis.parsing import parse_module
     from leaklint.analysis.walk import children_cached
 
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except cst.ParserSyntaxError as error:
         # Python accepted the file (check_syntax ran first): this is libcst's limit, not the user's.
         raise SourceProblem(
