@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -18,7 +18,6 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
 from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.torch_api import GLOBAL_HOOK_FUNCTIONS, HOOK_METHODS, HookKind
-from leaklint.analysis.walk import calls_in
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
@@ -63,7 +62,8 @@ def hook_registrations(facts: ModuleFacts) -> list[HookRegistration]:
 def _hook_registrations(facts: ModuleFacts) -> list[HookRegistration]:
     if not _may_register_hooks(facts):
         return []
-    return [reg for fact in facts.statements() for reg in _registrations_in(fact, facts)]
+    registrations = (_registration(call, fact, facts) for call, fact in facts.index.statement_calls)
+    return [registration for registration in registrations if registration is not None]
 
 
 def _may_register_hooks(facts: ModuleFacts) -> bool:
@@ -77,20 +77,20 @@ def _may_register_hooks(facts: ModuleFacts) -> bool:
     return any(facts.imports.qualify(name) for name in GLOBAL_HOOK_FUNCTIONS)
 
 
-def _registrations_in(fact: StatementFact, facts: ModuleFacts) -> Iterator[HookRegistration]:
-    for call in calls_in(fact.node):
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in HOOK_METHODS:
-            receiver_name = dotted_name(func.value) or ""
-            if func.attr.value == "register_hook" and _NOT_TORCH_HOOK_RECEIVER.search(receiver_name):
-                continue
-            hook = call_argument(call, 0, "hook")
-            yield HookRegistration(call, fact, func.attr.value, HOOK_METHODS[func.attr.value], func.value, hook)
-            continue
-        qualified = facts.imports.resolve(func) or ""
-        leaf = qualified.rsplit(".", 1)[-1]
-        if qualified.startswith("torch.") and leaf in GLOBAL_HOOK_FUNCTIONS:
-            yield HookRegistration(call, fact, leaf, GLOBAL_HOOK_FUNCTIONS[leaf], None, call_argument(call, 0, "hook"))
+def _registration(call: cst.Call, fact: StatementFact, facts: ModuleFacts) -> HookRegistration | None:
+    """The hook ``call`` registers, if it registers one."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in HOOK_METHODS:
+        receiver_name = dotted_name(func.value) or ""
+        if func.attr.value == "register_hook" and _NOT_TORCH_HOOK_RECEIVER.search(receiver_name):
+            return None
+        hook = call_argument(call, 0, "hook")
+        return HookRegistration(call, fact, func.attr.value, HOOK_METHODS[func.attr.value], func.value, hook)
+    qualified = facts.imports.resolve(func) or ""
+    leaf = qualified.rsplit(".", 1)[-1]
+    if qualified.startswith("torch.") and leaf in GLOBAL_HOOK_FUNCTIONS:
+        return HookRegistration(call, fact, leaf, GLOBAL_HOOK_FUNCTIONS[leaf], None, call_argument(call, 0, "hook"))
+    return None
 
 
 def resolve_hook(expr: cst.BaseExpression | None, scope: FunctionInfo, facts: ModuleFacts, depth: int = 0) -> list[HookFunction]:
