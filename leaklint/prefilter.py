@@ -57,6 +57,9 @@ _LEAVES = frozenset(
     | {cls for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop) for cls in base.__subclasses__()}
 )
 _INPLACE_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+#: What an ``except`` clause catches when it may catch running out of memory (LL107): ``*`` is a
+#: bare ``except:``; the rest are last names of classes (``torch.cuda.OutOfMemoryError``).
+_MAY_CATCH_OOM = frozenset({"*", "OutOfMemoryError", "MemoryError", "RuntimeError", "Exception", "BaseException"})
 _GRAD_SWITCHES = re.compile(r"no_grad|inference_mode|set_grad_enabled|grad_mode|validation_step|test_step|predict_step")
 
 
@@ -91,8 +94,10 @@ class SyntaxShape:
     graph_evidence: bool
     #: ``.eval()`` / ``.train(False)`` is called, or a function is named like evaluation code.
     eval_context: bool
-    #: An ``except`` clause calls something.
-    except_with_call: bool
+    #: An ``except`` clause that may catch an out-of-memory error calls something (in its body or
+    #: in a block nested there): a bare ``except:``, a catch-all (``Exception``, ``RuntimeError``,
+    #: ``BaseException``), an out-of-memory class, or a name an ``import ... as`` may have renamed.
+    oom_handler_call: bool
     #: ``x = x * s`` / ``x = f(x)`` style re-assignments, or activation modules built where
     #: gradients may be off (LL401).
     inplace_candidate: bool
@@ -205,14 +210,18 @@ class _Pass:
         self.has_loop = False
         self.depth = 0
         self.eval_context = False
-        self.except_with_call = False
+        #: For each call inside ``except`` clauses: the names the enclosing clauses catch
+        #: (last names, ``*`` for a bare ``except:``).
+        self.handler_catches: set[frozenset[str]] = set()
+        #: Names bound by ``import ... as``: a caught name may be an alias of an OOM class.
+        self.import_aliases: set[str] = set()
         self.inplace_candidate = bool(_GRAD_SWITCHES.search(text)) and any(m.lower() in text for m in MODULES_WITH_INPLACE)
 
     def run(self, tree: ast.AST) -> None:
         deepest = 0
         # (node, enclosing function, directly in a class body, loops around it, in an except
         # clause, depth in the tree)
-        stack: list[tuple[ast.AST, _Function, bool, int, bool, int]] = [(tree, self.top, False, 0, False, 1)]
+        stack: list[tuple[ast.AST, _Function, bool, int, frozenset[str] | None, int]] = [(tree, self.top, False, 0, None, 1)]
         while stack:
             node, function, in_class, loops, in_handler, depth = stack.pop()
             if depth > deepest:
@@ -231,7 +240,7 @@ class _Pass:
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 inner = self._function(node, in_class)  # type: ignore[arg-type]
                 function.bind(node.name)  # type: ignore[attr-defined]
-                stack.extend((child, inner, False, 0, False, below) for child in _child_nodes(node))
+                stack.extend((child, inner, False, 0, None, below) for child in _child_nodes(node))
                 continue
             if kind is ast.ClassDef:
                 function.bind(node.name)  # type: ignore[attr-defined]
@@ -246,7 +255,9 @@ class _Pass:
             if kind is ast.ExceptHandler:
                 if node.name:  # type: ignore[attr-defined]
                     function.bind(node.name)  # type: ignore[attr-defined]
-                stack.extend((child, function, False, loops, True, below) for child in _child_nodes(node))
+                caught = _caught_names(node.type)  # type: ignore[attr-defined]
+                catches = caught if in_handler is None else in_handler | caught
+                stack.extend((child, function, False, loops, catches, below) for child in _child_nodes(node))
                 continue
             if kind is ast.Call:
                 self._call(node, function, loops, in_handler)  # type: ignore[arg-type]
@@ -271,8 +282,10 @@ class _Pass:
                     self.identifiers.update(alias.name.split("."))
                     if kind is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
                         self.identifiers.update(node.module.split("."))  # type: ignore[attr-defined]
-                    if alias.asname and alias.name in _BACKWARD_CALLS:
-                        self.backward_aliases.add(alias.asname)
+                    if alias.asname:
+                        self.import_aliases.add(alias.asname)
+                        if alias.name in _BACKWARD_CALLS:
+                            self.backward_aliases.add(alias.asname)
             stack.extend((child, function, in_class, loops, in_handler, below) for child in _child_nodes(node))
         self.depth = deepest
 
@@ -287,7 +300,7 @@ class _Pass:
             self.eval_context = True
         return info
 
-    def _call(self, node: ast.Call, function: _Function, loops: int, in_handler: bool) -> None:
+    def _call(self, node: ast.Call, function: _Function, loops: int, in_handler: frozenset[str] | None) -> None:
         func = node.func
         if type(func) is ast.Attribute:
             name = func.attr
@@ -311,8 +324,8 @@ class _Pass:
             function.runs_backward = True
         if loops and name in _STEP_CALLS:
             self.iteration_loop = True
-        if in_handler:
-            self.except_with_call = True
+        if in_handler is not None:
+            self.handler_catches.add(in_handler)
 
     def _assign(self, node: ast.Assign, function: _Function, loops: int) -> None:
         value = node.value
@@ -379,7 +392,10 @@ class _Pass:
             ),
             graph_evidence=any(is_graph_evidence_identifier(name) for name in self.identifiers),
             eval_context=self.eval_context,
-            except_with_call=self.except_with_call,
+            oom_handler_call=any(
+                not names.isdisjoint(_MAY_CATCH_OOM) or not names.isdisjoint(self.import_aliases)
+                for names in self.handler_catches
+            ),
             inplace_candidate=self.inplace_candidate,
         )
 
@@ -446,6 +462,21 @@ def _walk(node: ast.AST) -> Iterable[ast.AST]:
         node = stack.pop()
         yield node
         stack.extend(_child_nodes(node))
+
+def _caught_names(caught: ast.expr | None) -> frozenset[str]:
+    """What an ``except`` clause catches, by last name (``*``: everything)."""
+    if caught is None:
+        return frozenset({"*"})
+    names = set()
+    for element in caught.elts if type(caught) is ast.Tuple else [caught]:  # type: ignore[attr-defined]
+        if type(element) is ast.Starred:
+            element = element.value  # type: ignore[attr-defined]
+        if type(element) is ast.Name:
+            names.add(element.id)  # type: ignore[attr-defined]
+        elif type(element) is ast.Attribute:
+            names.add(element.attr)  # type: ignore[attr-defined]
+    return frozenset(names)
+
 
 def _root(node: ast.AST) -> str | None:
     """``self`` in ``self.cache[k].append``, ``d`` in ``d.setdefault(k, []).append``."""

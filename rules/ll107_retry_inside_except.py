@@ -215,8 +215,8 @@ class Trainer:
 
     @classmethod
     def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
-        """The retry is a call inside an ``except`` clause."""
-        return shape.except_with_call
+        """The retry is a call inside an ``except`` clause that may catch running out of memory."""
+        return shape.oom_handler_call
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         from leaklint.rules.checks.ll107_retry_inside_except import check

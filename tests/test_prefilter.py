@@ -195,11 +195,41 @@ def test_evaluation_code_and_except_clauses_and_inplace_candidates():
     assert shape_of("model.train(False)\n").eval_context
     assert shape_of("def validate(model, loader):\n    pass\n").eval_context
     assert not shape_of("def test_shapes():\n    pass\n").eval_context
-    assert shape_of("try:\n    step()\nexcept RuntimeError:\n    retry()\n").except_with_call
-    assert not shape_of("try:\n    step()\nexcept RuntimeError:\n    pass\n").except_with_call
+    assert shape_of("try:\n    step()\nexcept RuntimeError:\n    retry()\n").oom_handler_call
+    assert not shape_of("try:\n    step()\nexcept RuntimeError:\n    pass\n").oom_handler_call
     assert shape_of("x = x * 2\n").inplace_candidate
     assert shape_of("x = torch.relu(x)\n").inplace_candidate
     assert not shape_of("y = x * 2\n").inplace_candidate
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "except:",
+        "except Exception:",
+        "except (KeyError, RuntimeError) as error:",
+        "except torch.cuda.OutOfMemoryError:",
+        "except torch.OutOfMemoryError:",
+        "except MemoryError:",
+        "except BaseException:",
+    ],
+)
+def test_except_clauses_that_may_catch_running_out_of_memory(clause):
+    assert shape_of(f"try:\n    step()\n{clause}\n    retry()\n").oom_handler_call
+
+
+def test_except_clauses_that_cannot_catch_running_out_of_memory():
+    assert not shape_of("try:\n    import apex\nexcept ImportError:\n    apex = load()\n").oom_handler_call
+    assert not shape_of("try:\n    v = d[k]\nexcept (KeyError, ValueError):\n    v = make()\n").oom_handler_call
+    # a call after the clause, or in a def inside it, is not in the clause
+    assert not shape_of("try:\n    f()\nexcept Exception:\n    def g():\n        h()\ng2()\n").oom_handler_call
+
+
+def test_a_renamed_import_may_be_an_out_of_memory_class():
+    source = "from torch.cuda import OutOfMemoryError as OOM\ntry:\n    step()\nexcept OOM:\n    retry()\n"
+    assert shape_of(source).oom_handler_call
+    # and so is anything nested in a clause that may catch it
+    assert shape_of("try:\n    f()\nexcept Exception:\n    try:\n        g()\n    except KeyError:\n        retry()\n").oom_handler_call
 
 
 def test_identifiers_are_names_not_substrings():
