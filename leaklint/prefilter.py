@@ -92,7 +92,9 @@ class SyntaxShape:
     #: call, a loss, an ``nn.Module`` or model library, a module-only method
     #: (:func:`~leaklint.analysis.torch_api.is_graph_evidence_identifier`).
     graph_evidence: bool
-    #: ``.eval()`` / ``.train(False)`` is called, or a function is named like evaluation code.
+    #: A function is named like evaluation code, or a function (or the top level) calls
+    #: ``m.eval()`` / ``m.train(False)`` and also runs ``m`` (LL201 only reports a model run after
+    #: its own ``.eval()`` in the same function, or in an evaluation function).
     eval_context: bool
     #: An ``except`` clause that may catch an out-of-memory error calls something (in its body or
     #: in a block nested there): a bare ``except:``, a catch-all (``Exception``, ``RuntimeError``,
@@ -173,6 +175,10 @@ class _Function:
     stores: list[tuple[str, bool, bool, bool]] = field(default_factory=list)
     #: (method name, root of the receiver, inside a loop) for every ``x.m(...)`` call.
     method_calls: list[tuple[str, str | None, bool]] = field(default_factory=list)
+    #: Dotted names it puts in evaluation mode (``model`` for ``model.eval()``).
+    eval_receivers: set[str] = field(default_factory=set)
+    #: Dotted names it may run as a model: ``model(x)``, ``self.net(x)``, ``model.forward(x)``.
+    run_names: set[str] = field(default_factory=set)
 
     def outlives(self, root: str) -> bool:
         """Whether a value written under ``root`` here survives the call."""
@@ -312,9 +318,15 @@ class _Pass:
                 reads = _reads_any(node, function.arguments)
                 function.stores.append((receiver, name in _COLLECTING_METHODS, loops > 0, reads))
             if name == "eval" or (name == "train" and node.args and _is_false(node.args[0])):
-                self.eval_context = True
+                function.eval_receivers.add(_model_name(func.value))
+            elif name == "forward" or name == "module":
+                function.run_names.add(_model_name(func.value))
+            function.run_names.add(_dotted(func))
+            function.run_names.discard("")
+            function.eval_receivers.discard("")
         elif type(func) is ast.Name:
             name = func.id
+            function.run_names.add(name)
             if loops:
                 function.loop_calls.add(name)
         else:
@@ -391,7 +403,8 @@ class _Pass:
                 for name, receiver, in_loop in f.method_calls
             ),
             graph_evidence=any(is_graph_evidence_identifier(name) for name in self.identifiers),
-            eval_context=self.eval_context,
+            eval_context=self.eval_context
+            or any(not f.eval_receivers.isdisjoint(f.run_names) for f in (self.top, *self.functions)),
             oom_handler_call=any(
                 not names.isdisjoint(_MAY_CATCH_OOM) or not names.isdisjoint(self.import_aliases)
                 for names in self.handler_catches
@@ -566,6 +579,26 @@ def _updates_itself(name: str, value: ast.AST) -> bool:
             return True
         return type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == name
     return False
+
+
+def _dotted(node: ast.AST) -> str:
+    """``self.model`` for a chain of names (empty for anything else)."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not ast.Name:
+        return ""
+    parts.append(node.id)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
+
+
+def _model_name(receiver: ast.AST) -> str:
+    """The name a model method's receiver goes by: ``model`` in ``model.to(device).eval()`` (the
+    analysis follows methods that return the module; this follows any method call)."""
+    while type(receiver) is ast.Call and type(receiver.func) is ast.Attribute:  # type: ignore[attr-defined]
+        receiver = receiver.func.value  # type: ignore[attr-defined]
+    return _dotted(receiver)
 
 
 def _is_false(node: ast.AST) -> bool:

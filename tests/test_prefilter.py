@@ -191,8 +191,6 @@ def test_graph_evidence_needs_more_than_names():
 
 
 def test_evaluation_code_and_except_clauses_and_inplace_candidates():
-    assert shape_of("model.eval()\n").eval_context
-    assert shape_of("model.train(False)\n").eval_context
     assert shape_of("def validate(model, loader):\n    pass\n").eval_context
     assert not shape_of("def test_shapes():\n    pass\n").eval_context
     assert shape_of("try:\n    step()\nexcept RuntimeError:\n    retry()\n").oom_handler_call
@@ -230,6 +228,34 @@ def test_a_renamed_import_may_be_an_out_of_memory_class():
     assert shape_of(source).oom_handler_call
     # and so is anything nested in a clause that may catch it
     assert shape_of("try:\n    f()\nexcept Exception:\n    try:\n        g()\n    except KeyError:\n        retry()\n").oom_handler_call
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "model.eval()\nout = model(x)\n",
+        "model.train(False)\nout = model(x)\n",
+        "def run(self, x):\n    self.net.to(self.device).eval()\n    return self.net.forward(x)\n",
+        "def run(model, xs):\n    model.eval()\n    return [model.module(x) for x in xs]\n",
+    ],
+)
+def test_evaluation_mode_then_a_run_of_the_same_model(source):
+    assert shape_of(source).eval_context
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "model.eval()\n",
+        "model.eval()\nout = head(x)\n",
+        "def setup(self):\n    self.model.eval()\ndef step(self, x):\n    return self.model(x)\n",
+        "get_model().eval()\nout = f()(x)\n",
+    ],
+)
+def test_evaluation_mode_without_a_run_of_that_model_in_the_same_function(source):
+    """The analysis tracks evaluation mode per function run: a model put in evaluation mode in
+    one method and run in another is not an LL201 finding (only an evaluation function's name is)."""
+    assert not shape_of(source).eval_context
 
 
 def test_identifiers_are_names_not_substrings():
