@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import typing
 from typing import Callable, Iterator
 
 import libcst as cst
@@ -25,15 +26,36 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _child_fields(node_type: type) -> tuple[str, ...]:
+    """The fields of ``node_type`` that can hold code: empty for leaves such as ``Name``, whose
+    only field is a string, so that :func:`children` answers for them without a look."""
     names = _CHILD_FIELDS.get(node_type)
     if names is None:
+        try:
+            hints = typing.get_type_hints(node_type)
+        except Exception:  # an annotation we cannot resolve: keep every field
+            hints = {}
         names = tuple(
             f.name
             for f in dataclasses.fields(node_type)
-            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+            if f.name not in _SKIPPED_FIELDS
+            and not f.name.startswith("whitespace")
+            and _can_hold_node(hints.get(f.name, object))
         )
         _CHILD_FIELDS[node_type] = names
     return names
+
+
+def _can_hold_node(annotation: object) -> bool:
+    """Whether a field annotated ``annotation`` may hold a node: ``str``, ``bool``,
+    ``Optional[str]`` and ``Literal[...]`` fields cannot; anything else might."""
+    if isinstance(annotation, type):
+        return not issubclass(annotation, (str, bool, int))
+    if typing.get_origin(annotation) is typing.Literal:
+        return False
+    arguments = typing.get_args(annotation)
+    if not arguments:
+        return True
+    return any(_can_hold_node(a) for a in arguments if a is not type(None))
 
 
 #: type -> whether it is a CSTNode. ``isinstance(x, cst.CSTNode)`` goes through ABC machinery
@@ -67,6 +89,10 @@ def children_cached() -> Iterator[None]:
         _children_cache = outer
 
 
+#: What :func:`children` answers for a leaf (shared: callers never modify the list).
+_NO_CHILDREN: list[cst.CSTNode] = []
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Child nodes that can hold code, in source order (do not modify the list)."""
     cache = _children_cache
@@ -74,9 +100,15 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
         entry = cache.get(id(node))
         if entry is not None and entry[0] is node:
             return entry[1]
+    node_type = type(node)
+    fields = _CHILD_FIELDS.get(node_type)
+    if fields is None:
+        fields = _child_fields(node_type)
+    if not fields:  # a leaf (two nodes in five): nothing to list or remember
+        return _NO_CHILDREN
     found: list[cst.CSTNode] = []
     is_node = _IS_NODE.get
-    for name in _child_fields(type(node)):
+    for name in fields:
         value = getattr(node, name)
         value_type = type(value)
         if value_type is list or value_type is tuple:
@@ -113,13 +145,14 @@ def dotted_names_in(node: cst.CSTNode) -> set[str]:
     names: set[str] = set()
     attribute_leaves: set[int] = set()  # `loss` in `outputs.loss` is not the name `loss`
     for current in walk(node):
-        if isinstance(current, cst.Attribute):
-            attribute_leaves.add(id(current.attr))
-            name = dotted_name(current)
+        node_type = type(current)  # exact checks: Attribute and Name have no subclasses (see dotted_name)
+        if node_type is cst.Attribute:
+            attribute_leaves.add(id(current.attr))  # type: ignore[attr-defined]
+            name = dotted_name(current)  # type: ignore[arg-type]
             if name:
                 names.add(name)
-        elif isinstance(current, cst.Name) and id(current) not in attribute_leaves:
-            names.add(current.value)
+        elif node_type is cst.Name and id(current) not in attribute_leaves:
+            names.add(current.value)  # type: ignore[attr-defined]
     return names
 
 
@@ -160,26 +193,46 @@ def mentions(node: cst.CSTNode, name: str) -> bool:
 class Walker:
     """A read-only visitor on the fast traversal: define ``visit_<Node>`` / ``leave_<Node>``.
 
-    ``visit_*`` returning False skips the node's children (``leave_*`` still runs).
+    ``visit_*`` returning False skips the node's children (``leave_*`` still runs). Handlers are
+    looked up on the class (once per class and node type, not per run: some walkers run once per
+    statement), so they must be plain methods defined on the class.
     """
 
+    #: Per Walker subclass: node type -> (visit_*, leave_*) functions (None where not defined), and
+    #: whether the type has fields that can hold code at all (leaves such as ``Name`` do not).
+    _handler_cache: dict[type, dict[type, tuple[Callable | None, Callable | None, bool]]] = {}
+
+    @classmethod
+    def _handlers(cls) -> dict[type, tuple[Callable | None, Callable | None, bool]]:
+        handlers = Walker._handler_cache.get(cls)
+        if handlers is None:
+            handlers = Walker._handler_cache[cls] = {}
+        return handlers
+
     def run(self, node: cst.CSTNode) -> None:
-        stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
-        handlers: dict[type, tuple[Callable | None, Callable | None]] = {}  # looked up once per type
+        # The stack holds nodes to visit and (leave_*, node) pairs still to leave: a node is never
+        # a tuple, and pushing children as they are (no wrapper per child) is most of the speed.
+        handlers = self._handlers()
+        cls = type(self)
+        stack: list = [node]
+        pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
-            current, leaving = stack.pop()
+            current = pop()
             node_type = type(current)
+            if node_type is tuple:
+                leave, left = current
+                leave(self, left)
+                continue
             found = handlers.get(node_type)
             if found is None:
                 name = node_type.__name__
-                found = handlers[node_type] = (getattr(self, "visit_" + name, None), getattr(self, "leave_" + name, None))
-            visit, leave = found
-            if leaving:
-                if leave is not None:
-                    leave(current)
-                continue
-            descend = visit(current) if visit is not None else None
+                found = handlers[node_type] = (
+                    getattr(cls, "visit_" + name, None),
+                    getattr(cls, "leave_" + name, None),
+                    bool(_child_fields(node_type)),
+                )
+            visit, leave, has_fields = found
             if leave is not None:
-                stack.append((current, True))
-            if descend is not False:
-                stack.extend((child, False) for child in reversed(children(current)))
+                push((leave, current))
+            if (visit is None or visit(self, current) is not False) and has_fields:
+                extend(reversed(children(current)))
