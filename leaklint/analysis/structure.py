@@ -352,6 +352,8 @@ class StructureScanner(Walker):
             outer.contains_data_loop |= loop.iterates_data or loop.contains_data_loop
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if not self._loops:
+            return  # only an enclosing loop records re-bindings (reading the value is the cost)
         # A name that also feeds the right-hand side carries over (`t = t + x`,
         # `out, hidden = model(x, hidden)`): it is not bound afresh each iteration.
         read = dotted_names_in(node.value)
