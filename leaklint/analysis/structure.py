@@ -431,3 +431,13 @@ def scan_structure(module: cst.Module, imports: ImportMap) -> ModuleStructure:
     scanner = StructureScanner(imports)
     scanner.run(module)
     return scanner.structure
+
+
+def scan_imports_and_structure(module: cst.Module) -> tuple[ImportMap, ModuleStructure]:
+    """The import map and the structure of ``module`` from a single walk of it: what
+    ``scan_structure(module, ImportMap.from_module(module))`` gives, one traversal cheaper (the
+    structure handlers are recorded during the import walk, and run once the map is settled)."""
+    imports = ImportMap()
+    scanner = StructureScanner(imports)
+    imports.collect(module, then=scanner)
+    return imports, scanner.structure

@@ -190,6 +190,11 @@ def mentions(node: cst.CSTNode, name: str) -> bool:
     return name in dotted_names_in(node)
 
 
+#: A walker's handlers for one node type: visit_*, leave_* (None where not defined), and whether
+#: the type can have children at all.
+_Handlers = typing.Tuple[typing.Optional[Callable], typing.Optional[Callable], bool]
+
+
 class Walker:
     """A read-only visitor on the fast traversal: define ``visit_<Node>`` / ``leave_<Node>``.
 
@@ -198,22 +203,31 @@ class Walker:
     statement), so they must be plain methods defined on the class.
     """
 
-    #: Per Walker subclass: node type -> (visit_*, leave_*) functions (None where not defined), and
-    #: whether the type has fields that can hold code at all (leaves such as ``Name`` do not).
-    _handler_cache: dict[type, dict[type, tuple[Callable | None, Callable | None, bool]]] = {}
+    #: Per Walker subclass: node type -> its handlers.
+    _handler_cache: dict[type, dict[type, _Handlers]] = {}
 
     @classmethod
-    def _handlers(cls) -> dict[type, tuple[Callable | None, Callable | None, bool]]:
-        handlers = Walker._handler_cache.get(cls)
-        if handlers is None:
-            handlers = Walker._handler_cache[cls] = {}
-        return handlers
+    def _handler_table(cls) -> dict[type, _Handlers]:
+        return Walker._handler_cache.setdefault(cls, {})
+
+    @classmethod
+    def _handlers_for(cls, node_type: type) -> _Handlers:
+        table = cls._handler_table()
+        found = table.get(node_type)
+        if found is None:
+            name = node_type.__name__
+            found = table[node_type] = (
+                getattr(cls, "visit_" + name, None),
+                getattr(cls, "leave_" + name, None),
+                bool(_child_fields(node_type)),
+            )
+        return found
 
     def run(self, node: cst.CSTNode) -> None:
         # The stack holds nodes to visit and (leave_*, node) pairs still to leave: a node is never
         # a tuple, and pushing children as they are (no wrapper per child) is most of the speed.
-        handlers = self._handlers()
-        cls = type(self)
+        table = self._handler_table()
+        handlers_for = self._handlers_for
         stack: list = [node]
         pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
@@ -223,16 +237,79 @@ class Walker:
                 leave, left = current
                 leave(self, left)
                 continue
-            found = handlers.get(node_type)
-            if found is None:
-                name = node_type.__name__
-                found = handlers[node_type] = (
-                    getattr(cls, "visit_" + name, None),
-                    getattr(cls, "leave_" + name, None),
-                    bool(_child_fields(node_type)),
-                )
-            visit, leave, has_fields = found
+            visit, leave, has_fields = table.get(node_type) or handlers_for(node_type)
             if leave is not None:
                 push((leave, current))
             if (visit is None or visit(self, current) is not False) and has_fields:
                 extend(reversed(children(current)))
+
+
+#: (``now``'s class, ``later``'s class) -> node type -> now's handlers and later's visit_*, leave_*:
+#: one look-up per node for both walkers.
+_PAIR_TABLES: dict[tuple[type, type], dict[type, tuple]] = {}
+
+
+def run_now_and_later(now: Walker, later: Walker, node: cst.CSTNode) -> Callable[[], None]:
+    """One walk of ``node`` for two walkers: ``now``'s handlers run during it; ``later``'s are
+    recorded, and the function returned runs them, in the order ``later.run(node)`` would have.
+
+    For a walker that must wait for what another learns from the whole tree (the structure scan
+    resolves names with the import map, which is settled only once every import and binding in
+    the module has been seen): the tree is traversed once instead of twice, and the replay only
+    calls the handlers ``later`` defines. ``now`` may prune (``later`` still sees the subtree);
+    ``later``'s visits run after the walk, too late to prune, so a ``later`` that returns False
+    from a ``visit_*`` is an error.
+    """
+    calls: list[tuple[Callable, cst.CSTNode]] = []  # later's handlers and their nodes, in walk order
+    record = calls.append
+    table = _PAIR_TABLES.setdefault((type(now), type(later)), {})
+    stack: list = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        current = pop()
+        node_type = type(current)
+        if node_type is tuple:
+            leave_now, leave_later, left = current
+            if leave_now is not None:
+                leave_now(now, left)
+            if leave_later is not None:
+                record((leave_later, left))
+            continue
+        found = table.get(node_type)
+        if found is None:
+            found = table[node_type] = now._handlers_for(node_type) + later._handlers_for(node_type)[:2]
+        visit_now, leave_now, has_fields, visit_later, leave_later = found
+        if leave_now is not None or leave_later is not None:
+            push((leave_now, leave_later, current))
+        if visit_later is not None:
+            record((visit_later, current))
+        if visit_now is not None and visit_now(now, current) is False:
+            # Pruned for `now` only: `later` walks the subtree, which comes next in walk order.
+            for child in children(current):
+                _record_walk(later, child, record)
+        elif has_fields:
+            extend(reversed(children(current)))
+
+    def replay() -> None:
+        for handler, target in calls:
+            if handler(later, target) is False:
+                raise TypeError(f"{type(later).__name__} cannot prune: its handlers run after the walk")
+
+    return replay
+
+
+def _record_walk(walker: Walker, node: cst.CSTNode, record: Callable[[tuple[Callable, cst.CSTNode]], None]) -> None:
+    """Record, in walk order, the handler calls ``walker.run(node)`` would make (none pruned)."""
+    stack: list = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is tuple:
+            record(current)
+            continue
+        visit, leave, has_fields = walker._handlers_for(type(current))
+        if leave is not None:
+            stack.append((leave, current))
+        if visit is not None:
+            record((visit, current))
+        if has_fields:
+            stack.extend(reversed(children(current)))
