@@ -85,7 +85,11 @@ def test_children_are_what_every_field_holds(cached):
 def test_leaf_types_have_no_fields_to_look_at():
     assert walk._child_fields(cst.Name) == ()
     assert walk._child_fields(cst.SimpleString) == ()
-    assert walk._child_fields(cst.Module) == ("body",)  # not `has_trailing_newline`, a bool
+    assert walk._child_fields(cst.Module) == (("body", walk._NODES),)  # not `has_trailing_newline`, a bool
+    how = dict(walk._child_fields(cst.Parameters))
+    assert how["params"] == walk._NODES
+    assert how["star_arg"] == walk._LOOK  # a Param, a ParamStar or MaybeSentinel.DEFAULT
+    assert how["star_kwarg"] == walk._NODE  # a Param or None
 
 
 class _Recorder(walk.Walker):

@@ -8,6 +8,7 @@ Iterative traversal also means deeply nested generated code cannot exhaust the P
 
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import dataclasses
 import typing
@@ -22,27 +23,33 @@ _SKIPPED_FIELDS = frozenset(
         "star", "operator", "lbracket", "rbracket", "lbrace", "rbrace", "asynchronous",
     }
 )
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+#: How :func:`children` reads a field, by what its annotation allows it to hold.
+_LOOK = 0  # anything (``Union[Param, MaybeSentinel]``, ``Union[Sequence[...], ImportStar]``): look at the value
+_NODES = 1  # a sequence of nodes: take them all
+_NODE = 2  # a node, or None
+#: node type -> (field, how to read it) for the fields that can hold code.
+_CHILD_FIELDS: dict[type, tuple[tuple[str, int], ...]] = {}
 
 
-def _child_fields(node_type: type) -> tuple[str, ...]:
-    """The fields of ``node_type`` that can hold code: empty for leaves such as ``Name``, whose
-    only field is a string, so that :func:`children` answers for them without a look."""
-    names = _CHILD_FIELDS.get(node_type)
-    if names is None:
+def _child_fields(node_type: type) -> tuple[tuple[str, int], ...]:
+    """The fields of ``node_type`` that can hold code, and how to read each: none for leaves
+    such as ``Name``, whose only field is a string, so that :func:`children` answers for them
+    without a look."""
+    fields = _CHILD_FIELDS.get(node_type)
+    if fields is None:
         try:
             hints = typing.get_type_hints(node_type)
-        except Exception:  # an annotation we cannot resolve: keep every field
+        except Exception:  # an annotation we cannot resolve: look at every field's value
             hints = {}
-        names = tuple(
-            f.name
+        fields = tuple(
+            (f.name, _how_to_read(hints.get(f.name, object)))
             for f in dataclasses.fields(node_type)
             if f.name not in _SKIPPED_FIELDS
             and not f.name.startswith("whitespace")
             and _can_hold_node(hints.get(f.name, object))
         )
-        _CHILD_FIELDS[node_type] = names
-    return names
+        _CHILD_FIELDS[node_type] = fields
+    return fields
 
 
 def _can_hold_node(annotation: object) -> bool:
@@ -56,6 +63,26 @@ def _can_hold_node(annotation: object) -> bool:
     if not arguments:
         return True
     return any(_can_hold_node(a) for a in arguments if a is not type(None))
+
+
+def _only_nodes(annotation: object, *, none: bool) -> bool:
+    """Whether ``annotation`` names node classes only (and None, where ``none``)."""
+    if annotation is type(None):
+        return none
+    if isinstance(annotation, type):
+        return issubclass(annotation, cst.CSTNode)
+    if typing.get_origin(annotation) is typing.Union:
+        return all(_only_nodes(a, none=none) for a in typing.get_args(annotation))
+    return False
+
+
+def _how_to_read(annotation: object) -> int:
+    """Whether :func:`children` may take a field's value as it is (a sequence of nodes; a node or
+    None: most fields) or must look at it; by the annotation, the cost of a look at every value."""
+    if typing.get_origin(annotation) is collections.abc.Sequence:
+        (item,) = typing.get_args(annotation)
+        return _NODES if _only_nodes(item, none=False) else _LOOK
+    return _NODE if _only_nodes(annotation, none=True) else _LOOK
 
 
 #: type -> whether it is a CSTNode. ``isinstance(x, cst.CSTNode)`` goes through ABC machinery
@@ -108,8 +135,15 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
         return _NO_CHILDREN
     found: list[cst.CSTNode] = []
     is_node = _IS_NODE.get
-    for name in fields:
+    for name, how in fields:
         value = getattr(node, name)
+        if how == _NODES:
+            found.extend(value)
+            continue
+        if how == _NODE:
+            if value is not None:
+                found.append(value)
+            continue
         value_type = type(value)
         if value_type is list or value_type is tuple:
             found.extend(item for item in value if is_node(type(item)) or _is_node_type(type(item)))
