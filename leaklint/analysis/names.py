@@ -145,10 +145,14 @@ class ImportMap:
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """The qualified name of a name/attribute chain, if its head comes from an import (and is
         not shadowed by a local binding where ``node`` is)."""
+        # Exact type checks (see dotted_name); most files shadow nothing, and a node's hash is a
+        # Python-level call: this runs ~10^3 times per file.
         head = node
-        while isinstance(head, cst.Attribute):
-            head = head.value
-        if isinstance(head, cst.Name) and head in self._shadowed:
+        while type(head) is cst.Attribute:
+            head = head.value  # type: ignore[attr-defined]
+        if type(head) is not cst.Name:
+            return None  # a call, a subscript...: not a dotted name
+        if self._shadowed and head in self._shadowed:
             return None
         return self.qualify(dotted_name(node))
 
