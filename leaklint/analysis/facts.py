@@ -26,7 +26,7 @@ from leaklint.analysis.provenance import (
     Recording,
     StatementFact,
 )
-from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, scan_structure
+from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, scan_imports_and_structure
 from leaklint.analysis.values import UNKNOWN, Value
 from leaklint.findings import Confidence
 
@@ -94,8 +94,7 @@ class ModuleFacts:
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
-        self.imports = ImportMap.from_module(module)
-        self.structure: ModuleStructure = scan_structure(module, self.imports)
+        self.imports, self.structure = scan_imports_and_structure(module)
         self._recording = _analyse(module, self.imports, self.structure)
         self._derived: dict[Callable[[ModuleFacts], object], object] = {}
 

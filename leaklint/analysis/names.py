@@ -24,7 +24,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from leaklint.analysis.walk import Walker, walk
+from leaklint.analysis.walk import Walker, run_now_and_later, walk
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -94,10 +94,24 @@ class ImportMap:
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportMap:
         imports = cls()
-        collector = _ImportCollector(imports)
-        collector.run(module)
-        imports._settle()
+        imports.collect(module)
         return imports
+
+    def collect(self, module: cst.Module, *, then: Walker | None = None) -> None:
+        """Fill this new, empty map from ``module``.
+
+        ``then``: a walker that needs the settled map (the structure scan). It rides on the same
+        walk of the module, and its handlers run once the map is settled (see
+        :func:`~leaklint.analysis.walk.run_now_and_later`).
+        """
+        collector = _ImportCollector(self)
+        if then is None:
+            collector.run(module)
+            self._settle()
+        else:
+            run_then = run_now_and_later(collector, then, module)
+            self._settle()
+            run_then()
 
     def add(self, local: str, qualified: str, *, module_level: bool = False) -> None:
         self._aliases.setdefault(local, qualified)
@@ -131,10 +145,14 @@ class ImportMap:
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """The qualified name of a name/attribute chain, if its head comes from an import (and is
         not shadowed by a local binding where ``node`` is)."""
+        # Exact type checks (see dotted_name); most files shadow nothing, and a node's hash is a
+        # Python-level call: this runs ~10^3 times per file.
         head = node
-        while isinstance(head, cst.Attribute):
-            head = head.value
-        if isinstance(head, cst.Name) and head in self._shadowed:
+        while type(head) is cst.Attribute:
+            head = head.value  # type: ignore[attr-defined]
+        if type(head) is not cst.Name:
+            return None  # a call, a subscript...: not a dotted name
+        if self._shadowed and head in self._shadowed:
             return None
         return self.qualify(dotted_name(node))
 

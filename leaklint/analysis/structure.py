@@ -352,6 +352,8 @@ class StructureScanner(Walker):
             outer.contains_data_loop |= loop.iterates_data or loop.contains_data_loop
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if not self._loops:
+            return  # only an enclosing loop records re-bindings (reading the value is the cost)
         # A name that also feeds the right-hand side carries over (`t = t + x`,
         # `out, hidden = model(x, hidden)`): it is not bound afresh each iteration.
         read = dotted_names_in(node.value)
@@ -429,3 +431,13 @@ def scan_structure(module: cst.Module, imports: ImportMap) -> ModuleStructure:
     scanner = StructureScanner(imports)
     scanner.run(module)
     return scanner.structure
+
+
+def scan_imports_and_structure(module: cst.Module) -> tuple[ImportMap, ModuleStructure]:
+    """The import map and the structure of ``module`` from a single walk of it: what
+    ``scan_structure(module, ImportMap.from_module(module))`` gives, one traversal cheaper (the
+    structure handlers are recorded during the import walk, and run once the map is settled)."""
+    imports = ImportMap()
+    scanner = StructureScanner(imports)
+    imports.collect(module, then=scanner)
+    return imports, scanner.structure
