@@ -20,11 +20,13 @@ from leaklint.analysis.positions import line_of
 from leaklint.analysis.provenance import (
     FunctionInterpreter,
     FunctionSummary,
+    Inputs,
     MethodStore,
     ModelCall,
     StoredArgument,
     Recording,
     StatementFact,
+    merge_run,
 )
 from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, scan_structure
 from leaklint.analysis.values import UNKNOWN, Value
@@ -231,21 +233,24 @@ def _only_called_without_grad(recording: Recording, structure: ModuleStructure) 
 
 
 def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure) -> Recording:
+
+    def interpret(function: FunctionInfo, grad: GradMode, outer: Mapping[str, Value]) -> None:
+        interpreter = FunctionInterpreter(module, imports, structure, function, Inputs(function, recording, previous, outer))
+        interpreter.run(grad)
+        merge_run(recording, function, interpreter.rec)
+
     previous: Recording | None = None
     inferred: set[cst.FunctionDef] = set()
     recording = Recording()
     for _ in range(MAX_ROUNDS):
         recording = Recording()
         module_env = previous.module_bindings if previous is not None else {}
-        FunctionInterpreter(module, imports, structure, structure.top, recording, previous, module_env).run(
-            GradMode.ENABLED
-        )
+        interpret(structure.top, GradMode.ENABLED, module_env)
         for info in structure.functions.values():
             outer: Mapping[str, Value] = recording.module_bindings
             if info.parent is not None:
                 outer = ChainMap(recording.final_envs.get(info.parent, {}), recording.module_bindings)
-            interpreter = FunctionInterpreter(module, imports, structure, info, recording, previous, outer)
-            interpreter.run(_initial_grad(info, inferred))
+            interpret(info, _initial_grad(info, inferred), outer)
         now_inferred = _only_called_without_grad(recording, structure)
         settled = previous is not None and now_inferred == inferred and _same_returns(previous, recording)
         previous, inferred = recording, now_inferred
