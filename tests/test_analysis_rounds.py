@@ -87,3 +87,18 @@ def test_the_comparison_above_saw_replays():
     if not REPLAYED:
         pytest.skip("run together with the test above")
     assert sum(REPLAYED) > 0
+
+
+def test_same_tells_apart_what_value_equality_ignores():
+    from leaklint.analysis.values import DETACHED, Evidence, graph, instance, replace
+    from leaklint.findings import Confidence
+
+    loss = graph(Evidence.LOSS, Confidence.HIGH, "criterion(out, y)")
+    renamed = replace(loss, origin="model(x)")
+    assert loss == renamed and not rounds.same(loss, renamed)
+    a, b = ClassInfo(None, "A", ()), ClassInfo(None, "B", ())  # type: ignore[arg-type]
+    assert instance(a) == instance(b) and not rounds.same(instance(a), instance(b))
+    pair, renamed_pair = replace(DETACHED, items=(loss, DETACHED)), replace(DETACHED, items=(renamed, DETACHED))
+    assert pair == renamed_pair and not rounds.same(pair, renamed_pair)
+    assert not rounds.same({"self.x": loss}, {"self.x": renamed})
+    assert rounds.same((loss, True), (replace(loss), True))
