@@ -2,7 +2,8 @@
 
 Building it runs the provenance pass over the module in rounds: a round interprets the top level
 and every function; the next round knows each local function's return value and which functions
-are only ever called with gradients disabled, and interprets again. Two or three rounds settle.
+are only ever called with gradients disabled, and interprets again. Two or three rounds settle; a function whose inputs did not change since the
+last round is not interpreted again (``rounds.Rounds``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from leaklint.analysis.index import ModuleIndex
 from leaklint.analysis.names import ImportMap
 from leaklint.analysis.positions import line_of
 from leaklint.analysis.provenance import (
-    FunctionInterpreter,
     FunctionSummary,
     MethodStore,
     ModelCall,
@@ -26,6 +26,7 @@ from leaklint.analysis.provenance import (
     Recording,
     StatementFact,
 )
+from leaklint.analysis.rounds import Rounds
 from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, scan_imports_and_structure
 from leaklint.analysis.values import UNKNOWN, Value
 from leaklint.findings import Confidence
@@ -230,21 +231,19 @@ def _only_called_without_grad(recording: Recording, structure: ModuleStructure) 
 
 
 def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure) -> Recording:
+    rounds = Rounds(module, imports, structure)
     previous: Recording | None = None
     inferred: set[cst.FunctionDef] = set()
     recording = Recording()
     for _ in range(MAX_ROUNDS):
         recording = Recording()
         module_env = previous.module_bindings if previous is not None else {}
-        FunctionInterpreter(module, imports, structure, structure.top, recording, previous, module_env).run(
-            GradMode.ENABLED
-        )
+        rounds.interpret(structure.top, GradMode.ENABLED, recording, previous, module_env)
         for info in structure.functions.values():
             outer: Mapping[str, Value] = recording.module_bindings
             if info.parent is not None:
                 outer = ChainMap(recording.final_envs.get(info.parent, {}), recording.module_bindings)
-            interpreter = FunctionInterpreter(module, imports, structure, info, recording, previous, outer)
-            interpreter.run(_initial_grad(info, inferred))
+            rounds.interpret(info, _initial_grad(info, inferred), recording, previous, outer)
         now_inferred = _only_called_without_grad(recording, structure)
         settled = previous is not None and now_inferred == inferred and _same_returns(previous, recording)
         previous, inferred = recording, now_inferred

@@ -11,7 +11,7 @@ enclosing loops, gradient mode, environment) and every model call.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import AbstractSet, Iterable, Mapping, Sequence
 
 import libcst as cst
 
@@ -130,6 +130,86 @@ class Recording:
     direct_callees: set[cst.CSTNode] = field(default_factory=set)
 
 
+class Inputs:
+    """Everything one run of the interpreter reads from outside the function it interprets.
+
+    The rest of what it reads is fixed for the module (the code, ``structure``, ``imports``) or
+    written by the run itself. Keeping these reads in one place lets the rounds of the pass
+    (``leaklint.analysis.rounds``) log them, and tell when a run would see exactly what it saw
+    the round before.
+
+    ``round``: what the functions interpreted before this one recorded this round. ``previous``:
+    the whole previous round, None in the first. ``outer_env``: the names of enclosing scopes.
+    """
+
+    def __init__(self, function: FunctionInfo, round: Recording, previous: Recording | None, outer_env: Mapping[str, Value]) -> None:
+        self.function = function
+        self.round = round
+        self.previous = previous
+        self.outer_env = outer_env
+        #: The summary this run builds: a recursive call in the first round sees it as it stands.
+        self.own_summary = FunctionSummary()
+
+    def _callee_summary(self, function: FunctionInfo) -> FunctionSummary | None:
+        if self.previous is not None:
+            return self.previous.summaries.get(function)
+        if function is self.function:
+            return self.own_summary
+        return self.round.summaries.get(function)
+
+    def callee_result(self, function: FunctionInfo) -> tuple[Value | None, bool] | None:
+        """What a call of the local ``function`` returns and whether it runs a model (None: unknown yet)."""
+        summary = self._callee_summary(function)
+        return None if summary is None else (summary.returns, summary.runs_model)
+
+    def callee_param_stores(self, method: FunctionInfo) -> dict[str, tuple[str, str]] | None:
+        """Which arguments ``method`` keeps on ``self`` (None: unknown yet)."""
+        summary = self._callee_summary(method)
+        return None if summary is None else summary.param_stores
+
+    def upstream_of_backward(self) -> AbstractSet[str]:
+        """Names that flowed into a backward call in this function, the previous round."""
+        summary = self.previous.summaries.get(self.function) if self.previous is not None else None
+        return summary.backward_consumed if summary is not None else frozenset()
+
+    def outer(self, name: str) -> Value | None:
+        """The value of ``name`` in the enclosing scopes, None if they do not bind it."""
+        return self.outer_env[name] if name in self.outer_env else None
+
+    def class_attributes(self, cls: ClassInfo) -> dict[str, Value]:
+        """``self.x`` values as the methods of ``cls`` (and of its local bases) leave them."""
+        merged: dict[str, Value] = {}
+        for source in (self.previous.class_attributes if self.previous else {}, self.round.class_attributes):
+            for klass in [cls, *cls.local_bases]:
+                for name, value in source.get(klass, {}).items():
+                    merged[name] = join(merged[name], value) if name in merged else value
+        return merged
+
+
+def merge_run(round: Recording, function: FunctionInfo, run: Recording) -> None:
+    """Add what one run of the interpreter recorded (``run``, its own recording) to the round's,
+    as if it had written there directly: call sites append, ``self.x`` values and module-level
+    bindings join with what earlier functions left."""
+    round.values.update(run.values)
+    round.statements.update(run.statements)
+    round.model_calls.update(run.model_calls)
+    round.method_stores.update(run.method_stores)
+    round.summaries[function] = run.summaries[function]
+    for callee, sites in run.call_sites.items():
+        round.call_sites.setdefault(callee, []).extend(sites)
+    round.escaping |= run.escaping
+    for cls, attributes in run.class_attributes.items():
+        merged = round.class_attributes.setdefault(cls, {})
+        for name, value in attributes.items():
+            merged[name] = join(merged[name], value) if name in merged else value
+    round.module_env.update(run.module_env)
+    for name, value in run.module_bindings.items():
+        seen = round.module_bindings.get(name)
+        round.module_bindings[name] = value if seen is None else join(seen, value)
+    round.final_envs.update(run.final_envs)
+    round.direct_callees |= run.direct_callees
+
+
 @dataclass
 class Frame:
     env: dict[str, Value]
@@ -165,7 +245,11 @@ def binary_symbol(operator: cst.CSTNode) -> str:
 
 
 class FunctionInterpreter:
-    """Runs one function body (or the module's top level) over abstract values."""
+    """Runs one function body (or the module's top level) over abstract values.
+
+    It reads the outside world only through ``inputs`` and records into its own ``rec``, which
+    the caller merges into the round's recording (:func:`merge_run`).
+    """
 
     def __init__(
         self,
@@ -173,18 +257,15 @@ class FunctionInterpreter:
         imports: ImportMap,
         structure: ModuleStructure,
         function: FunctionInfo,
-        recording: Recording,
-        previous: Recording | None,
-        outer_env: Mapping[str, Value],
+        inputs: Inputs,
     ) -> None:
         self.module = module
         self.imports = imports
         self.structure = structure
         self.function = function
-        self.rec = recording
-        self.prev = previous
-        self.outer_env = outer_env
-        self.summary = recording.summaries.setdefault(function, FunctionSummary())
+        self.inputs = inputs
+        self.rec = Recording()
+        self.summary = self.rec.summaries[function] = inputs.own_summary
         self._statement: StatementFact | None = None
 
     # ==== entry points ==========================================================================
@@ -195,10 +276,10 @@ class FunctionInterpreter:
         else:
             self._body(self.function.node.body, frame)
         if self.function.is_method and self.function.cls is not None:
-            attributes = self.rec.class_attributes.setdefault(self.function.cls, {})
-            for name, value in frame.env.items():
-                if name.startswith("self."):
-                    attributes[name] = join(attributes[name], value) if name in attributes else value
+            # Joined into the round's values by merge_run, after the methods before this one.
+            self.rec.class_attributes[self.function.cls] = {
+                name: value for name, value in frame.env.items() if name.startswith("self.")
+            }
         if self.function.node is None:
             self.rec.module_env.update(frame.env)
         self.rec.final_envs[self.function] = frame.env
@@ -325,8 +406,8 @@ class FunctionInterpreter:
     def _note_method_store(self, node: cst.Call, receiver: str | None, method: cst.FunctionDef) -> None:
         """A call like ``meter.update(loss)`` on an object whose method keeps that argument."""
         info = self.structure.functions[method]
-        summary = (self.prev or self.rec).summaries.get(info)
-        if summary is None or not summary.param_stores or receiver is None:
+        param_stores = self.inputs.callee_param_stores(info)
+        if not param_stores or receiver is None:
             return
         parameters = list(info.params[1:])
         stored = []
@@ -334,8 +415,8 @@ class FunctionInterpreter:
             if arg.star:
                 continue
             name = arg.keyword.value if arg.keyword is not None else (parameters[position] if position < len(parameters) else None)
-            if name in summary.param_stores:
-                kind, attribute = summary.param_stores[name]
+            if name in param_stores:
+                kind, attribute = param_stores[name]
                 stored.append(StoredArgument(arg.value, kind, attribute))
         if stored:
             self.rec.method_stores[node] = MethodStore(node, self._statement, receiver, info, tuple(stored))
@@ -379,9 +460,8 @@ class FunctionInterpreter:
         (an evaluation loop next to the training loop reuses the name ``loss`` harmlessly)."""
         return not frame.loops or frame.loops[-1].has_backward
 
-    def _upstream_of_backward(self) -> set[str]:
-        previous = self.prev.summaries.get(self.function) if self.prev is not None else None
-        return previous.backward_consumed if previous is not None else set()
+    def _upstream_of_backward(self) -> AbstractSet[str]:
+        return self.inputs.upstream_of_backward()
 
     def _element_of(self, value: Value) -> Value:
         if value.role is not None:
@@ -587,8 +667,8 @@ class FunctionInterpreter:
         name = node.value
         if name in frame.env:
             value = frame.env[name]
-        elif name in self.outer_env:
-            value = self.outer_env[name]
+        elif (outside := self.inputs.outer(name)) is not None:
+            value = outside
         elif name in self.structure.module_functions:
             value = role(Role.FUNCTION, Confidence.HIGH, name)
         elif self.imports.resolve(node) is not None:
@@ -699,12 +779,7 @@ class FunctionInterpreter:
         )
 
     def _class_attributes(self, cls: ClassInfo) -> dict[str, Value]:
-        merged: dict[str, Value] = {}
-        for source in (self.prev.class_attributes if self.prev else {}, self.rec.class_attributes):
-            for klass in [cls, *cls.local_bases]:
-                for name, value in source.get(klass, {}).items():
-                    merged[name] = join(merged[name], value) if name in merged else value
-        return merged
+        return self.inputs.class_attributes(cls)
 
     def _subscript(self, node: cst.Subscript, frame: Frame) -> Value:
         base = self.eval(node.value, frame)
@@ -888,12 +963,13 @@ class FunctionInterpreter:
     def _local_call(self, function: cst.FunctionDef, args: list[Value], frame: Frame) -> Value:
         self.rec.call_sites.setdefault(function, []).append(frame.grad)
         info = self.structure.functions[function]
-        summary = (self.prev or self.rec).summaries.get(info)
-        if summary is None:
+        known = self.inputs.callee_result(info)
+        if known is None:
             return UNKNOWN
-        if summary.runs_model:
+        returns, runs_model = known
+        if runs_model:
             self._runs_model(args, frame)
-        result = summary.returns if summary.returns is not None else NOT_TENSOR
+        result = returns if returns is not None else NOT_TENSOR
         if result.role is not None:
             return result
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
