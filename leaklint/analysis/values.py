@@ -82,6 +82,10 @@ class Value:
     def with_deps(self, names: frozenset[str]) -> Value:
         return replace(self, deps=self.deps | names) if names - self.deps else self
 
+    def with_dep(self, name: str) -> Value:
+        """``with_deps(frozenset({name}))`` without building a set: the pass calls it per name read."""
+        return self if name in self.deps else replace(self, deps=self.deps | {name})
+
     def detached(self) -> Value:
         """The same computation run with gradients disabled: a tensor without history."""
         if self.kind in (Kind.GRAPH, Kind.UNKNOWN) and self.role is None:
@@ -134,7 +138,7 @@ def combine(values: list[Value], *, origin: str = "", fresh: bool = True) -> Val
 
 def join(a: Value, b: Value) -> Value:
     """Either ``a`` or ``b`` (two branches, or two loop iterations)."""
-    if a == b:
+    if a is b or a == b:  # joining environments mostly meets the very same value on both sides
         return a
     if a.role is not None or b.role is not None:
         if a.role == b.role:
@@ -155,5 +159,7 @@ def join_envs(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
     """Names bound on only one side keep that side's value (the other side may not bind them)."""
     merged = dict(a)
     for name, value in b.items():
-        merged[name] = join(merged[name], value) if name in merged else value
+        seen = merged.get(name)
+        if seen is not value:  # the same object: nothing to join (and unbound on one side: None)
+            merged[name] = value if seen is None else join(seen, value)
     return merged
