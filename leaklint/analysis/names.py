@@ -152,6 +152,8 @@ class ImportMap:
             head = head.value  # type: ignore[attr-defined]
         if type(head) is not cst.Name:
             return None  # a call, a subscript...: not a dotted name
+        if head.value not in self._aliases:  # type: ignore[attr-defined]
+            return None  # most names are not imports: skip building the dotted name
         if self._shadowed and head in self._shadowed:
             return None
         return self.qualify(dotted_name(node))
