@@ -10,8 +10,9 @@ enclosing loops, gradient mode, environment) and every model call.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
-from typing import AbstractSet, Iterable, Mapping, Sequence
+from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
 
@@ -221,9 +222,6 @@ class Frame:
         return replace(self, env=dict(self.env))
 
 
-#: Expressions that are never tensors: numbers and strings.
-_LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis})
-
 _BINARY_SYMBOLS = {
     cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
     cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@", cst.BitAnd: "&", cst.BitOr: "|",
@@ -267,6 +265,11 @@ class FunctionInterpreter:
         self.rec = Recording()
         self.summary = self.rec.summaries[function] = inputs.own_summary
         self._statement: StatementFact | None = None
+        #: ``self.x`` values of the function's class, asked once: what ``Inputs`` reads does not
+        #: change while the function runs (see ``leaklint.analysis.rounds``).
+        self._own_class_attributes: dict[str, Value] | None = None
+        #: Per statement of the module: the names it shares (see :func:`_shared_names`).
+        self._shared = _shared_names_cache(imports)
 
     # ==== entry points ==========================================================================
     def run(self, grad: GradMode) -> Frame:
@@ -296,8 +299,10 @@ class FunctionInterpreter:
         return env
 
     # ==== statements ============================================================================
+    # Statement and expression classes are dispatched on with exact type checks: each is a
+    # concrete libcst class with no subclasses, and isinstance() against libcst's ABCs is slow.
     def _body(self, body: cst.BaseSuite, frame: Frame) -> None:
-        if isinstance(body, cst.SimpleStatementSuite):
+        if type(body) is cst.SimpleStatementSuite:
             for small in body.body:
                 self._small(small, None, frame)
         else:
@@ -308,25 +313,26 @@ class FunctionInterpreter:
             self._statement_node(statement, frame)
 
     def _statement_node(self, statement: cst.BaseStatement, frame: Frame) -> None:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                self._small(small, statement, frame)
-        elif isinstance(statement, cst.If):
-            self._if(statement, frame)
-        elif isinstance(statement, (cst.For, cst.While)):
-            self._loop(statement, frame)
-        elif isinstance(statement, cst.With):
-            self._with(statement, frame)
-        elif isinstance(statement, (cst.Try, cst.TryStar)):
-            self._try(statement, frame)
-        elif isinstance(statement, cst.Match):
-            self._match(statement, frame)
-        elif isinstance(statement, cst.FunctionDef):
+        kind = type(statement)
+        if kind is cst.SimpleStatementLine:
+            for small in statement.body:  # type: ignore[attr-defined]
+                self._small(small, statement, frame)  # type: ignore[arg-type]
+        elif kind is cst.If:
+            self._if(statement, frame)  # type: ignore[arg-type]
+        elif kind is cst.For or kind is cst.While:
+            self._loop(statement, frame)  # type: ignore[arg-type]
+        elif kind is cst.With:
+            self._with(statement, frame)  # type: ignore[arg-type]
+        elif kind is cst.Try or kind is cst.TryStar:
+            self._try(statement, frame)  # type: ignore[arg-type]
+        elif kind is cst.Match:
+            self._match(statement, frame)  # type: ignore[arg-type]
+        elif kind is cst.FunctionDef:
             if self.function.node is not None:  # module-level defs are known from the structure
                 frame.env[statement.name.value] = role(Role.FUNCTION, Confidence.HIGH, statement.name.value)
             else:
                 frame.env.pop(statement.name.value, None)
-        elif isinstance(statement, cst.ClassDef):
+        elif kind is cst.ClassDef:
             frame.env.pop(statement.name.value, None)
 
     def _enter(self, node: cst.BaseSmallStatement, line: cst.CSTNode | None, frame: Frame) -> StatementFact:
@@ -344,36 +350,45 @@ class FunctionInterpreter:
     def _small(self, node: cst.BaseSmallStatement, line: cst.SimpleStatementLine | None, frame: Frame) -> None:
         self._enter(node, line, frame)
         self._interpret_small(node, frame)
-        if any(value.fresh for value in frame.env.values()):
-            for name in _shared_names(node, self.imports):
-                value = frame.env.get(name)
-                if value is not None and value.fresh:
-                    frame.env[name] = replace(value, fresh=False)
+        env = frame.env
+        for value in env.values():
+            if value.fresh:
+                break
+        else:
+            return
+        shared = self._shared.get(node)
+        if shared is None:
+            shared = self._shared[node] = _shared_names(node, self.imports)
+        for name in shared:
+            value = env.get(name)
+            if value is not None and value.fresh:
+                env[name] = replace(value, fresh=False)
 
     def _interpret_small(self, node: cst.BaseSmallStatement, frame: Frame) -> None:
-        if isinstance(node, cst.Assign):
+        kind = type(node)
+        if kind is cst.Assign:
             value = self.eval(node.value, frame)
             for target in node.targets:
                 self._bind(target.target, value, frame)
                 name = dotted_name(target.target)
                 if name is not None and name.startswith("self.") and name in value.deps:
                     self._note_param_store([value], "accumulate", name)  # self.sum = self.sum + val
-        elif isinstance(node, cst.AnnAssign):
+        elif kind is cst.AnnAssign:
             if node.value is not None:
                 self._bind(node.target, self.eval(node.value, frame), frame)
-        elif isinstance(node, cst.AugAssign):
+        elif kind is cst.AugAssign:
             self._aug_assign(node, frame)
-        elif isinstance(node, cst.Expr):
+        elif kind is cst.Expr:
             self.eval(node.value, frame)
-        elif isinstance(node, cst.Return):
+        elif kind is cst.Return:
             if node.value is not None:
                 self._return(self.eval(node.value, frame), node.value)
-        elif isinstance(node, cst.Raise):
+        elif kind is cst.Raise:
             if node.exc is not None:
                 self.eval(node.exc, frame)
-        elif isinstance(node, cst.Assert):
+        elif kind is cst.Assert:
             self.eval(node.test, frame)
-        elif isinstance(node, cst.Del):
+        elif kind is cst.Del:
             for name in bound_names(node.target):
                 frame.env.pop(name, None)
 
@@ -391,7 +406,7 @@ class FunctionInterpreter:
         if name is not None:
             if name.startswith("self."):
                 self._note_param_store([operand], "accumulate", name)
-            frame.env[name] = result.with_deps(frozenset({name}))
+            frame.env[name] = result.with_dep(name)
 
     # ---- objects that keep what they are given (meters, loggers) -----------------------------
     def _note_param_store(self, values: list[Value], kind: str, attribute: str) -> None:
@@ -422,17 +437,18 @@ class FunctionInterpreter:
             self.rec.method_stores[node] = MethodStore(node, self._statement, receiver, info, tuple(stored))
 
     def _bind(self, target: cst.BaseExpression, value: Value, frame: Frame) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        kind = type(target)
+        if kind is cst.Tuple or kind is cst.List:
             elements = target.elements
             items = value.items if value.items is not None and len(value.items) == len(elements) else None
             for index, element in enumerate(elements):
                 part = items[index] if items is not None else self._element_of(value)
                 self._bind(element.value, part, frame)
             return
-        if isinstance(target, cst.StarredElement):
+        if kind is cst.StarredElement:
             self._bind(target.value, self._element_of(value), frame)
             return
-        if isinstance(target, cst.Subscript):
+        if kind is cst.Subscript:
             self.eval(target.value, frame)
             return
         name = dotted_name(target)
@@ -594,74 +610,69 @@ class FunctionInterpreter:
 
     # ==== expressions ===========================================================================
     def eval(self, node: cst.BaseExpression, frame: Frame) -> Value:
-        value = self._eval(node, frame)
+        # One dict lookup on the exact type (see _body) picks the handler; literals, strings,
+        # lambdas and anything else not listed are not tensors.
+        handler = _EVAL.get(type(node))
+        value = NOT_TENSOR if handler is None else handler(self, node, frame)
         self.rec.values[node] = value
         return value
 
-    def _eval(self, node: cst.BaseExpression, frame: Frame) -> Value:
-        # Dispatch on the exact type: every expression class tested here is a concrete libcst
-        # class with no subclasses, and isinstance() against libcst's ABCs is slow when it fails.
-        kind = type(node)
-        if kind in _LITERALS:
+    def _binary(self, node: cst.BinaryOperation, frame: Frame) -> Value:
+        operands = [self.eval(node.left, frame), self.eval(node.right, frame)]
+        return self._arithmetic(binary_symbol(node.operator), operands, frame, "")
+
+    def _unary(self, node: cst.UnaryOperation, frame: Frame) -> Value:
+        inner = self.eval(node.expression, frame)
+        if type(node.operator) is cst.Not:
             return NOT_TENSOR
-        if kind is cst.Name:
-            return self._name(node, frame)
-        if kind is cst.Attribute:
-            return self._attribute(node, frame)
-        if kind is cst.Call:
-            return self._call(node, frame)
-        if kind is cst.BinaryOperation:
-            operands = [self.eval(node.left, frame), self.eval(node.right, frame)]
-            return self._arithmetic(binary_symbol(node.operator), operands, frame, "")
-        if kind is cst.UnaryOperation:
-            inner = self.eval(node.expression, frame)
-            if isinstance(node.operator, cst.Not):
-                return NOT_TENSOR
-            return self._arithmetic("-", [inner], frame, "")
-        if kind is cst.Comparison:
-            operands = [self.eval(node.left, frame)] + [self.eval(c.comparator, frame) for c in node.comparisons]
-            return _comparison(operands)
-        if kind is cst.BooleanOperation:
-            return join(self.eval(node.left, frame), self.eval(node.right, frame))
-        if kind is cst.IfExp:
-            self.eval(node.test, frame)
-            return join(self.eval(node.body, frame), self.eval(node.orelse, frame))
-        if kind is cst.Subscript:
-            return self._subscript(node, frame)
-        if kind in (cst.Tuple, cst.List, cst.Set):
-            items = [self.eval(e.value, frame) for e in node.elements]
-            result = combine(items, origin="", fresh=False)
-            known = all(isinstance(e, cst.Element) for e in node.elements)
-            return replace(result, items=tuple(items) if known else None)
-        if kind is cst.Dict:
-            values = []
-            for element in node.elements:
-                if isinstance(element, cst.DictElement):
-                    self.eval(element.key, frame)
-                values.append(self.eval(element.value, frame))
-            return combine(values, origin="", fresh=False)
-        if kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
-            return self._comprehension(node, frame)
-        if kind is cst.NamedExpr:
-            value = self.eval(node.value, frame)
-            self._bind(node.target, value, frame)
-            return value
-        if kind is cst.Await:
-            return self.eval(node.expression, frame)
-        if kind in (cst.Yield,):
-            if isinstance(node.value, cst.BaseExpression):
-                self.eval(node.value, frame)
-            return UNKNOWN
-        if kind is cst.StarredElement:
-            return self.eval(node.value, frame)
-        if kind is cst.FormattedString:
-            for part in node.parts:
-                if isinstance(part, cst.FormattedStringExpression):
-                    self.eval(part.expression, frame)
-            return NOT_TENSOR
-        if kind is cst.Lambda:
-            return NOT_TENSOR
-        return NOT_TENSOR  # literals, strings, Ellipsis
+        return self._arithmetic("-", [inner], frame, "")
+
+    def _compare(self, node: cst.Comparison, frame: Frame) -> Value:
+        operands = [self.eval(node.left, frame)] + [self.eval(c.comparator, frame) for c in node.comparisons]
+        return _comparison(operands)
+
+    def _boolean(self, node: cst.BooleanOperation, frame: Frame) -> Value:
+        return join(self.eval(node.left, frame), self.eval(node.right, frame))
+
+    def _if_expression(self, node: cst.IfExp, frame: Frame) -> Value:
+        self.eval(node.test, frame)
+        return join(self.eval(node.body, frame), self.eval(node.orelse, frame))
+
+    def _sequence(self, node: cst.Tuple | cst.List | cst.Set, frame: Frame) -> Value:
+        items = [self.eval(e.value, frame) for e in node.elements]
+        result = combine(items, origin="", fresh=False)
+        known = all(type(e) is cst.Element for e in node.elements)
+        return replace(result, items=tuple(items) if known else None)
+
+    def _dict(self, node: cst.Dict, frame: Frame) -> Value:
+        values = []
+        for element in node.elements:
+            if type(element) is cst.DictElement:
+                self.eval(element.key, frame)  # type: ignore[union-attr]
+            values.append(self.eval(element.value, frame))
+        return combine(values, origin="", fresh=False)
+
+    def _named(self, node: cst.NamedExpr, frame: Frame) -> Value:
+        value = self.eval(node.value, frame)
+        self._bind(node.target, value, frame)
+        return value
+
+    def _await(self, node: cst.Await, frame: Frame) -> Value:
+        return self.eval(node.expression, frame)
+
+    def _yield(self, node: cst.Yield, frame: Frame) -> Value:
+        if isinstance(node.value, cst.BaseExpression):
+            self.eval(node.value, frame)
+        return UNKNOWN
+
+    def _starred(self, node: cst.StarredElement, frame: Frame) -> Value:
+        return self.eval(node.value, frame)
+
+    def _formatted(self, node: cst.FormattedString, frame: Frame) -> Value:
+        for part in node.parts:
+            if type(part) is cst.FormattedStringExpression:
+                self.eval(part.expression, frame)  # type: ignore[attr-defined]
+        return NOT_TENSOR
 
     def _name(self, node: cst.Name, frame: Frame) -> Value:
         name = node.value
@@ -680,7 +691,7 @@ class FunctionInterpreter:
         if value.role is Role.FUNCTION and name in self.structure.module_functions:
             self._note_reference(node, self.structure.module_functions[name])
         value = self._upgrade_module_evidence(name, value)
-        return value.with_deps(frozenset({name}))
+        return value.with_dep(name)
 
     def _note_reference(self, node: cst.Name, function: cst.FunctionDef) -> None:
         """A local function used as a value (not called directly here): its callers are unknown."""
@@ -707,11 +718,11 @@ class FunctionInterpreter:
         dotted = dotted_name(node)
         if dotted is not None:
             if dotted in frame.env:
-                return frame.env[dotted].with_deps(frozenset({dotted}))
+                return frame.env[dotted].with_dep(dotted)
             if dotted.startswith("self.") and self.function.cls is not None:
                 attributes = self._class_attributes(self.function.cls)
                 if dotted in attributes:
-                    return self._upgrade_module_evidence(dotted, attributes[dotted]).with_deps(frozenset({dotted}))
+                    return self._upgrade_module_evidence(dotted, attributes[dotted]).with_dep(dotted)
             if self.imports.resolve(node) is not None:
                 return NOT_TENSOR
         base = self.eval(node.value, frame)
@@ -779,15 +790,19 @@ class FunctionInterpreter:
         )
 
     def _class_attributes(self, cls: ClassInfo) -> dict[str, Value]:
-        return self.inputs.class_attributes(cls)
+        if cls is not self.function.cls:
+            return self.inputs.class_attributes(cls)
+        if self._own_class_attributes is None:
+            self._own_class_attributes = self.inputs.class_attributes(cls)
+        return self._own_class_attributes
 
     def _subscript(self, node: cst.Subscript, frame: Frame) -> Value:
         base = self.eval(node.value, frame)
         index_value: int | None = None
         for element in node.slice:
-            if isinstance(element.slice, cst.Index):
+            if type(element.slice) is cst.Index:
                 self.eval(element.slice.value, frame)
-                if isinstance(element.slice.value, cst.Integer):
+                if type(element.slice.value) is cst.Integer:
                     index_value = int(element.slice.value.value.replace("_", ""), 0)  # 0xFF, 1_000
             else:
                 for part in (element.slice.lower, element.slice.upper, element.slice.step):
@@ -842,10 +857,10 @@ class FunctionInterpreter:
         args = [self.eval(arg.value, frame) for arg in node.args]
         if qualified is not None:
             return self._qualified_call(qualified, node, args, frame, origin)
-        if isinstance(func, cst.Attribute):
-            return self._method_call(node, func, args, frame, origin)
+        if type(func) is cst.Attribute:
+            return self._method_call(node, func, args, frame, origin)  # type: ignore[arg-type]
         callee = self.eval(func, frame)
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             builtin = self._builtin_call(func.value, args, frame, origin)
             if builtin is not None and func.value not in frame.env:
                 return builtin
@@ -1051,6 +1066,45 @@ class FunctionInterpreter:
         value = self.rec.values.get(target) or self.eval(target, frame)
         self.summary.backward_consumed |= value.deps | set(bound_names(target))
         self._runs_model([value], frame)
+
+
+#: ImportMap -> {statement: its shared names}: the answer depends only on the statement and the
+#: module's imports, and the rounds and loop passes interpret the same statements many times.
+_SHARED_NAMES: weakref.WeakKeyDictionary[ImportMap, dict[cst.CSTNode, set[str]]] = weakref.WeakKeyDictionary()
+
+
+#: Expression class -> how FunctionInterpreter.eval values it.
+_EVAL: dict[type, Callable[[FunctionInterpreter, Any, Frame], Value]] = {
+    cst.Name: FunctionInterpreter._name,
+    cst.Attribute: FunctionInterpreter._attribute,
+    cst.Call: FunctionInterpreter._call,
+    cst.BinaryOperation: FunctionInterpreter._binary,
+    cst.UnaryOperation: FunctionInterpreter._unary,
+    cst.Comparison: FunctionInterpreter._compare,
+    cst.BooleanOperation: FunctionInterpreter._boolean,
+    cst.IfExp: FunctionInterpreter._if_expression,
+    cst.Subscript: FunctionInterpreter._subscript,
+    cst.Tuple: FunctionInterpreter._sequence,
+    cst.List: FunctionInterpreter._sequence,
+    cst.Set: FunctionInterpreter._sequence,
+    cst.Dict: FunctionInterpreter._dict,
+    cst.ListComp: FunctionInterpreter._comprehension,
+    cst.SetComp: FunctionInterpreter._comprehension,
+    cst.GeneratorExp: FunctionInterpreter._comprehension,
+    cst.DictComp: FunctionInterpreter._comprehension,
+    cst.NamedExpr: FunctionInterpreter._named,
+    cst.Await: FunctionInterpreter._await,
+    cst.Yield: FunctionInterpreter._yield,
+    cst.StarredElement: FunctionInterpreter._starred,
+    cst.FormattedString: FunctionInterpreter._formatted,
+}
+
+
+def _shared_names_cache(imports: ImportMap) -> dict[cst.CSTNode, set[str]]:
+    cache = _SHARED_NAMES.get(imports)
+    if cache is None:
+        cache = _SHARED_NAMES[imports] = {}
+    return cache
 
 
 def _shared_names(node: cst.BaseSmallStatement, imports: ImportMap) -> set[str]:
