@@ -10,6 +10,7 @@ enclosing loops, gradient mode, environment) and every model call.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
@@ -698,7 +699,10 @@ class FunctionInterpreter:
         if node not in self.rec.direct_callees:
             self.rec.escaping.add(function)
 
-    def _guess_from_name(self, name: str) -> Value:
+    @staticmethod
+    @functools.lru_cache(maxsize=4096)
+    def _guess_from_name(name: str) -> Value:
+        """Cached: three regex matches per name read add up, and values are immutable."""
         if torch_api.GRAPH_TENSOR_NAME.match(name):
             return graph(Evidence.NAME, Confidence.LOW, name, fresh=False)
         if torch_api.MODEL_NAME.match(name):
