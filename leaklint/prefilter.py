@@ -57,6 +57,8 @@ _LEAVES = frozenset(
     | {cls for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop) for cls in base.__subclasses__()}
 )
 _INPLACE_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+#: Methods that put a model in (or out of) evaluation mode, or run it (LL201).
+_MODEL_MODE_OR_RUN = frozenset({"eval", "train", "forward", "module"})
 #: What an ``except`` clause catches when it may catch running out of memory (LL107): ``*`` is a
 #: bare ``except:``; the rest are last names of classes (``torch.cuda.OutOfMemoryError``).
 _MAY_CATCH_OOM = frozenset({"*", "OutOfMemoryError", "MemoryError", "RuntimeError", "Exception", "BaseException"})
@@ -317,13 +319,15 @@ class _Pass:
             if receiver is not None and (name in _COLLECTING_METHODS or name in _WRITING_METHODS or name.endswith("_")):
                 reads = _reads_any(node, function.arguments)
                 function.stores.append((receiver, name in _COLLECTING_METHODS, loops > 0, reads))
-            if name == "eval" or (name == "train" and node.args and _is_false(node.args[0])):
-                function.eval_receivers.add(_model_name(func.value))
-            elif name == "forward" or name == "module":
-                function.run_names.add(_model_name(func.value))
-            function.run_names.add(_dotted(func))
-            function.run_names.discard("")
-            function.eval_receivers.discard("")
+            model = _model_name(func.value) if name in _MODEL_MODE_OR_RUN else None
+            if model is not None:
+                if name == "eval" or (name == "train" and node.args and _is_false(node.args[0])):
+                    function.eval_receivers.add(model)
+                elif name == "forward" or name == "module":
+                    function.run_names.add(model)
+            callee = _dotted(func)
+            if callee is not None:
+                function.run_names.add(callee)
         elif type(func) is ast.Name:
             name = func.id
             function.run_names.add(name)
@@ -581,19 +585,7 @@ def _updates_itself(name: str, value: ast.AST) -> bool:
     return False
 
 
-def _dotted(node: ast.AST) -> str:
-    """``self.model`` for a chain of names (empty for anything else)."""
-    parts = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
-    if type(node) is not ast.Name:
-        return ""
-    parts.append(node.id)  # type: ignore[attr-defined]
-    return ".".join(reversed(parts))
-
-
-def _model_name(receiver: ast.AST) -> str:
+def _model_name(receiver: ast.AST) -> str | None:
     """The name a model method's receiver goes by: ``model`` in ``model.to(device).eval()`` (the
     analysis follows methods that return the module; this follows any method call)."""
     while type(receiver) is ast.Call and type(receiver.func) is ast.Attribute:  # type: ignore[attr-defined]
