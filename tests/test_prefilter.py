@@ -258,6 +258,14 @@ def test_evaluation_mode_without_a_run_of_that_model_in_the_same_function(source
     assert not shape_of(source).eval_context
 
 
+def test_only_a_chain_of_names_can_grow_itself():
+    """``get().buf = torch.cat([other().part, x])`` grows nothing: neither side is a name chain."""
+    source = "def step(xs):\n    for x in xs:\n        get().buf = torch.cat([other().part, x])\n"
+    assert not shape_of(source).loop_outer_store
+    grown = "def step(xs):\n    for x in xs:\n        state.buf = torch.cat([state.buf, x])\n"
+    assert shape_of(grown).loop_outer_store
+
+
 def test_identifiers_are_names_not_substrings():
     shape = shape_of("import collections\nfrom gc import collect as c\n")
     assert shape.uses("collect") and shape.uses("collections")
