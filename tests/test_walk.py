@@ -139,7 +139,6 @@ def test_node_types_checked_by_exact_type_have_no_subclasses():
         assert node_type.__subclasses__() == []
 
 
-
 class _LaterRecorder(walk.Walker):
     """Sees what _Recorder prunes (inside lambdas), and never prunes itself."""
 
