@@ -207,12 +207,20 @@ def _internal_error(path: str, error: BaseException, rule: str | None) -> FileEr
     return FileError(path, ErrorKind.INTERNAL, f"internal error in {stage}: {what}{where} (please report this)", rule)
 
 
-def _apply_rules(text: str, path: str, rules: Sequence[type[Rule]]) -> tuple[list[tuple[type[Rule], Violation]], list[FileError], cst.Module]:
+def _apply_rules(
+    text: str, path: str, rules: Sequence[type[Rule]], screen: ast.Module | None
+) -> tuple[list[tuple[type[Rule], Violation]], list[FileError], cst.Module | None]:
+    """The rules' violations in ``text``, found on libcst's tree; when ``screen`` (the file's
+    ``ast``) is given, first ask :func:`leaklint.screen.may_report` whether parsing is needed."""
     import libcst as cst
 
     from leaklint.analysis.facts import ModuleFacts
     from leaklint.analysis.parsing import parse_module
     from leaklint.analysis.walk import children_cached
+    from leaklint.screen import may_report
+
+    if screen is not None and not may_report(text, screen, rules):
+        return [], [], None
 
     try:
         module = parse_module(text)
@@ -318,8 +326,9 @@ def lint_text(
 
     Only the rules that the gate (:mod:`leaklint.prefilter`: the words a rule requires, then the
     syntax its findings need) lets through are run; when none is, the file is not parsed with
-    libcst at all. ``gate=False`` runs every rule regardless: for tests that prove the gate only
-    skips work.
+    libcst at all. Nor is it when the screen (:mod:`leaklint.screen`: the rules run on a tree
+    built from ``ast``) finds nothing. ``gate=False`` runs every rule regardless, without gate
+    or screen: for tests that prove both only skip work.
     """
     outcome = FileOutcome(path)
     try:
@@ -336,8 +345,10 @@ def lint_text(
             return outcome
         if not gate:
             refuse_deep_nesting(nesting_depth(tree))
-        violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules))
+        screened = tree if gate else None
+        violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules, screened))
         if violations:
+            assert module is not None
             findings = run_deep(lambda: _position_findings(module, text, path, violations, settings))
             outcome.findings = _filter(findings, text, path, settings)
     except SourceProblem as problem:

@@ -67,3 +67,46 @@ def gate_differences(text: str, path: str, rules: Sequence[type[Rule]]) -> list[
         # (Errors may only go: libcst's limits matter only to files the analysis needs.)
         differences += [f"{path}: error {e.kind.value} only with the gate at {level}" for e in gated.errors if e not in ungated.errors]
     return differences
+
+
+#: Fields that hold formatting only (spaces, comments, parentheses, punctuation, the module's
+#: newline style): the tree :mod:`leaklint.analysis.from_ast` builds leaves them at defaults.
+_FORMATTING_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
+        "dot", "equal", "colon", "newline", "indent", "trailing_whitespace", "lbracket", "rbracket", "lbrace",
+        "rbrace", "first_colon", "second_colon", "leading_whitespace", "encoding", "default_indent",
+        "default_newline", "has_trailing_newline",
+    }
+)
+
+
+def shape_differences(parsed: object, built: object, path: str = "module", *, limit: int = 5) -> list[str]:
+    """Where ``built`` (from :func:`leaklint.analysis.from_ast.module_from_ast`) differs from
+    libcst's ``parsed`` tree, ignoring formatting: node types, code-holding fields, literal text.
+    Text inside f-strings is compared loosely: the builder takes it from values, not the source."""
+    import dataclasses
+
+    import libcst as cst
+
+    found: list[str] = []
+    pending: list[tuple[object, object, str, bool]] = [(parsed, built, path, False)]
+    while pending and len(found) < limit:
+        left, right, where, in_fstring = pending.pop()
+        if isinstance(left, cst.CSTNode) or isinstance(right, cst.CSTNode):
+            if type(left) is not type(right):
+                found.append(f"{where}: {type(left).__name__} != {type(right).__name__}")
+                continue
+            in_fstring = in_fstring or isinstance(left, cst.FormattedString)
+            for field in dataclasses.fields(left):  # type: ignore[arg-type]
+                if field.name in _FORMATTING_FIELDS or field.name.startswith("whitespace"):
+                    continue
+                pending.append((getattr(left, field.name), getattr(right, field.name), f"{where}.{field.name}", in_fstring))
+        elif isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+            if len(left) != len(right):
+                found.append(f"{where}: {len(left)} items != {len(right)}")
+                continue
+            pending.extend((a, b, f"{where}[{i}]", in_fstring) for i, (a, b) in enumerate(zip(left, right)))
+        elif left != right and not in_fstring:
+            found.append(f"{where}: {left!r} != {right!r}")
+    return found

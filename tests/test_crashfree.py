@@ -40,7 +40,9 @@ def test_a_sample_of_the_standard_library():
 
 def test_a_disagreement_with_python_is_reported(tmp_path):
     """The check itself works: ast.parse accepts this, and leaklint refuses it on purpose."""
-    (tmp_path / "odd.py").write_text("import torch\n(x): int = 1\n")
+    # A finding to report makes the file worth libcst's parse, which then fails.
+    leak = "total = 0\nfor x in loader:\n    loss = model(x).sum()\n    loss.backward()\n    total += loss\n"
+    (tmp_path / "odd.py").write_text("import torch\n(x): int = 1\n" + leak)
     (tmp_path / "bad.py").write_text("def f(:\n")
     report = crashfree.check("odd", [tmp_path / "odd.py", tmp_path / "bad.py"], jobs=1)
     assert report.ok and len(report.too_complex) == 1 and report.errors["syntax-error"] == 1
