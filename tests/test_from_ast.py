@@ -155,6 +155,10 @@ SNIPPETS = {
     "identifiers as written, not as Python normalizes them": """\
         ｔｈ = a.ｗｗｗ + µ  # é
         x = "é"; y = ｔｈ.b
+
+        def f(x, y="é"):  # ü: non-ASCII next to a name written as it is
+            import os as o  # ö
+            return f(x=1)  # ä
         """,
 }
 

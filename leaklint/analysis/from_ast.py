@@ -113,6 +113,7 @@ _COMPOUND = (
 ) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _NON_ASCII = re.compile(rb"[\x80-\xff]+")
+_NUMBER = re.compile(r"[0-9.][0-9A-Za-z_.]*(?:[eE][-+]?[0-9_]+[jJ]?)?")
 _STRING_START = re.compile(r"[A-Za-z]*('''|\"\"\"|'|\")")
 
 Name = _make(cst.Name)
@@ -240,9 +241,19 @@ class _Builder:
         """A name ``ast`` keeps without a position of its own, somewhere in ``node``'s lines."""
         if self.non_ascii_lines:
             lines = range(node.lineno, (last_line or node.end_lineno) + 1)  # type: ignore[attr-defined]
-            if any(line in self.non_ascii_lines for line in lines):
-                raise Unsupported("an identifier on a line with non-ASCII characters")
+            if any(line in self.non_ascii_lines for line in lines) and not self.written(name, lines):
+                raise Unsupported("an identifier Python may have normalized")
         return name
+
+    def written(self, name: str, lines: range) -> bool:
+        """Whether ``name`` appears as it is in ``lines`` (a comment in ``é`` next to it is no
+        reason to give up; a name written ``ｆ`` and normalized to ``f`` is)."""
+        if not name.isascii():
+            return False
+        pattern = re.compile(rb"(?<![\w\x80-\xff])" + re.escape(name.encode()) + rb"(?![\w\x80-\xff])")
+        start = self.line_starts[lines.start - 1]
+        end = self.line_starts[lines.stop - 1] if lines.stop <= len(self.line_starts) else len(self.data)
+        return pattern.search(self.data, start, end) is not None
 
     def attribute_name(self, node: ast.Attribute) -> str:
         """``ast`` normalizes identifiers (NFKC: ``ｔｈ`` is ``th``), libcst keeps them as written."""
@@ -548,11 +559,8 @@ class _Builder:
             text = repr(value)
         else:
             text = self.segment(node)
-            try:
-                if ast.literal_eval(text) != value:
-                    raise ValueError
-            except (ValueError, SyntaxError):
-                raise Unsupported("a number ast does not locate") from None
+            if _NUMBER.fullmatch(text) is None:
+                raise Unsupported("a number ast does not locate")
         if isinstance(value, int):
             return _make(cst.Integer)(value=text)
         if isinstance(value, float):
