@@ -1,4 +1,4 @@
-"""Lint files: read, check, parse, analyse once, run the rules, filter, and collect in order.
+"""Lint files: read, check, gate, screen, parse, analyse, run the rules, filter, and collect in order.
 
 One file's problems never stop the run: an unreadable file, a syntax error, or a rule that
 crashes becomes a :class:`~leaklint.findings.FileError` (exit code 2) and the other files are still
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeVar
 
 from leaklint.config import Settings, matches_selector
-from leaklint.findings import ErrorKind, FileError, Finding, Fix, LintResult
+from leaklint.findings import Confidence, ErrorKind, FileError, Finding, Fix, LintResult
 from leaklint.rule import Rule, Violation
 
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ def _internal_error(path: str, error: BaseException, rule: str | None) -> FileEr
 
 
 def _apply_rules(
-    text: str, path: str, rules: Sequence[type[Rule]], screen: ast.Module | None
+    text: str, path: str, rules: Sequence[type[Rule]], screen: ast.Module | None, min_confidence: Confidence
 ) -> tuple[list[tuple[type[Rule], Violation]], list[FileError], cst.Module | None]:
     """The rules' violations in ``text``, found on libcst's tree; when ``screen`` (the file's
     ``ast``) is given, first ask :func:`leaklint.screen.may_report` whether parsing is needed."""
@@ -219,7 +219,7 @@ def _apply_rules(
     from leaklint.analysis.walk import children_cached
     from leaklint.screen import may_report
 
-    if screen is not None and not may_report(text, screen, rules):
+    if screen is not None and not may_report(text, screen, rules, min_confidence):
         return [], [], None
 
     try:
@@ -303,12 +303,22 @@ def _text_fix(rule: type[Rule], violation: Violation, editor: SourceEditor, sett
     return fix.with_applicability(applicability) if fix.edits else None
 
 
+def _reportable(violations: list[tuple[type[Rule], Violation]], path: str, settings: Settings) -> list[tuple[type[Rule], Violation]]:
+    """The violations the configuration lets through (confidence, per-file ignores): only those are
+    positioned and given fixes, which is most of the cost of a finding."""
+    ignored = settings.ignored_codes_for(path) if path != STDIN_PATH else ()
+    return [
+        (rule, v)
+        for rule, v in violations
+        if v.confidence >= settings.min_confidence and not any(matches_selector(rule.code, s) for s in ignored)
+    ]
+
+
 def _filter(findings: Iterable[Finding], text: str, path: str, settings: Settings) -> list[Finding]:
+    """Drop suppressed findings (``# noqa``) and duplicates; sort."""
     from leaklint.suppressions import is_suppressed, suppression_table
 
-    findings = [f for f in findings if f.confidence >= settings.min_confidence]
-    ignored = settings.ignored_codes_for(path) if path != STDIN_PATH else ()
-    findings = [f for f in findings if not any(matches_selector(f.code, s) for s in ignored)]
+    findings = list(findings)
     if not findings:
         return []
     table = suppression_table(text)
@@ -346,7 +356,10 @@ def lint_text(
         if not gate:
             refuse_deep_nesting(nesting_depth(tree))
         screened = tree if gate else None
-        violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules, screened))
+        violations, outcome.errors, module = run_deep(
+            lambda: _apply_rules(text, path, rules, screened, settings.min_confidence)
+        )
+        violations = _reportable(violations, path, settings)
         if violations:
             assert module is not None
             findings = run_deep(lambda: _position_findings(module, text, path, violations, settings))

@@ -123,3 +123,16 @@ def test_the_screen_asks_only_the_rules_it_is_given():
 def test_the_screen_module_stays_light():
     """Importing the screen must not import libcst: a file the gate rejects never pays for it."""
     assert "libcst" not in leaklint.screen.__dict__
+
+
+def test_a_finding_below_the_confidence_asked_for_is_no_reason_to_parse(libcst_parses):
+    """A name guess (``loss = compute(batch)``) is a low-confidence finding: at the default
+    confidence the screen lets the file go; at ``low`` libcst parses it and it is reported."""
+    source = "total = 0\nfor batch in loader:\n    loss = compute(batch)\n    total += loss\n"
+    tree = ast.parse(source)
+    assert may_report(source, tree, RULES, Confidence.MEDIUM) is False
+    assert may_report(source, tree, RULES, Confidence.LOW) is True
+    assert lint_text(source, "a.py", RULES, Settings()).findings == []
+    assert libcst_parses == []
+    [finding] = lint_text(source, "a.py", RULES, Settings(min_confidence=Confidence.LOW)).findings
+    assert finding.code == "LL101" and libcst_parses == [source]

@@ -8,4 +8,7 @@ Built on demand from them, once per file: ``index`` (statements, calls and bindi
 functions run once per step), ``hooks`` (hook registrations and hook functions), ``carry``
 (graphs carried across iterations), ``keras`` (Keras models), ``syntax`` (call arguments,
 literals, roots of expressions) and ``positions`` (line numbers).
+
+Facts are built from a libcst tree: the one libcst parses, or, for the screen that decides whether
+that parse is needed, the one ``from_ast`` builds from Python's ``ast`` (see :mod:`leaklint.screen`).
 """
