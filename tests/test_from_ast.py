@@ -54,6 +54,10 @@ SNIPPETS = {
         try: pass
         except E: pass
         with a: b()
+        class B:\\
+         pass
+        if c:  # a comment ending in a backslash \\
+            pass
         """,
     "call arguments in source order": """\
         f(a, *b, c=1, **d)

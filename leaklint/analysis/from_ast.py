@@ -265,9 +265,16 @@ class _Builder:
         return written
 
     def alone_on_line(self, node: ast.AST) -> bool:
-        """Nothing but indentation before ``node`` on its first line."""
-        line_start = self.line_starts[node.lineno - 1]  # type: ignore[attr-defined]
-        return not self.data[line_start : line_start + node.col_offset].strip(b" \t\f")  # type: ignore[attr-defined]
+        """Nothing but indentation before ``node`` on its logical line: no code before it on its
+        first line, and no backslash joining that line to the one before (``class A:\\``)."""
+        line = node.lineno  # type: ignore[attr-defined]
+        line_start = self.line_starts[line - 1]
+        if self.data[line_start : line_start + node.col_offset].strip(b" \t\f"):  # type: ignore[attr-defined]
+            return False
+        if line == 1:
+            return True
+        previous = self.data[self.line_starts[line - 2] : line_start].rstrip(b"\r\n")
+        return not (previous.endswith(b"\\") and b"#" not in previous)
 
     # --- module and statements -------------------------------------------------------------------
     def module(self, tree: ast.Module) -> cst.Module:
