@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from leaklint.analysis.torch_api import (
     DATA_SOURCE_NAME,
     FRAMEWORK_HOOK_NAME,
+    FUNCTIONAL_INPLACE,
+    INPLACE_FUNCTIONS,
     ITERATION_COUNTER_NAME,
     MODULES_WITH_INPLACE,
     PER_STEP_HOOK,
@@ -57,6 +59,8 @@ _LEAVES = frozenset(
     | {cls for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop) for cls in base.__subclasses__()}
 )
 _INPLACE_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+#: Last names of the functions and methods LL401 rewrites (``torch.relu``, ``F.relu``, ``x.clamp``).
+_INPLACE_CALL_NAMES = INPLACE_FUNCTIONS | FUNCTIONAL_INPLACE
 #: Methods that put a model in (or out of) evaluation mode, or run it (LL201).
 _MODEL_MODE_OR_RUN = frozenset({"eval", "train", "forward", "module"})
 #: What an ``except`` clause catches when it may catch running out of memory (LL107): ``*`` is a
@@ -223,6 +227,8 @@ class _Pass:
         self.handler_catches: set[frozenset[str]] = set()
         #: Names bound by ``import ... as``: a caught name may be an alias of an OOM class.
         self.import_aliases: set[str] = set()
+        #: Names called as ``x = name(x)`` (LL401 needs the callee to be one of its functions).
+        self.inplace_callees: set[str] = set()
         self.inplace_candidate = bool(_GRAD_SWITCHES.search(text)) and any(m.lower() in text for m in MODULES_WITH_INPLACE)
 
     def run(self, tree: ast.AST) -> None:
@@ -356,8 +362,12 @@ class _Pass:
                     function.self_feeding[root] = function.self_feeding.get(root, 0) + 1
                 if type(part) is not ast.Name or collects or feeds_itself:
                     function.stores.append((root, collects, loops > 0, _reads_any(value, function.arguments)))
-        if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and _updates_itself(node.targets[0].id, value):
-            self.inplace_candidate = True
+        if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            called = _updates_itself(node.targets[0].id, value)
+            if called is True:
+                self.inplace_candidate = True
+            elif called:
+                self.inplace_callees.add(called)
 
     def _write(self, node: ast.AugAssign | ast.AnnAssign, function: _Function, loops: int) -> None:
         target, value = node.target, node.value
@@ -413,7 +423,10 @@ class _Pass:
                 not names.isdisjoint(_MAY_CATCH_OOM) or not names.isdisjoint(self.import_aliases)
                 for names in self.handler_catches
             ),
-            inplace_candidate=self.inplace_candidate,
+            # A callee named otherwise may still be one of LL401's functions under an alias
+            # (``from torch import relu as r``); imports may come after the call in this pass.
+            inplace_candidate=self.inplace_candidate
+            or not self.inplace_callees.isdisjoint(_INPLACE_CALL_NAMES | self.import_aliases),
         )
 
     def _per_step_functions(self) -> set[_Function]:
@@ -571,17 +584,29 @@ def _grows_itself(target: ast.AST, value: ast.AST) -> bool:
     return False
 
 
-def _updates_itself(name: str, value: ast.AST) -> bool:
-    """``x = x * s``, ``x = torch.relu(x)``, ``x = x.relu()``, ``x = F.relu(x)`` (LL401's candidates)."""
+def _updates_itself(name: str, value: ast.AST) -> bool | str:
+    """Whether ``name = value`` is one of LL401's candidates: ``x = x * s`` and ``x = x.relu()``
+    (True), or ``x = relu(x)`` (the callee's name, which may be an import alias: the caller
+    decides once every import is known). False otherwise.
+
+    LL401 rewrites only calls whose qualified name ends in one of its functions' names; the last
+    name of an attribute chain is the last part of that qualified name whatever the aliases.
+    """
     kind = type(value)
     if kind is ast.BinOp:
         sides = (value.left, value.right)  # type: ignore[attr-defined]
         return isinstance(value.op, _INPLACE_OPERATORS) and any(type(s) is ast.Name and s.id == name for s in sides)  # type: ignore[attr-defined]
     if kind is ast.Call:
         func, args = value.func, value.args  # type: ignore[attr-defined]
-        if args and type(args[0]) is ast.Name and args[0].id == name:
-            return True
-        return type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == name
+        if type(func) is ast.Attribute:
+            if func.attr not in _INPLACE_CALL_NAMES:  # type: ignore[attr-defined]
+                return False
+            receiver = func.value  # type: ignore[attr-defined]
+            if type(receiver) is ast.Name and receiver.id == name:
+                return True
+            return bool(args) and type(args[0]) is ast.Name and args[0].id == name
+        if type(func) is ast.Name and args and type(args[0]) is ast.Name and args[0].id == name:
+            return func.id  # type: ignore[attr-defined]
     return False
 
 

@@ -201,6 +201,37 @@ def test_evaluation_code_and_except_clauses_and_inplace_candidates():
 
 
 @pytest.mark.parametrize(
+    "source",
+    [
+        "x = F.relu(x)\n",
+        "x = torch.nn.functional.dropout(x, 0.1)\n",
+        "x = x.clamp(0, 1)\n",
+        "x = torch.clamp(x, 0, 1)\n",
+        "from torch import relu\nx = relu(x)\n",
+        # an alias may be any of LL401's functions, even when imported after the call
+        "def f(x):\n    x = act(x)\n    return x\nfrom torch.nn.functional import gelu, relu as act\n",
+    ],
+)
+def test_calls_ll401_may_rewrite(source):
+    assert shape_of(source).inplace_candidate
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = self.norm(x)\n",  # a layer: LL401 rewrites no module calls
+        "x = layer(x)\n",
+        "x = x.view(-1)\n",  # a view, not one of the functions with an in-place form
+        "x = torch.cat(x, 1)\n",
+        "from torch.nn.functional import gelu\nx = gelu(x)\n",
+        "x = relu(y)\n",  # not the target's old value
+    ],
+)
+def test_calls_ll401_never_rewrites(source):
+    assert not shape_of(source).inplace_candidate
+
+
+@pytest.mark.parametrize(
     "clause",
     [
         "except:",
