@@ -200,23 +200,26 @@ def names_read(node: cst.CSTNode) -> set[str]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.add(current.value)
-        elif isinstance(current, cst.Attribute):
+        # Exact type checks: libcst's node classes are ABCs, so isinstance() on them runs Python
+        # code; these classes have no subclasses.
+        node_type = type(current)
+        if node_type is cst.Name:
+            found.add(current.value)  # type: ignore[attr-defined]
+        elif node_type is cst.Attribute:
             name = dotted_name(current)
             if name is not None:
                 parts = name.split(".")
                 found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
             else:
-                stack.append(current.value)
-        elif not isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+                stack.append(current.value)  # type: ignore[attr-defined]
+        elif node_type not in _SCOPES:
             stack.extend(children(current))
     return found
 
 
 def calls_in(node: cst.CSTNode) -> list[cst.Call]:
     """Every call under ``node`` in source order, not counting nested functions, lambdas and classes."""
-    return [child for child in walk(node, into=not_into_scopes) if isinstance(child, cst.Call)]
+    return [child for child in walk(node, into=not_into_scopes) if type(child) is cst.Call]  # exact: see names_read
 
 
 def mentions(node: cst.CSTNode, name: str) -> bool:
