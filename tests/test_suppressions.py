@@ -136,6 +136,21 @@ def test_lines_without_a_directive_are_not_in_the_table() -> None:
     assert table_for("x = 1  # just a comment\ny = 2\n") == {}
 
 
+def test_a_source_without_any_directive_is_not_tokenized(monkeypatch: pytest.MonkeyPatch) -> None:
+    import leaklint.suppressions as suppressions
+
+    def no_tokenizing(source: str) -> None:
+        raise AssertionError("tokenized a source that holds no directive")
+
+    monkeypatch.setattr(suppressions, "_comments", no_tokenizing)
+    assert suppression_table("losses.append(loss)  # keep it\nnoqa = 'leaklint'\n") == {}
+
+
+def test_a_directive_split_over_lines_or_inside_a_string_still_counts_only_as_a_comment() -> None:
+    # The quick look at the whole text sees these; tokenizing then finds no directive comment.
+    assert table_for('s = "# noqa"\nt = 1  # leaklint\n# : ignore\n') == {}
+
+
 def test_untokenizable_source_falls_back_to_a_line_scan() -> None:
     source = 'x = 1  # noqa: LL101\ny = """never closed\n'
     assert suppression_table(source) == {1: frozenset({"LL101"})}
