@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import ast
 import re
+from itertools import repeat
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from leaklint.analysis.torch_api import (
     DATA_SOURCE_NAME,
@@ -210,6 +211,11 @@ class _Function:
         )
 
 
+#: Where a node sits, for the pass: (enclosing function, directly in a class body, loops around
+#: it, the names the enclosing ``except`` clauses catch (None outside one), depth in the tree).
+_Context = tuple["_Function", bool, int, "frozenset[str] | None", int]
+
+
 class _Pass:
     def __init__(self, text: str) -> None:
         self.text = text
@@ -233,11 +239,13 @@ class _Pass:
 
     def run(self, tree: ast.AST) -> None:
         deepest = 0
-        # (node, enclosing function, directly in a class body, loops around it, in an except
-        # clause, depth in the tree)
-        stack: list[tuple[ast.AST, _Function, bool, int, frozenset[str] | None, int]] = [(tree, self.top, False, 0, None, 1)]
+        # (node, its context): one context tuple per parent, shared by its children, which
+        # ``zip`` pairs with it in C (the pass's hot loop).
+        stack: list[tuple[ast.AST, _Context]] = [(tree, (self.top, False, 0, None, 1))]
+        pop, extend = stack.pop, stack.extend
         while stack:
-            node, function, in_class, loops, in_handler, depth = stack.pop()
+            node, context = pop()
+            function, in_class, loops, in_handler, depth = context
             if depth > deepest:
                 deepest = depth
             kind = type(node)
@@ -254,24 +262,24 @@ class _Pass:
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 inner = self._function(node, in_class)  # type: ignore[arg-type]
                 function.bind(node.name)  # type: ignore[attr-defined]
-                stack.extend((child, inner, False, 0, None, below) for child in _child_nodes(node))
+                extend(zip(_child_nodes(node), repeat((inner, False, 0, None, below))))
                 continue
             if kind is ast.ClassDef:
                 function.bind(node.name)  # type: ignore[attr-defined]
-                stack.extend((child, function, True, loops, in_handler, below) for child in _child_nodes(node))
+                extend(zip(_child_nodes(node), repeat((function, True, loops, in_handler, below))))
                 continue
             if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
                 self.has_loop = True
                 if kind is not ast.While and _names_a_step(node.iter, node.target):  # type: ignore[attr-defined]
                     self.iteration_loop = True
-                stack.extend((child, function, False, loops + 1, in_handler, below) for child in _child_nodes(node))
+                extend(zip(_child_nodes(node), repeat((function, False, loops + 1, in_handler, below))))
                 continue
             if kind is ast.ExceptHandler:
                 if node.name:  # type: ignore[attr-defined]
                     function.bind(node.name)  # type: ignore[attr-defined]
                 caught = _caught_names(node.type)  # type: ignore[attr-defined]
                 catches = caught if in_handler is None else in_handler | caught
-                stack.extend((child, function, False, loops, catches, below) for child in _child_nodes(node))
+                extend(zip(_child_nodes(node), repeat((function, False, loops, catches, below))))
                 continue
             if kind is ast.Call:
                 self._call(node, function, loops, in_handler)  # type: ignore[arg-type]
@@ -300,7 +308,7 @@ class _Pass:
                         self.import_aliases.add(alias.asname)
                         if alias.name in _BACKWARD_CALLS:
                             self.backward_aliases.add(alias.asname)
-            stack.extend((child, function, in_class, loops, in_handler, below) for child in _child_nodes(node))
+            extend(zip(_child_nodes(node), repeat((function, in_class, loops, in_handler, below))))
         self.depth = deepest
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> _Function:
@@ -351,17 +359,20 @@ class _Pass:
 
     def _assign(self, node: ast.Assign, function: _Function, loops: int) -> None:
         value = node.value
+        reads = _ValueReads(value)
         for target in node.targets:
             for part in _unpacked(target):
                 root = _root(part)
                 if root is None:
                     continue
-                collects = type(part) is ast.Subscript or _grows_itself(part, value)
-                feeds_itself = _reads_itself(part, value)
+                name = _dotted(part)
+                feeds_itself = name is not None and name in reads.dotted
+                collects = type(part) is ast.Subscript or _grows_itself(part, value, feeds_itself)
                 if type(part) is ast.Name and feeds_itself:
                     function.self_feeding[root] = function.self_feeding.get(root, 0) + 1
                 if type(part) is not ast.Name or collects or feeds_itself:
-                    function.stores.append((root, collects, loops > 0, _reads_any(value, function.arguments)))
+                    arguments = function.arguments
+                    function.stores.append((root, collects, loops > 0, bool(arguments) and not arguments.isdisjoint(reads.names)))
         if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
             called = _updates_itself(node.targets[0].id, value)
             if called is True:
@@ -466,11 +477,15 @@ _PLAIN_FIELDS = frozenset(
      "conversion", "is_async", "simple", "kwd_attrs", "rest", "tag"}
 )
 _NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+#: ASDL types whose values are plain Python values, never nodes.
+_PLAIN_TYPES = frozenset({"identifier", "int", "string", "constant"})
+#: One field of a node's signature in its docstring: ``expr* args``, ``expr? returns``, ``expr func``.
+_SIGNATURE_FIELD = re.compile(r"(\w+)([*?]?) (\w+)")
 
 
-def _child_nodes(node: ast.AST) -> list[ast.AST]:
+def _generic_child_nodes(node: ast.AST) -> list[ast.AST]:
     """The nodes right below ``node`` that can matter to the gate: ``ast.iter_child_nodes`` less
-    contexts, operators and plain values, and about three times as fast (the pass's hot loop)."""
+    contexts, operators and plain values. For node classes whose signature is not understood."""
     kind = type(node)
     fields = _NODE_FIELDS.get(kind)
     if fields is None:
@@ -483,6 +498,56 @@ def _child_nodes(node: ast.AST) -> list[ast.AST]:
         elif isinstance(value, ast.AST):
             children.append(value)
     return children
+
+
+def _children_function(kind: type) -> Callable[[ast.AST], list[ast.AST]]:
+    """What :func:`_generic_child_nodes` answers for nodes of ``kind``, as a function written for
+    the class from its signature (``Call(expr func, expr* args, keyword* keywords)``): a plain read
+    per field instead of a loop of type checks, for the pass's hot loop. Falls back to the generic
+    function for a signature it does not understand (the field names must match ``_fields``)."""
+    signature = (kind.__doc__ or "").split("\n", 1)[0]
+    if not kind._fields:
+        return lambda node: []
+    opening = f"{kind.__name__}("
+    if not signature.startswith(opening) or not signature.endswith(")"):
+        return _generic_child_nodes
+    fields = [_SIGNATURE_FIELD.fullmatch(part.strip()) for part in signature[len(opening):-1].split(",")]
+    if any(f is None for f in fields) or tuple(f.group(3) for f in fields) != kind._fields:  # type: ignore[union-attr]
+        return _generic_child_nodes
+    lines = ["def children(node):", "    found = []"]
+    for field in fields:
+        type_name, how, name = field.groups()  # type: ignore[union-attr]
+        if type_name in _PLAIN_TYPES or name in _PLAIN_FIELDS:
+            continue
+        if how == "*":
+            # A list of expressions may hold None: ``{**rest}``'s key, a keyword-only parameter's
+            # missing default.
+            items = f"filter(None, node.{name})" if type_name == "expr" else f"node.{name}"
+            lines.append(f"    found.extend({items})")
+        elif how == "?":
+            lines.append(f"    value = node.{name}")
+            lines.append("    if value is not None:")
+            lines.append("        found.append(value)")
+        else:
+            lines.append(f"    found.append(node.{name})")
+    lines.append("    return found")
+    namespace: dict[str, Any] = {}
+    exec("\n".join(lines), namespace)  # noqa: S102 - written from ast's own field names only
+    return namespace["children"]  # type: ignore[no-any-return]
+
+
+#: node class -> its :func:`_children_function`.
+_CHILDREN_OF: dict[type, Callable[[ast.AST], list[ast.AST]]] = {}
+
+
+def _child_nodes(node: ast.AST) -> list[ast.AST]:
+    """The nodes right below ``node`` that can matter to the gate: ``ast.iter_child_nodes`` less
+    contexts, operators and plain values, and several times as fast (the pass's hot loop)."""
+    kind = type(node)
+    children = _CHILDREN_OF.get(kind)
+    if children is None:
+        children = _CHILDREN_OF[kind] = _children_function(kind)
+    return children(node)
 
 
 def _walk(node: ast.AST) -> Iterable[ast.AST]:
@@ -567,16 +632,50 @@ def _dotted(node: ast.AST) -> str | None:
     return ".".join(reversed(parts))
 
 
-def _reads_itself(target: ast.AST, value: ast.AST) -> bool:
-    """``t = t + x`` / ``t = f(t, x)``: the target feeds its own new value."""
-    name = _dotted(target)
-    return name is not None and any(_dotted(child) == name for child in _walk(value) if type(child) in (ast.Name, ast.Attribute))
+class _ValueReads:
+    """The names and dotted chains an assigned value reads, from one walk of it made on first use
+    (an assignment asks about each of its targets, and most values are never asked about)."""
+
+    __slots__ = ("_value", "_names", "_dotted")
+
+    def __init__(self, value: ast.AST) -> None:
+        self._value = value
+        self._names: set[str] | None = None
+        self._dotted: set[str] = set()
+
+    def _scan(self) -> set[str]:
+        names: set[str] = set()
+        dotted = self._dotted
+        for child in _walk(self._value):
+            kind = type(child)
+            if kind is ast.Name:
+                names.add(child.id)  # type: ignore[attr-defined]
+            elif kind is ast.Attribute:
+                chain = _dotted(child)
+                if chain is not None:
+                    dotted.add(chain)
+        dotted |= names
+        self._names = names
+        return names
+
+    @property
+    def names(self) -> set[str]:
+        """Plain names: ``t``, ``x`` in ``t.sum() + x``."""
+        return self._scan() if self._names is None else self._names
+
+    @property
+    def dotted(self) -> set[str]:
+        """Names and every attribute chain on a name: ``t``, ``t.sum``, ``x`` in ``t.sum() + x``."""
+        if self._names is None:
+            self._scan()
+        return self._dotted
 
 
-def _grows_itself(target: ast.AST, value: ast.AST) -> bool:
-    """``t = t + [x]`` / ``t = torch.cat([t, x])``: a container grown by re-assignment."""
+def _grows_itself(target: ast.AST, value: ast.AST, feeds_itself: bool) -> bool:
+    """``t = t + [x]`` / ``t = torch.cat([t, x])``: a container grown by re-assignment
+    (``feeds_itself``: the value reads the target, ``t = t + x`` / ``t = f(t, x)``)."""
     if type(value) is ast.BinOp:
-        return _reads_itself(target, value) and type(value.right) in (ast.List, ast.Tuple)  # type: ignore[attr-defined]
+        return feeds_itself and type(value.right) in (ast.List, ast.Tuple)  # type: ignore[attr-defined]
     if type(value) is ast.Call and value.args:  # type: ignore[attr-defined]
         first = value.args[0]  # type: ignore[attr-defined]
         name = _dotted(target)

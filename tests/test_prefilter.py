@@ -315,3 +315,39 @@ def test_the_tensorflow_rules_need_an_import_of_tensorflow_or_keras():
     assert may_hold_findings(mention, ast.parse(mention), tf_rules, Confidence.LOW) == []
     imported = "import tensorflow as tf\n" + mention
     assert may_hold_findings(imported, ast.parse(imported), tf_rules, Confidence.LOW) == tf_rules[:1] + tf_rules[2:]
+
+
+# --- the pass's child listing --------------------------------------------------------------------
+_TRICKY_CHILDREN = """\
+def f(a, /, b=1, *args, c, d=2, **kw) -> int:
+    global g
+    return {**kw, "x": a}, [*args], (lambda q=3: q)(), f"{a!r:>{b}}"
+async def h():
+    async with a as b, c:
+        async for x in y:
+            await z
+    try:
+        pass
+    except* ValueError as e:
+        raise
+match p:
+    case [1, *rest] | {"k": v, **more} if v: pass
+    case Point(x=0, y=yy) as pt: pass
+x[1:2, ::3] = yield_ = not a < b <= c
+"""
+
+
+def test_the_pass_lists_the_same_children_as_a_look_at_every_field():
+    """The child lister written per node class from its signature reads what the generic one reads."""
+    from leaklint import prefilter
+
+    sources = [_TRICKY_CHILDREN] + [path.read_text() for path in sorted((ROOT / "fixtures").rglob("*.py"))]
+    sources += [path.read_text() for path in sorted(ROOT.joinpath("leaklint").rglob("*.py"))]
+    kinds = set()
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            kinds.add(type(node))
+            assert prefilter._child_nodes(node) == prefilter._generic_child_nodes(node), ast.dump(node)
+    assert {ast.Dict, ast.arguments, ast.MatchMapping, ast.TryStar, ast.JoinedStr} <= kinds
+    generic = [kind.__name__ for kind in kinds if prefilter._CHILDREN_OF[kind] is prefilter._generic_child_nodes]
+    assert generic == []
