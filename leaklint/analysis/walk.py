@@ -118,39 +118,59 @@ def children_cached() -> Iterator[None]:
 
 #: What :func:`children` answers for a leaf (shared: callers never modify the list).
 _NO_CHILDREN: list[cst.CSTNode] = []
+#: node type -> the function that lists its children (:func:`_lister`), None for a leaf.
+_LISTERS: dict[type, Callable[[cst.CSTNode], list[cst.CSTNode]] | None] = {}
+
+
+def _look(value: object, found: list[cst.CSTNode]) -> None:
+    """Add ``value`` to ``found`` if it is a node, or the nodes in it if it is a sequence: for
+    fields whose annotation also allows other values (``MaybeSentinel``, ``ImportStar``)."""
+    is_node = _IS_NODE.get
+    value_type = type(value)
+    if value_type is list or value_type is tuple:
+        found.extend(item for item in value if is_node(type(item)) or _is_node_type(type(item)))  # type: ignore[attr-defined]
+    elif is_node(value_type) or _is_node_type(value_type):
+        found.append(value)  # type: ignore[arg-type]
+
+
+def _lister(node_type: type) -> Callable[[cst.CSTNode], list[cst.CSTNode]] | None:
+    """A function written for ``node_type`` that lists a node's children field by field, as
+    :func:`_child_fields` says to read each (a loop over the fields with a test of each field's
+    kind was most of the cost of a first visit); None for a leaf."""
+    fields = _child_fields(node_type)
+    if not fields:
+        return None
+    lines = ["def list_children(node):", "    found = []"]
+    for name, how in fields:
+        if how == _NODES:
+            lines.append(f"    found.extend(node.{name})")
+        elif how == _NODE:
+            lines += [f"    value = node.{name}", "    if value is not None:", "        found.append(value)"]
+        else:
+            lines.append(f"    _look(node.{name}, found)")
+    lines.append("    return found")
+    namespace: dict[str, object] = {"_look": _look}
+    exec("\n".join(lines), namespace)  # noqa: S102 - written from libcst's own field names only
+    return namespace["list_children"]  # type: ignore[return-value]
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Child nodes that can hold code, in source order (do not modify the list)."""
-    cache = _children_cache
-    if cache is not None:
-        entry = cache.get(id(node))
-        if entry is not None and entry[0] is node:
-            return entry[1]
     node_type = type(node)
-    fields = _CHILD_FIELDS.get(node_type)
-    if fields is None:
-        fields = _child_fields(node_type)
-    if not fields:  # a leaf (two nodes in five): nothing to list or remember
+    try:
+        lister = _LISTERS[node_type]
+    except KeyError:
+        lister = _LISTERS[node_type] = _lister(node_type)
+    if lister is None:  # a leaf (two nodes in five): nothing to list or remember
         return _NO_CHILDREN
-    found: list[cst.CSTNode] = []
-    is_node = _IS_NODE.get
-    for name, how in fields:
-        value = getattr(node, name)
-        if how == _NODES:
-            found.extend(value)
-            continue
-        if how == _NODE:
-            if value is not None:
-                found.append(value)
-            continue
-        value_type = type(value)
-        if value_type is list or value_type is tuple:
-            found.extend(item for item in value if is_node(type(item)) or _is_node_type(type(item)))
-        elif is_node(value_type) or _is_node_type(value_type):
-            found.append(value)
-    if cache is not None:
-        cache[id(node)] = (node, found)
+    cache = _children_cache
+    if cache is None:
+        return lister(node)
+    entry = cache.get(id(node))
+    if entry is not None and entry[0] is node:
+        return entry[1]
+    found = lister(node)
+    cache[id(node)] = (node, found)
     return found
 
 
