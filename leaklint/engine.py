@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import contextlib
 import gc
 import io
 import os
@@ -18,7 +19,7 @@ import sys
 import threading
 import tokenize
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from leaklint.config import Settings, matches_selector
 from leaklint.findings import Confidence, ErrorKind, FileError, Finding, Fix, LintResult
@@ -162,6 +163,24 @@ def is_relevant(text: str, rules: Iterable[type[Rule]]) -> bool:
 
 
 # --- running the rules ------------------------------------------------------------------------
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the block.
+
+    Linting a file allocates hundreds of thousands of small objects (``ast`` and libcst nodes,
+    analysis values) and makes no reference cycles that matter, so a collection started meanwhile
+    only walks live trees: 40% of the analysis of a large file, 7% of a whole corpus run counting
+    ``compile`` and the gate. The collector resumes after the block and frees what it left.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def run_deep(function: Callable[[], T]) -> T:
     """Run ``function`` on a thread with a large stack: syntax trees of generated code nest deeply,
     and both libcst's visitors and the analysis recurse once per level."""
@@ -169,17 +188,11 @@ def run_deep(function: Callable[[], T]) -> T:
     failure: list[BaseException] = []
 
     def target() -> None:
-        # The analysis allocates many small objects and no reference cycles that matter; the
-        # cyclic collector only slows it down (by ~40% on large files), so it pauses meanwhile.
-        collecting = gc.isenabled()
-        gc.disable()
         try:
-            result.append(function())
+            with collector_paused():
+                result.append(function())
         except BaseException as error:  # re-raised in the caller's thread
             failure.append(error)
-        finally:
-            if collecting:
-                gc.enable()
 
     previous_stack = threading.stack_size()
     previous_limit = sys.getrecursionlimit()
@@ -239,13 +252,16 @@ def _apply_rules(
             return [], [_internal_error(path, error, None)], module
         violations: list[tuple[type[Rule], Violation]] = []
         errors: list[FileError] = []
-        for rule in rules:
-            try:
-                violations.extend((rule, v) for v in rule().check(facts))
-            except RecursionError:
-                errors.append(FileError(path, ErrorKind.TOO_COMPLEX, "too deeply nested to analyse", rule.code))
-            except Exception as error:
-                errors.append(_internal_error(path, error, rule.code))
+        try:
+            for rule in rules:
+                try:
+                    violations.extend((rule, v) for v in rule().check(facts))
+                except RecursionError:
+                    errors.append(FileError(path, ErrorKind.TOO_COMPLEX, "too deeply nested to analyse", rule.code))
+                except Exception as error:
+                    errors.append(_internal_error(path, error, rule.code))
+        finally:
+            facts.release()
     return violations, errors, module
 
 
@@ -340,6 +356,13 @@ def lint_text(
     built from ``ast``) finds nothing. ``gate=False`` runs every rule regardless, without gate
     or screen: for tests that prove both only skip work.
     """
+    with collector_paused():  # see there: 7% of a corpus run
+        # The collector resumes only once the file's trees are gone with the call's frame: a
+        # collection that meets them would walk them all.
+        return _lint_text(text, path, rules, settings, gate)
+
+
+def _lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, gate: bool) -> FileOutcome:
     outcome = FileOutcome(path)
     try:
         tree = check_syntax(text, path)

@@ -515,8 +515,8 @@ def _children_function(kind: type) -> Callable[[ast.AST], list[ast.AST]]:
     if any(f is None for f in fields) or tuple(f.group(3) for f in fields) != kind._fields:  # type: ignore[union-attr]
         return _generic_child_nodes
     lines = ["def children(node):", "    found = []"]
-    for field in fields:
-        type_name, how, name = field.groups()  # type: ignore[union-attr]
+    for spec in fields:
+        type_name, how, name = spec.groups()  # type: ignore[union-attr]
         if type_name in _PLAIN_TYPES or name in _PLAIN_FIELDS:
             continue
         if how == "*":

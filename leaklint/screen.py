@@ -40,7 +40,10 @@ def may_report(
         module = module_from_ast(text, tree)
         with children_cached():
             facts = ModuleFacts(module)
-            return any(v.confidence >= min_confidence for rule in rules for v in rule().check(facts))
+            try:
+                return any(v.confidence >= min_confidence for rule in rules for v in rule().check(facts))
+            finally:
+                facts.release()
     except Unsupported:
         return True
     except Exception:  # noqa: BLE001 - whatever went wrong, the exact run reports it

@@ -141,3 +141,52 @@ def test_per_file_ignores_apply_to_the_reported_path(tmp_path):
     rules = list(all_rules().values())
     assert lint_text(LEAKY_LOOP, str(tmp_path / "scripts" / "a.py"), rules, settings).findings == []
     assert lint_text(LEAKY_LOOP, str(tmp_path / "src" / "a.py"), rules, settings).findings != []
+
+
+# --- memory between files ------------------------------------------------------------------------
+_SCREENED_AND_LINTED = """\
+import torch
+
+def train(model, loader, optimizer):
+    losses = []
+    for batch in loader:
+        loss = model(batch).sum()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss)
+    return losses
+"""
+_SCREENED_ONLY = _SCREENED_AND_LINTED.replace("losses.append(loss)", "losses.append(loss.item())")
+
+
+@pytest.mark.parametrize("source", [_SCREENED_AND_LINTED, _SCREENED_ONLY], ids=["linted", "screened"])
+def test_a_linted_file_leaves_no_analysis_to_the_cyclic_collector(source):
+    """Reference counting frees a file's trees and facts as soon as it is linted: a cycle would
+    leave them to the collector, which pauses while a file is linted and would then walk them."""
+    import gc
+
+    from leaklint.analysis.facts import ModuleFacts
+
+    gc.collect()
+    gc.disable()
+    try:
+        outcome = lint_text(source, "train.py", list(all_rules().values()), Settings())
+        left = [o for o in gc.get_objects() if isinstance(o, ModuleFacts)]
+    finally:
+        gc.enable()
+    assert [f.code for f in outcome.findings] == (["LL102"] if source is _SCREENED_AND_LINTED else [])
+    assert left == []
+
+
+def test_the_collector_is_running_again_after_a_file_and_was_paused_during_it(monkeypatch):
+    import gc
+
+    import leaklint.engine as engine
+
+    seen = []
+    real_check_syntax = engine.check_syntax
+    monkeypatch.setattr(engine, "check_syntax", lambda text, path: seen.append(gc.isenabled()) or real_check_syntax(text, path))
+    assert gc.isenabled()
+    lint_text(_SCREENED_AND_LINTED, "train.py", list(all_rules().values()), Settings())
+    assert seen == [False]
+    assert gc.isenabled()

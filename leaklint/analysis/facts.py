@@ -104,6 +104,14 @@ class ModuleFacts:
         """Statements, calls and bindings grouped the ways rules look them up (built on first use)."""
         return ModuleIndex(self)
 
+    def release(self) -> None:
+        """Drop the index and the derived facts. They refer back to this object, and that cycle
+        leaves the whole analysis, tree included, to Python's cyclic collector, which must then
+        walk it all (5% of a corpus run); without it, reference counting frees everything at once.
+        For the engine, once a file's rules have run; both are rebuilt if asked for again."""
+        self._derived.clear()
+        self.__dict__.pop("index", None)
+
     def derived(self, build: Callable[[ModuleFacts], T]) -> T:
         """The fact ``build(self)`` computes (hook registrations, carried states, Keras models...),
         computed once per module and shared by every rule that asks for it."""
