@@ -211,6 +211,8 @@ class Settings:
 
     def ignored_codes_for(self, path: str | os.PathLike[str]) -> tuple[str, ...]:
         """The per-file-ignores selectors whose glob matches ``path``."""
+        if not self.per_file_ignores:
+            return ()  # and no path to resolve: a file outside the root costs a realpath()
         relative = _relative_posix(path, self.root)
         basename = PurePosixPath(relative).name
         selectors: list[str] = []

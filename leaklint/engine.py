@@ -322,6 +322,8 @@ def _text_fix(rule: type[Rule], violation: Violation, editor: SourceEditor, sett
 def _reportable(violations: list[tuple[type[Rule], Violation]], path: str, settings: Settings) -> list[tuple[type[Rule], Violation]]:
     """The violations the configuration lets through (confidence, per-file ignores): only those are
     positioned and given fixes, which is most of the cost of a finding."""
+    if not violations:
+        return []
     ignored = settings.ignored_codes_for(path) if path != STDIN_PATH else ()
     return [
         (rule, v)

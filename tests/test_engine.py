@@ -171,7 +171,7 @@ def test_a_linted_file_leaves_no_analysis_to_the_cyclic_collector(source):
     gc.disable()
     try:
         outcome = lint_text(source, "train.py", list(all_rules().values()), Settings())
-        left = [o for o in gc.get_objects() if isinstance(o, ModuleFacts)]
+        left = [o for o in gc.get_objects() if type(o) is ModuleFacts]  # isinstance would touch torch's deprecated attributes
     finally:
         gc.enable()
     assert [f.code for f in outcome.findings] == (["LL102"] if source is _SCREENED_AND_LINTED else [])
