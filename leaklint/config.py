@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import os
 import re
 import sys
@@ -134,7 +135,23 @@ def _relative_posix(path: str | os.PathLike[str], root: Path) -> str:
     """``path`` (relative to cwd, or absolute) relative to ``root`` in posix form.
 
     A path outside ``root`` is returned as given (normalised), since no root-relative form exists.
+    Discovery asks this of every file it meets, so on POSIX it works on strings (``pathlib`` and a
+    ``realpath`` of every component cost 0.17 s on 2,000 files outside the root).
     """
+    if os.name != "posix":
+        return _relative_posix_pathlib(path, root)
+    given = os.fspath(path)
+    absolute = os.path.abspath(given)
+    root_abs = os.path.abspath(root)
+    if absolute.startswith("//") or root_abs.startswith("//"):  # pathlib gives '//' a meaning of its own
+        return _relative_posix_pathlib(path, root)
+    inside = _lexically_under(absolute, root_abs)
+    if inside is None:  # a symlinked root or cwd (macOS /tmp -> /private/tmp)
+        inside = _lexically_under(_real_path(absolute), _real_directory(root_abs))
+    return inside if inside is not None else Path(given).as_posix()
+
+
+def _relative_posix_pathlib(path: str | os.PathLike[str], root: Path) -> str:
     given = Path(path)
     absolute = Path(os.path.abspath(given))
     root_abs = Path(os.path.abspath(root))
@@ -142,10 +159,58 @@ def _relative_posix(path: str | os.PathLike[str], root: Path) -> str:
         return absolute.relative_to(root_abs).as_posix()
     except ValueError:
         pass
-    try:  # a symlinked root or cwd (macOS /tmp -> /private/tmp)
+    try:
         return absolute.resolve().relative_to(root_abs.resolve()).as_posix()
     except ValueError:
         return given.as_posix()
+
+
+def _lexically_under(path: str, root: str) -> str | None:
+    """``Path(path).relative_to(root)`` for normalised absolute POSIX paths; None when not under."""
+    if path == root:
+        return "."
+    prefix = root if root.endswith("/") else root + "/"
+    return path[len(prefix):] if path.startswith(prefix) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_directory(directory: str) -> str:
+    return os.path.realpath(directory)
+
+
+def _real_path(absolute: str) -> str:
+    """``os.path.realpath`` of a normalised absolute path, with its directory's answer cached: only
+    the last component is looked at anew (one ``lstat``, not one per component)."""
+    head, tail = os.path.split(absolute)
+    if not tail:
+        return _real_directory(absolute)
+    real = os.path.join(_real_directory(head), tail)
+    return os.path.realpath(real) if os.path.islink(real) else real
+
+
+@functools.lru_cache(maxsize=64)
+def _exclusion_matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """``is_excluded``'s test for one set of patterns, prepared once: the patterns without ``/``
+    become one regular expression, and its answer for each path component is remembered
+    (discovery asks about every file, and components repeat)."""
+    cleaned = [_clean_pattern(pattern) for pattern in patterns]
+    with_slash = [pattern for pattern in cleaned if "/" in pattern]
+    components = [pattern for pattern in cleaned if "/" not in pattern]
+    any_component = re.compile("|".join(fnmatch.translate(p) for p in components)).match if components else None
+    known: dict[str, bool] = {}
+
+    def component_excluded(part: str) -> bool:
+        found = known.get(part)
+        if found is None:
+            found = known[part] = any_component is not None and any_component(part) is not None
+        return found
+
+    def excluded(relative: str) -> bool:
+        if any(_path_or_parent_matches(relative, pattern) for pattern in with_slash):
+            return True
+        return any(component_excluded(part) for part in relative.split("/") if part not in ("", "."))
+
+    return excluded
 
 
 # --------------------------------------------------------------------------------------------------
@@ -231,16 +296,7 @@ class Settings:
         A pattern without ``/`` matches any single component (``build``, ``*.egg-info``); one with
         ``/`` matches the root-relative path or one of its parent directories (``src/gen``).
         """
-        relative = _relative_posix(path, self.root)
-        components = [part for part in relative.split("/") if part not in ("", ".")]
-        for pattern in (*self.exclude, *self.extend_exclude):
-            pattern = _clean_pattern(pattern)
-            if "/" in pattern:
-                if _path_or_parent_matches(relative, pattern):
-                    return True
-            elif any(fnmatch.fnmatchcase(part, pattern) for part in components):
-                return True
-        return False
+        return _exclusion_matcher((*self.exclude, *self.extend_exclude))(_relative_posix(path, self.root))
 
     def with_overrides(self, **changes: Any) -> Settings:
         """A copy with command-line overrides applied, validated like the config file.

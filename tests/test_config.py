@@ -601,6 +601,75 @@ def test_exclude_accepts_paths_relative_to_cwd(
     assert not settings.is_excluded("train.py")
 
 
+def _pathlib_relative_posix(path: str | Path, root: Path) -> str:
+    """The plain pathlib form of ``_relative_posix``: what the string version must agree with."""
+    import os
+
+    given = Path(path)
+    absolute = Path(os.path.abspath(given))
+    root_abs = Path(os.path.abspath(root))
+    try:
+        return absolute.relative_to(root_abs).as_posix()
+    except ValueError:
+        pass
+    try:
+        return absolute.resolve().relative_to(root_abs.resolve()).as_posix()
+    except ValueError:
+        return given.as_posix()
+
+
+def test_root_relative_paths_agree_with_pathlib_through_symlinks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from leaklint.config import _relative_posix
+
+    real = tmp_path / "real"
+    (real / "pkg" / "sub").mkdir(parents=True)
+    (real / "pkg" / "a.py").write_text("")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "b.py").write_text("")
+    (tmp_path / "root_link").symlink_to(real, target_is_directory=True)
+    (real / "pkg" / "to_outside.py").symlink_to(tmp_path / "outside" / "b.py")
+    (real / "pkg" / "dir_link").symlink_to(real / "pkg" / "sub", target_is_directory=True)
+    (tmp_path / "outside" / "into_root.py").symlink_to(real / "pkg" / "a.py")
+    monkeypatch.chdir(real / "pkg")
+    paths = [
+        real, real / "pkg" / "a.py", real / "pkg" / "missing.py", real / "pkg" / "dir_link" / "c.py",
+        real / "pkg" / "to_outside.py", tmp_path / "root_link" / "pkg" / "a.py",
+        tmp_path / "outside" / "b.py", tmp_path / "outside" / "into_root.py", tmp_path / "nowhere" / "x.py",
+        "a.py", "./sub/../a.py", "sub/", "../pkg//a.py", ".", "..", "/", str(real) + "/",
+    ]
+    for root in (real, tmp_path / "root_link", Path("."), Path("/"), tmp_path / "outside"):
+        for path in paths:
+            assert _relative_posix(path, root) == _pathlib_relative_posix(path, root), (path, root)
+
+
+def test_exclusion_agrees_with_matching_each_pattern_on_each_component(tmp_path: Path) -> None:
+    """``is_excluded`` prepares its patterns once; the answer is the pattern-by-pattern one."""
+    import fnmatch
+
+    from leaklint.config import _clean_pattern, _path_or_parent_matches
+
+    def one_by_one(relative: str) -> bool:
+        for pattern in map(_clean_pattern, patterns):
+            if "/" in pattern:
+                if _path_or_parent_matches(relative, pattern):
+                    return True
+            elif any(fnmatch.fnmatchcase(part, pattern) for part in relative.split("/")):
+                return True
+        return False
+
+    patterns = (*DEFAULT_EXCLUDES, "*.egg-info", "gen?", "[ab]uild", "src/gen", "**/migrations/*.py", "./legacy/")
+    settings = Settings(root=tmp_path, exclude=patterns)
+    names = ["build", "builder", "gen1", "gen", "a.egg-info", "src", "migrations", "legacy", ".venv", "venv", "auild", "x.py"]
+    verdicts = set()
+    for first in names:
+        for second in names:
+            verdict = settings.is_excluded(tmp_path / first / second)
+            assert verdict == one_by_one(f"{first}/{second}"), (first, second)
+            verdicts.add(verdict)
+    assert verdicts == {True, False}
+    assert not settings.is_excluded(tmp_path / "src" / "x.py") and settings.is_excluded(tmp_path / "src" / "gen" / "x.py")
+
+
 # --- with_overrides ------------------------------------------------------------------------------
 
 
