@@ -133,7 +133,11 @@ _ASYNC = _make(cst.Asynchronous)()
 
 def module_from_ast(text: str, tree: ast.Module) -> cst.Module:
     """The libcst-shaped tree of ``text``, whose ``ast`` is ``tree`` (see the module docs)."""
-    return _Builder(text).module(tree)
+    builder = _Builder(text)
+    try:
+        return builder.module(tree)
+    finally:
+        builder.release()
 
 
 class _Builder:
@@ -224,7 +228,14 @@ class _Builder:
         if hasattr(ast, "TryStar"):
             self.statements_by_type[ast.TryStar] = self.try_statement
 
+    def release(self) -> None:
+        """Drop the dispatch tables: their lambdas and bound methods refer back to the builder, a
+        cycle that would leave the builder and the file's bytes to the cyclic collector."""
+        self.expressions.clear()
+        self.statements_by_type.clear()
+
     # --- source text ----------------------------------------------------------------------------
+
     def offset(self, line: int, column: int) -> int:
         return self.line_starts[line - 1] + column
 
