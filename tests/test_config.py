@@ -601,25 +601,10 @@ def test_exclude_accepts_paths_relative_to_cwd(
     assert not settings.is_excluded("train.py")
 
 
-def _pathlib_relative_posix(path: str | Path, root: Path) -> str:
-    """The plain pathlib form of ``_relative_posix``: what the string version must agree with."""
-    import os
-
-    given = Path(path)
-    absolute = Path(os.path.abspath(given))
-    root_abs = Path(os.path.abspath(root))
-    try:
-        return absolute.relative_to(root_abs).as_posix()
-    except ValueError:
-        pass
-    try:
-        return absolute.resolve().relative_to(root_abs.resolve()).as_posix()
-    except ValueError:
-        return given.as_posix()
-
-
 def test_root_relative_paths_agree_with_pathlib_through_symlinks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from leaklint.config import _relative_posix
+    """On POSIX ``_relative_posix`` works on strings; ``_relative_posix_pathlib`` (used off POSIX
+    and for ``//`` paths) is the plain pathlib form it must agree with."""
+    from leaklint.config import _relative_posix, _relative_posix_pathlib
 
     real = tmp_path / "real"
     (real / "pkg" / "sub").mkdir(parents=True)
@@ -639,7 +624,8 @@ def test_root_relative_paths_agree_with_pathlib_through_symlinks(tmp_path: Path,
     ]
     for root in (real, tmp_path / "root_link", Path("."), Path("/"), tmp_path / "outside"):
         for path in paths:
-            assert _relative_posix(path, root) == _pathlib_relative_posix(path, root), (path, root)
+            assert _relative_posix(path, root) == _relative_posix_pathlib(path, root), (path, root)
+    assert _relative_posix("//srv/a.py", Path("/")) == _relative_posix_pathlib("//srv/a.py", Path("/"))
 
 
 def test_exclusion_agrees_with_matching_each_pattern_on_each_component(tmp_path: Path) -> None:
