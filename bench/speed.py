@@ -6,7 +6,8 @@
 Every measurement is a whole process, started from this interpreter (the project's environment:
 its leaklint and its libcst), timed on the wall clock; the median of ``--repeat`` rounds is shown.
 Rounds interleave the tools (one run of each per round), so load from elsewhere on a shared machine
-falls on all of them alike. Rows:
+falls on all of them alike, and the cold-to-floor ratios are also printed round by round (each cold
+run against the floor run of its own round), which shows how much of a difference is noise. Rows:
 
 * ``libcst parse floor``: ``libcst.parse_module`` on every file (1 process, and ``--jobs`` processes)
   plus the import; what any libcst linter pays at least, and the target for a cold leaklint run.
@@ -161,6 +162,14 @@ def one_file_candidates(files: list[str], limit: int = 20_000) -> tuple[str | No
     return gated, analysed
 
 
+def paired(row: Row, base: Row) -> str:
+    """The ratio round by round: each run against the run of ``base`` made minutes before it. On a
+    shared machine load comes and goes between rounds, and a ratio of medians can pair a quiet run
+    with a loaded one; the paired ratios show how much of a difference is noise."""
+    ratios = [f"{mine / theirs:.2f}" for mine, theirs in zip(row.times, base.times)]
+    return "per round " + ", ".join(ratios)
+
+
 def compile_leaklint() -> None:
     """Write leaklint's bytecode caches, as ``pip install`` does."""
     import compileall
@@ -273,10 +282,11 @@ def main() -> None:
         print(f"| {row.name:<36} | {row.median:>8.2f} | {count / row.median:>8.0f} | {ratio} | {len(row.times):>4} |")
     print()
     print("goals:")
-    if floor_n is not None and cold is not None:
-        print(f"  cold / parse floor ({jobs} proc) = {cold / floor_n.median:.2f} (goal <= 1.0)")
-        default_cold = by_name[f"leaklint cold, default rules (--jobs {jobs})"].median
-        print(f"  cold, default rules / parse floor ({jobs} proc) = {default_cold / floor_n.median:.2f}")
+    if floor_n is not None and cold_row is not None and cold is not None:
+        print(f"  cold / parse floor ({jobs} proc) = {cold / floor_n.median:.2f} (goal <= 1.0); {paired(cold_row, floor_n)}")
+        default_row = by_name.get(f"leaklint cold, default rules (--jobs {jobs})")
+        if default_row is not None:
+            print(f"  cold, default rules / parse floor ({jobs} proc) = {default_row.median / floor_n.median:.2f}; {paired(default_row, floor_n)}")
     ruff = by_name.get("ruff check --select ALL --no-cache")
     if ruff is not None and "leaklint warm" in by_name:
         print(f"  warm / ruff --no-cache = {by_name['leaklint warm'].median / ruff.median:.2f} (goal <= 2.0)")
