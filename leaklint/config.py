@@ -178,6 +178,12 @@ def _real_directory(directory: str) -> str:
     return os.path.realpath(directory)
 
 
+def forget_real_paths() -> None:
+    """Forget the directories' realpaths remembered so far: a symbolic link may have been pointed
+    elsewhere since (discovery calls this first, so a long-lived process sees each run afresh)."""
+    _real_directory.cache_clear()
+
+
 def _real_path(absolute: str) -> str:
     """``os.path.realpath`` of a normalised absolute path, with its directory's answer cached: only
     the last component is looked at anew (one ``lstat``, not one per component)."""

@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from leaklint.config import Settings
+from leaklint.config import Settings, forget_real_paths
 from leaklint.findings import ErrorKind, FileError
 from leaklint.gitignore import GitIgnore, IgnoreStack
 
@@ -43,6 +43,7 @@ def discover(paths: Sequence[str], settings: Settings, *, force_exclude: bool = 
     Files come back sorted by displayed path, deduplicated by real path (the first way a file was
     reached names it), with ``-`` first when given. Errors never stop discovery of other paths.
     """
+    forget_real_paths()
     walker = _Walker(settings, force_exclude)
     for path in paths:
         walker.add_argument(path)

@@ -694,3 +694,22 @@ def test_settings_are_hashable_and_frozen() -> None:
     hash(settings)
     with pytest.raises(AttributeError):
         settings.select = ("ALL",)  # type: ignore[misc]
+
+
+def test_a_relinked_root_is_seen_afresh_by_the_next_discovery(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Realpaths of directories are remembered within a run; a link pointed elsewhere since the
+    last run must not leave a stale answer (here: whether a file lies under the root)."""
+    from leaklint.config import _relative_posix
+    from leaklint.discovery import discover
+
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.py").write_text("")
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "one", target_is_directory=True)
+    assert _relative_posix(link / "a.py", tmp_path / "one") == "a.py"
+    link.unlink()
+    link.symlink_to(tmp_path / "two", target_is_directory=True)
+    discover([str(tmp_path / "two")], Settings(root=tmp_path / "two"))
+    assert _relative_posix(link / "a.py", tmp_path / "one") == (link / "a.py").as_posix()
+    assert _relative_posix(link / "a.py", tmp_path / "two") == "a.py"
