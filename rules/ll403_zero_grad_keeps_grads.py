@@ -29,7 +29,8 @@ class ZeroGradKeepsGrads(Rule):
 `optimizer.zero_grad(set_to_none=False)`, `model.zero_grad(set_to_none=False)` and the positional
 `zero_grad(False)` (high confidence), and loops that zero gradients by hand,
 `for p in model.parameters(): p.grad.zero_()` or `p.grad.data.zero_()` (medium confidence when the
-loop iterates parameters, low otherwise). A `zero_grad` method that implements the API itself
+loop iterates parameters, i.e. a name or string in what it iterates mentions `param`; low
+otherwise; comments do not count). A `zero_grad` method that implements the API itself
 (a custom optimizer) is not reported.
 
 ## Why it matters

@@ -136,3 +136,31 @@ def test_a_finding_below_the_confidence_asked_for_is_no_reason_to_parse(libcst_p
     assert libcst_parses == []
     [finding] = lint_text(source, "a.py", RULES, Settings(min_confidence=Confidence.LOW)).findings
     assert finding.code == "LL101" and libcst_parses == [source]
+
+
+#: ``param`` only in a comment inside what the loop iterates: the screen's tree has no comments,
+#: so a comment must not decide a finding (LL403's confidence once came from the code's text).
+PARAM_ONLY_IN_A_COMMENT = """\
+import torch
+
+
+def train(model, loader, optimizer):
+    for batch in loader:
+        loss = model(batch).sum()
+        loss.backward()
+        optimizer.step()
+        for p in (  # every param of the model
+            model.layers()
+        ):
+            p.grad.zero_()
+"""
+
+
+@pytest.mark.parametrize("confidence", [Confidence.LOW, Confidence.MEDIUM])
+def test_a_comment_decides_no_finding_screened_or_not(confidence):
+    settings = Settings(min_confidence=confidence)
+    screened = lint_text(PARAM_ONLY_IN_A_COMMENT, "train.py", RULES, settings)
+    unscreened = lint_text(PARAM_ONLY_IN_A_COMMENT, "train.py", RULES, settings, gate=False)
+    assert screened.findings == unscreened.findings
+    expected = [("LL403", Confidence.LOW)] if confidence is Confidence.LOW else []
+    assert [(f.code, f.confidence) for f in screened.findings] == expected

@@ -18,7 +18,7 @@ from leaklint.analysis.hooks import HookKind, hook_registrations, resolve_hook
 from leaklint.analysis.keras import keras_models
 from leaklint.analysis.places import Level, loop_level, step_level
 from leaklint.analysis.steps import per_step_functions
-from leaklint.analysis.syntax import call_argument, is_literal
+from leaklint.analysis.syntax import call_argument, is_literal, written_words
 
 
 def facts_of(source: str) -> ModuleFacts:
@@ -300,3 +300,8 @@ def test_call_arguments_by_position_or_keyword():
     assert call_argument(call, 5, "flag") is None  # *rest comes first: unknown
     keyword = cst.parse_expression("f(x, flag=False)")
     assert is_literal(call_argument(keyword, 3, "flag"), "False")  # type: ignore[arg-type]
+
+
+def test_written_words_are_names_and_strings_but_no_comment():
+    expression = cst.parse_expression('(  # all the params\n    group["params"] + model.named_buffers(f"{x}rest")\n)')
+    assert written_words(expression) == ["group", '"params"', "model", "named_buffers", "x", "rest"]

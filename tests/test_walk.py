@@ -134,8 +134,8 @@ def test_a_walker_visits_and_leaves_in_source_order_and_prunes_where_asked():
 
 
 def test_node_types_checked_by_exact_type_have_no_subclasses():
-    # dotted_name, dotted_names_in and the scans compare type(node) with these classes.
-    for node_type in (cst.Name, cst.Attribute, cst.Call):
+    # dotted_name, dotted_names_in, written_words and the scans compare type(node) with these classes.
+    for node_type in (cst.Name, cst.Attribute, cst.Call, cst.SimpleString, cst.FormattedStringText):
         assert node_type.__subclasses__() == []
 
 

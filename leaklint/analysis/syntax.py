@@ -83,3 +83,15 @@ def declared_names(function: cst.FunctionDef) -> tuple[set[str], set[str]]:
         elif node_type is cst.Nonlocal:
             nonlocals.update(item.name.value for item in node.names)
     return globals_, nonlocals
+
+
+def written_words(node: cst.CSTNode) -> list[str]:
+    """The identifiers and string literals under ``node``, as written: what its code says, less
+    comments and spacing. A rule that looks for a word in code asks this rather than the code
+    text, so a comment cannot decide a finding (the screen's tree has no comments)."""
+    words: list[str] = []
+    for current in walk(node):
+        node_type = type(current)  # exact checks: these classes have no subclasses (see walk.names_read)
+        if node_type is cst.Name or node_type is cst.SimpleString or node_type is cst.FormattedStringText:
+            words.append(current.value)  # type: ignore[attr-defined]
+    return words

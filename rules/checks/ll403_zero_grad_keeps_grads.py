@@ -15,7 +15,7 @@ from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import Place
 from leaklint.analysis.structure import bound_names
-from leaklint.analysis.syntax import call_argument, is_literal
+from leaklint.analysis.syntax import call_argument, is_literal, written_words
 from leaklint.findings import Applicability, Confidence
 from leaklint.fixspec import SuggestedFix, drop_argument
 from leaklint.rule import Violation
@@ -80,7 +80,7 @@ def _manual_zeroing(facts: ModuleFacts, place: Place, call: cst.Call) -> Violati
     )
     if loop is None:
         return None  # one tensor zeroed by hand (a tutorial-style leaf): bounded and deliberate
-    over_parameters = "param" in facts.module.code_for_node(loop.iter).lower()  # type: ignore[attr-defined]
+    over_parameters = any("param" in word.lower() for word in written_words(loop.iter))  # type: ignore[attr-defined]
     return Violation(
         node=call,
         message=(
