@@ -96,7 +96,19 @@ def test_a_higher_peak_or_more_bytes_held_between_steps_is_peak():
 
 def test_a_slower_step_is_perf_by_its_median_time():
     flat = [0] * 8
-    slow = stats(live=flat, seconds=[0.002, 0.002, 0.003, 0.003, 0.003, 0.001, 0.003, 0.003])
+    slow = stats(live=flat, seconds=[0.002, 0.002, 0.003, 0.003, 0.003, 0.0015, 0.003, 0.003])
     fast = stats(live=flat, seconds=[0.001] * 8)
     assert decide(slow, fast).verdict == PERF
     assert decide(stats(live=flat, seconds=[0.0013] * 8), fast).verdict == NOT_CONFIRMED
+
+
+def test_noise_on_a_step_is_no_perf_finding():
+    """Noise only adds time. Most leaky steps disturbed prove nothing while one of them ran as
+    fast as the fixed ones; every tiny step disturbed proves nothing below 0.1 ms a step."""
+    flat = [0] * 8
+    disturbed_but_one = stats(live=flat, seconds=[0.001, 0.001, 0.003, 0.003, 0.003, 0.001, 0.003, 0.003])
+    assert decide(disturbed_but_one, stats(live=flat, seconds=[0.001] * 8)).verdict == NOT_CONFIRMED
+    every_one_disturbed = stats(live=flat, seconds=[50e-6] * 8)
+    assert decide(every_one_disturbed, stats(live=flat, seconds=[10e-6] * 8)).verdict == NOT_CONFIRMED  # 40 us
+    slower_every_time = stats(live=flat, seconds=[0.002] * 7 + [0.0012])
+    assert decide(slower_every_time, stats(live=flat, seconds=[0.001] * 8)).verdict == PERF  # even its fastest step

@@ -22,8 +22,11 @@ GROWTH_SHARE = 0.02
 MIN_HOST_GROWTH = 1024.0
 #: A leaky peak (or bytes held between steps) this many times the fixed one is a peak finding.
 PEAK_RATIO = 1.25
-#: A leaky step this many times slower than the fixed one is a perf finding.
+#: A leaky step this many times slower than the fixed one is a perf finding...
 PERF_RATIO = 1.5
+#: ... when it is also this many seconds slower: below that, a step's time is the timer's and the
+#: scheduler's noise (a tiny step doubles when the process is preempted once).
+MIN_SLOWDOWN = 1e-4
 
 GROWTH = "growth confirmed"
 HOST_GROWTH = "host growth confirmed"
@@ -90,6 +93,10 @@ class VariantStats:
     def seconds_per_iteration(self) -> float:
         return statistics.median(self._after_warmup(self.seconds)) if self.seconds else 0.0
 
+    @property
+    def fastest_step(self) -> float:
+        return min(self._after_warmup(self.seconds)) if self.seconds else 0.0
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -129,6 +136,8 @@ def decide(leaky: VariantStats, fixed: VariantStats) -> Verdict:
     if _ratio(leaky.peak, fixed.peak, threshold) or _ratio(leaky.held, fixed.held, threshold):
         return Verdict(PEAK, threshold)
     slow, fast = leaky.seconds_per_iteration, fixed.seconds_per_iteration
-    if fast > 0 and slow >= PERF_RATIO * fast:
+    # Noise only ever adds time: the slowdown must show in every leaky step (its fastest one is
+    # still slower than a typical fixed step), not only in the ones the machine disturbed.
+    if fast > 0 and slow >= PERF_RATIO * fast and slow - fast >= MIN_SLOWDOWN and leaky.fastest_step > fast:
         return Verdict(PERF, threshold)
     return Verdict(NOT_CONFIRMED, threshold)
