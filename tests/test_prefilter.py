@@ -414,13 +414,52 @@ def train(model, loader, optimizer):
 }
 
 
-@pytest.mark.parametrize(
-    "source",
+def with_spaces(source: str) -> str:
+    """``source`` with a space after every operator and bracket outside f-strings (``d[ "k" ]``,
+    ``x . y``): spacing the built tree does not have either; the code is unchanged."""
+    import io
+    import tokenize
+
+    fstring_start = getattr(tokenize, "FSTRING_START", None)
+    fstring_end = getattr(tokenize, "FSTRING_END", None)
+    inserts = []
+    in_fstring = 0
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == fstring_start:
+            in_fstring += 1
+        elif token.type == fstring_end:
+            in_fstring -= 1
+        elif token.type == tokenize.OP and not in_fstring:
+            inserts.append(token.end)
+    lines = source.splitlines(keepends=True)
+    for row, column in sorted(inserts, reverse=True):
+        line = lines[row - 1]
+        lines[row - 1] = line[:column] + " " + line[column:]
+    return "".join(lines)
+
+
+def test_the_space_maker_spaces_operators_and_keeps_the_code():
+    source = 'd["k"] = d.get("k", 0) + x.y\n'
+    assert with_spaces(source) == 'd[ "k"]  =  d. get( "k",  0)  +  x. y\n'
+
+
+_EQUIVALENCE_SOURCES = (
     [pytest.param(path.read_text(encoding="utf-8"), id=path.name) for path in FIXTURES]
     + [pytest.param(textwrap.dedent(s), id=f"{code}-invalid-{i}") for code, rule in RULES.items() for i, s in enumerate(rule.INVALID)]
-    + [pytest.param(source, id=name) for name, source in _LOW_CONFIDENCE.items()],
+    + [pytest.param(source, id=name) for name, source in _LOW_CONFIDENCE.items()]
 )
+
+
+@pytest.mark.parametrize("source", _EQUIVALENCE_SOURCES)
 def test_comments_everywhere_hide_no_finding(source):
     commented = with_comments(source)
     assert ast.dump(ast.parse(commented)) == ast.dump(ast.parse(source))
     assert hidden_findings(commented, "train.py") == []
+
+
+@pytest.mark.parametrize("source", _EQUIVALENCE_SOURCES)
+def test_spaces_everywhere_hide_no_finding(source):
+    """(``deep_equals`` compares spacing too: on the built tree, without any, it matches more.)"""
+    spaced = with_spaces(source)
+    assert ast.dump(ast.parse(spaced)) == ast.dump(ast.parse(source))
+    assert hidden_findings(spaced, "train.py") == []
