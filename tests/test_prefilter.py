@@ -359,35 +359,50 @@ def test_the_pass_lists_the_same_children_as_a_look_at_every_field():
 _TEMPTING_COMMENT = "  # param loss model grad no_grad detach eval train step backward zero_grad oom out of memory"
 
 
-def with_comments(source: str) -> str:
-    """``source`` with a comment at the end of every line that can take one (blank lines and lines
-    inside brackets included) and a commented line break after every opening bracket, so that
-    comments land inside expressions too; the code is unchanged."""
+def _tokens_outside_fstrings(source: str):
+    """``source``'s tokens, less those inside f-strings (Python 3.12+ tokenizes f-strings, where a
+    space or a line break in a replacement field's format spec would change the string)."""
     import io
     import tokenize
 
-    fstring_start = getattr(tokenize, "FSTRING_START", None)  # Python 3.12+: f-strings are tokenized
+    fstring_start = getattr(tokenize, "FSTRING_START", None)
     fstring_end = getattr(tokenize, "FSTRING_END", None)
-    commented_lines = set()
-    inserts = []  # (row, column, text)
-    in_fstring = 0
+    depth = 0
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == fstring_start:
-            in_fstring += 1
+            depth += 1
         elif token.type == fstring_end:
-            in_fstring -= 1
-        elif token.type == tokenize.COMMENT:
-            commented_lines.add(token.start[0])
-        elif token.type in (tokenize.NEWLINE, tokenize.NL) and token.start[0] not in commented_lines:
-            inserts.append((*token.start, _TEMPTING_COMMENT))
-        elif token.type == tokenize.OP and token.string in "([{" and not in_fstring:
-            inserts.append((*token.end, _TEMPTING_COMMENT + "\n"))
+            depth -= 1
+        elif not depth:
+            yield token
+
+
+def _insert(source: str, inserts: list[tuple[int, int, str]]) -> str:
+    """``source`` with each text inserted at its (row, column)."""
     lines = source.splitlines(keepends=True)
     for row, column, text in sorted(inserts, reverse=True):
         if row <= len(lines):
             line = lines[row - 1]
             lines[row - 1] = line[:column] + text + line[column:]
     return "".join(lines)
+
+
+def with_comments(source: str) -> str:
+    """``source`` with a comment at the end of every line that can take one (blank lines and lines
+    inside brackets included) and a commented line break after every opening bracket, so that
+    comments land inside expressions too; the code is unchanged."""
+    import tokenize
+
+    commented_lines = set()
+    inserts = []
+    for token in _tokens_outside_fstrings(source):
+        if token.type == tokenize.COMMENT:
+            commented_lines.add(token.start[0])
+        elif token.type in (tokenize.NEWLINE, tokenize.NL) and token.start[0] not in commented_lines:
+            inserts.append((*token.start, _TEMPTING_COMMENT))
+        elif token.type == tokenize.OP and token.string in "([{":
+            inserts.append((*token.end, _TEMPTING_COMMENT + "\n"))
+    return _insert(source, inserts)
 
 
 def test_the_comment_maker_comments_every_line_and_inside_brackets_and_keeps_the_code():
@@ -417,25 +432,9 @@ def train(model, loader, optimizer):
 def with_spaces(source: str) -> str:
     """``source`` with a space after every operator and bracket outside f-strings (``d[ "k" ]``,
     ``x . y``): spacing the built tree does not have either; the code is unchanged."""
-    import io
     import tokenize
 
-    fstring_start = getattr(tokenize, "FSTRING_START", None)
-    fstring_end = getattr(tokenize, "FSTRING_END", None)
-    inserts = []
-    in_fstring = 0
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == fstring_start:
-            in_fstring += 1
-        elif token.type == fstring_end:
-            in_fstring -= 1
-        elif token.type == tokenize.OP and not in_fstring:
-            inserts.append(token.end)
-    lines = source.splitlines(keepends=True)
-    for row, column in sorted(inserts, reverse=True):
-        line = lines[row - 1]
-        lines[row - 1] = line[:column] + " " + line[column:]
-    return "".join(lines)
+    return _insert(source, [(*token.end, " ") for token in _tokens_outside_fstrings(source) if token.type == tokenize.OP])
 
 
 def test_the_space_maker_spaces_operators_and_keeps_the_code():
