@@ -114,6 +114,16 @@ class MySGD(torch.optim.Optimizer):
 def reset(optimizer, keep_buffers):
     optimizer.zero_grad(set_to_none=not keep_buffers)
 """,
+        # not over parameters (low confidence, below the default): a comment saying so does not count
+        """
+for x, y in loader:
+    model(x).sum().backward()
+    optimizer.step()
+    for t in (  # every param of the model
+        model.layers()
+    ):
+        t.grad.zero_()
+""",
         # one hand-made leaf tensor, as in the autograd tutorial
         """
 import torch
@@ -149,6 +159,16 @@ for x, y in loader:
 def reset_grads(net):
     for name, param in net.named_parameters():
         param.grad.zero_()  # expect: LL403
+""",
+        # the parameter groups of an optimizer, outside a zero_grad implementation
+        """
+import torch
+
+
+def clear(optimizer: torch.optim.Optimizer):
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            p.grad.zero_()  # expect: LL403
 """,
     )
 

@@ -413,22 +413,6 @@ def test_the_comment_maker_comments_every_line_and_inside_brackets_and_keeps_the
     assert ast.dump(ast.parse(commented)) == ast.dump(ast.parse(source))
 
 
-#: Findings at low confidence, where a word in a comment could have raised it.
-_LOW_CONFIDENCE = {
-    "LL403-over-other-tensors": """\
-import torch
-
-
-def train(model, loader, optimizer):
-    for batch in loader:
-        model(batch).sum().backward()
-        optimizer.step()
-        for p in model.layers():
-            p.grad.zero_()
-""",
-}
-
-
 def with_spaces(source: str) -> str:
     """``source`` with a space after every operator and bracket outside f-strings (``d[ "k" ]``,
     ``x . y``): spacing the built tree does not have either; the code is unchanged."""
@@ -444,8 +428,12 @@ def test_the_space_maker_spaces_operators_and_keeps_the_code():
 
 _EQUIVALENCE_SOURCES = (
     [pytest.param(path.read_text(encoding="utf-8"), id=path.name) for path in FIXTURES]
-    + [pytest.param(textwrap.dedent(s), id=f"{code}-invalid-{i}") for code, rule in RULES.items() for i, s in enumerate(rule.INVALID)]
-    + [pytest.param(source, id=name) for name, source in _LOW_CONFIDENCE.items()]
+    + [
+        pytest.param(textwrap.dedent(s), id=f"{code}-{kind}-{i}")
+        for code, rule in RULES.items()
+        for kind, snippets in (("invalid", rule.INVALID), ("valid", rule.VALID))  # valid: low-confidence ones too
+        for i, s in enumerate(snippets)
+    ]
 )
 
 
