@@ -1,6 +1,6 @@
 """``python -m leaklint`` runs the command line."""
 
-from leaklint.cli import main
+from leaklint.cli import run
 
 if __name__ == "__main__":
-    main()
+    run()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import click
 
@@ -38,6 +38,17 @@ class LeaklintGroup(click.Group):
 @click.group(cls=LeaklintGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """leaklint: find memory-leak anti-patterns in PyTorch training code."""
+
+
+def run(*args: Any, **kwargs: Any) -> Any:
+    """The ``leaklint`` command: :func:`main`, analysing with the node mirror rather than libcst's
+    classes (libcst is then imported only for a file a rule fires in; see
+    :mod:`leaklint.analysis.nodes`). ``main`` itself, as tests and embedders call it, keeps the
+    process's choice."""
+    from leaklint.analysis.family import prefer_mirror
+
+    prefer_mirror()
+    return main(*args, **kwargs)
 
 
 def _error(message: str) -> None:

@@ -225,15 +225,16 @@ def _apply_rules(
 ) -> tuple[list[tuple[type[Rule], Violation]], list[FileError], cst.Module | None]:
     """The rules' violations in ``text``, found on libcst's tree; when ``screen`` (the file's
     ``ast``) is given, first ask :func:`leaklint.screen.may_report` whether parsing is needed."""
+    from leaklint.screen import may_report
+
+    if screen is not None and not may_report(text, screen, rules, min_confidence):
+        return [], [], None
+
     import libcst as cst
 
     from leaklint.analysis.facts import ModuleFacts
     from leaklint.analysis.parsing import parse_module
     from leaklint.analysis.walk import children_cached
-    from leaklint.screen import may_report
-
-    if screen is not None and not may_report(text, screen, rules, min_confidence):
-        return [], [], None
 
     try:
         module = parse_module(text)
@@ -243,13 +244,14 @@ def _apply_rules(
             ErrorKind.UNSUPPORTED,
             f"valid Python that libcst cannot parse (at {error.raw_line}:{error.raw_column + 1}: {error.message}); not linted",
         ) from None
+    tree = _analysed_tree(module)
     with children_cached():
         try:
-            facts = ModuleFacts(module)
+            facts = ModuleFacts(tree)
         except RecursionError:
             raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None
         except Exception as error:  # a bug in leaklint, not in the user's file
-            return [], [_internal_error(path, error, None)], module
+            return [], [_internal_error(path, error, None)], tree
         violations: list[tuple[type[Rule], Violation]] = []
         errors: list[FileError] = []
         try:
@@ -262,11 +264,23 @@ def _apply_rules(
                     errors.append(_internal_error(path, error, rule.code))
         finally:
             facts.release()
-    return violations, errors, module
+    return violations, errors, tree
+
+
+def _analysed_tree(module: cst.Module) -> cst.Module:
+    """The tree the analysis reads: libcst's ``module`` itself, or its mirror with every node
+    keeping its libcst origin (:mod:`leaklint.analysis.nodes` says which, once per process)."""
+    from leaklint.analysis import nodes
+
+    if nodes.FAMILY == nodes.LIBCST:
+        return module
+    from leaklint.analysis.convert import to_mirror
+
+    return to_mirror(module)  # type: ignore[no-any-return]
 
 
 def _position_findings(module: cst.Module, text: str, path: str, violations: list[tuple[type[Rule], Violation]], settings: Settings) -> list[Finding]:
-    from leaklint.analysis.positions import node_positions
+    from leaklint.analysis.positions import tree_positions
     from leaklint.fix_edits import SourceEditor, import_anchor_nodes, nodes_to_position
 
     nodes = [v.node for _, v in violations] + [v.statement for _, v in violations if v.statement is not None]
@@ -275,7 +289,7 @@ def _position_findings(module: cst.Module, text: str, path: str, violations: lis
         nodes.extend(nodes_to_position(fix))
     if any(fix.imports for fix in fixes):
         nodes.extend(import_anchor_nodes(module))
-    positions = node_positions(module, nodes)
+    positions = tree_positions(module, nodes)
     editor = SourceEditor(module, text, positions)
     findings = []
     for rule, violation in violations:

@@ -14,11 +14,9 @@ import re
 import tokenize
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-import libcst as cst
-from libcst.metadata import CodeRange
-
+from leaklint.analysis import nodes as cst
 from leaklint.findings import Fix, TextEdit
 from leaklint.fix import line_starts
 from leaklint.fixspec import (
@@ -35,6 +33,9 @@ from leaklint.fixspec import (
     bare_code,
     module_level_imports,
 )
+
+if TYPE_CHECKING:
+    from libcst.metadata import CodeRange
 
 _INDENT = re.compile(r"[ \t]*")
 _LINE_END = re.compile(r"\r\n|\r|\n")

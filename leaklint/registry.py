@@ -98,7 +98,12 @@ def may_declare_plugins(paths: Sequence[str]) -> bool:
 
 
 def _plugin_rules() -> Iterable[type[Rule]]:
-    for entry in _plugin_entry_points():
+    entries = _plugin_entry_points()
+    if entries:
+        from leaklint.analysis.family import plugin_rules_loaded
+
+        plugin_rules_loaded()
+    for entry in entries:
         loaded = entry.load()
         if inspect.isclass(loaded) and issubclass(loaded, Rule):
             yield loaded

@@ -86,10 +86,14 @@ def shape_differences(parsed: object, built: object, path: str = "module", *, li
     libcst's ``parsed`` tree, ignoring formatting: node types, code-holding fields, literal text.
     Text inside f-strings is compared loosely: the builder takes it from values, not the source,
     so only the expressions of an f-string must match."""
-    import dataclasses
+    import libcst
 
-    import libcst as cst
+    from leaklint.analysis import nodes as cst
 
+    if cst.FAMILY == cst.MIRROR:  # compare like with like
+        from leaklint.analysis.convert import to_mirror
+
+        parsed, built = (to_mirror(tree) if isinstance(tree, libcst.CSTNode) else tree for tree in (parsed, built))
     found: list[str] = []
     pending: list[tuple[object, object, str, bool]] = [(parsed, built, path, False)]
     while pending and len(found) < limit:
@@ -99,10 +103,10 @@ def shape_differences(parsed: object, built: object, path: str = "module", *, li
                 found.append(f"{where}: {type(left).__name__} != {type(right).__name__}")
                 continue
             in_fstring = in_fstring or isinstance(left, cst.FormattedString)
-            for field in dataclasses.fields(left):  # type: ignore[arg-type]
-                if field.name in _FORMATTING_FIELDS or field.name.startswith("whitespace"):
+            for name in field_names(left):
+                if name in _FORMATTING_FIELDS or name.startswith("whitespace"):
                     continue
-                pending.append((getattr(left, field.name), getattr(right, field.name), f"{where}.{field.name}", in_fstring))
+                pending.append((getattr(left, name), getattr(right, name), f"{where}.{name}", in_fstring))
         elif isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
             if in_fstring:  # an f-string's text parts: `\<newline>` alone is a part only in libcst
                 left = [part for part in left if not isinstance(part, cst.FormattedStringText)]
@@ -114,3 +118,13 @@ def shape_differences(parsed: object, built: object, path: str = "module", *, li
         elif left != right and not in_fstring:
             found.append(f"{where}: {left!r} != {right!r}")
     return found
+
+
+def field_names(node: object) -> tuple[str, ...]:
+    """The fields of a node of either family (:mod:`leaklint.analysis.nodes`), in libcst's order."""
+    import dataclasses
+
+    mirrored = getattr(type(node), "_fields", None)
+    if mirrored is not None:
+        return mirrored  # type: ignore[no-any-return]
+    return tuple(field.name for field in dataclasses.fields(node))  # type: ignore[arg-type]

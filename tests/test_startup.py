@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LEAKY_LOOP
+from conftest import CLEAN_LOOP, LEAKY_LOOP
 
 from leaklint.registry import ENTRY_POINT_GROUP, may_declare_plugins
 
@@ -26,9 +26,9 @@ from leaklint.registry import ENTRY_POINT_GROUP, may_declare_plugins
 RUN_CLI = """
 import json, sys
 before = set(sys.modules)
-from leaklint.cli import main
+from leaklint.cli import run
 try:
-    code = main(sys.argv[1:], standalone_mode=False) or 0
+    code = run(sys.argv[1:], standalone_mode=False) or 0
 except SystemExit as done:
     code = done.code
 print(json.dumps({"exit": code, "imported": sorted(set(sys.modules) - before)}))
@@ -85,7 +85,8 @@ def test_files_the_gate_rejects_never_import_libcst(project: Path, args: list[st
     code, imported, output = run_cli("--no-cache", *args, cwd=project)
     assert code == 0, output
     assert "libcst" not in roots(imported)
-    assert not {name for name in imported if name.startswith("leaklint.analysis.") and name != "leaklint.analysis.torch_api"}
+    light = {"leaklint.analysis.torch_api", "leaklint.analysis.family"}  # names, and the node family's choice
+    assert not {name for name in imported if name.startswith("leaklint.analysis.") and name not in light}
     assert not {name for name in imported if name.startswith("leaklint.rules.checks")}
     assert "torch" not in roots(imported)
 
@@ -108,6 +109,16 @@ def test_a_file_that_needs_the_analysis_still_gets_its_findings(project: Path) -
     assert "leaklint.rules.checks.ll101_loss_accumulation" in imported
     assert "leaklint.rules.checks.ll501_keras_predict_in_loop" not in imported
     assert "torch" not in roots(imported)
+
+
+def test_a_file_the_screen_clears_never_imports_libcst(project: Path) -> None:
+    """A training loop the gate lets through but no rule fires in: the screen runs the rules on
+    the node mirror, so libcst is never imported (the start-up goal for a one-file lint)."""
+    (project / "clean.py").write_text(CLEAN_LOOP)
+    code, imported, output = run_cli("--no-cache", "clean.py", cwd=project)
+    assert code == 0, output
+    assert "leaklint.rules.checks.ll101_loss_accumulation" in imported  # the rules did run
+    assert "libcst" not in roots(imported)
 
 
 @pytest.mark.parametrize("command", [["rules"], ["rules", "--format", "json"], ["rule", "LL101"], ["--version"]])
@@ -159,6 +170,25 @@ def test_a_rule_pack_registered_by_entry_point_is_found(project: Path, tmp_path:
 
     code, _, output = run_cli("--no-cache", "--select", "XYZ901", "plain.py", cwd=project, pythonpath=str(site))
     assert code == 0, output
+
+
+TREE_REPORTING_RULE = PLUGIN_RULE.replace(
+    "        return iter(())",
+    "        from leaklint.rule import Violation\n"
+    "        from leaklint.findings import Confidence\n"
+    "        yield Violation(node=facts.module.body[0], message=type(facts.module).__module__, confidence=Confidence.HIGH)",
+)
+
+
+def test_plugin_rules_are_given_libcsts_trees(project: Path, tmp_path: Path) -> None:
+    """Plugin rules were written against libcst: with one installed, the command analyses with
+    libcst's classes rather than the mirror."""
+    site = tmp_path / "site"
+    install_fake_distribution(site, f"[{ENTRY_POINT_GROUP}]\ndemo = demo_leaklint_pack\n")
+    (site / "demo_leaklint_pack.py").write_text(TREE_REPORTING_RULE)
+    code, _, output = run_cli("--no-cache", "--select", "XYZ901", "train.py", cwd=project, pythonpath=str(site))
+    assert code == 1, output
+    assert "XYZ901 [perf] libcst._nodes.module" in output
 
 
 def test_the_plugin_prescan_says_no_only_when_no_distribution_declares_the_group(tmp_path: Path) -> None:

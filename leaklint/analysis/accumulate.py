@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import libcst as cst
-
+from leaklint.analysis import nodes as cst
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.syntax import subscript_base
 from leaklint.analysis.walk import dotted_names_in

@@ -13,11 +13,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Iterator, Mapping, TypeVar
 
-import libcst as cst
-
+from leaklint.analysis import nodes as cst
 from leaklint.analysis.index import ModuleIndex
 from leaklint.analysis.names import ImportMap
-from leaklint.analysis.positions import line_of
 from leaklint.analysis.provenance import (
     FunctionSummary,
     MethodStore,
@@ -121,7 +119,12 @@ class ModuleFacts:
 
     def line_of(self, node: cst.CSTNode) -> int | None:
         """The line ``node`` starts on, for messages that point elsewhere ("the loop at line 80");
-        positions only the top-level statement that holds it, as the engine does for findings."""
+        positions only the top-level statement that holds it, as the engine does for findings.
+        None also for a tree without source positions: the screen's, built from ``ast``."""
+        if cst.source_node(self.module) is None:
+            return None
+        from leaklint.analysis.positions import line_of
+
         return line_of(self.module, node)
 
     # --- queries rules use --------------------------------------------------------------------

@@ -35,7 +35,7 @@ import re
 import tokenize
 from typing import Any, Callable, Sequence
 
-import libcst as cst
+from leaklint.analysis import nodes as cst
 
 
 class Unsupported(Exception):
@@ -76,7 +76,8 @@ def _maker(node_type: type) -> Callable[..., Any]:
 def _make(node_type: type) -> Callable[..., Any]:
     maker = _MAKERS.get(node_type)
     if maker is None:
-        maker = _MAKERS[node_type] = _maker(node_type)
+        # A mirror class's own constructor is already all that: plain, with shared defaults.
+        maker = _MAKERS[node_type] = node_type if cst.FAMILY == cst.MIRROR else _maker(node_type)
     return maker
 
 

@@ -22,8 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator
 
-import libcst as cst
-
+from leaklint.analysis import nodes as cst
 from leaklint.analysis.walk import Walker, run_now_and_later, walk
 
 

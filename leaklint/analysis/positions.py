@@ -10,7 +10,7 @@ positions findings this way, and rules that quote a line number in a message ask
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
@@ -19,15 +19,24 @@ from libcst.metadata.position_provider import PositionProvidingCodegenState
 from leaklint.analysis.walk import walk
 
 
-def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, CodeRange]:
-    """Source ranges of ``nodes`` (those found in ``module``; the others are left out)."""
+def node_positions(
+    module: cst.Module,
+    nodes: Iterable[cst.CSTNode],
+    *,
+    wanted_in: Callable[[int, cst.CSTNode], list[cst.CSTNode]] | None = None,
+) -> dict[cst.CSTNode, CodeRange]:
+    """Source ranges of ``nodes`` (those found in ``module``; the others are left out).
+    ``wanted_in(i, statement)`` lists the wanted nodes in the ``i``-th top-level statement (by
+    default, a walk of it)."""
     wanted = set(nodes)
+    if wanted_in is None:
+        wanted_in = lambda _, statement: [node for node in walk(statement) if node in wanted]  # noqa: E731
     found: dict[cst.CSTNode, CodeRange] = {}
     line_offset = sum(_line_breaks(module.code_for_node(line)) for line in module.header)
-    for statement in module.body:
+    for index, statement in enumerate(module.body):
         if len(found) == len(wanted):
             break
-        inside = [node for node in walk(statement) if node in wanted]
+        inside = wanted_in(index, statement)
         if not inside:
             line_offset += _line_breaks(module.code_for_node(statement))
             continue
@@ -38,6 +47,25 @@ def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst
             found[node] = CodeRange(CodePosition(*start), CodePosition(*end))
         line_offset = recorder.line - 1
     return found
+
+
+def tree_positions(tree: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, CodeRange]:
+    """:func:`node_positions` for a tree the analysis read, of either node family: a mirror
+    tree (:mod:`leaklint.analysis.nodes`) is positioned through its nodes' libcst origins."""
+    from leaklint.analysis import nodes as family
+
+    if family.FAMILY == family.LIBCST:
+        return node_positions(tree, nodes)
+    # The walk reads the mirror's classes: find the wanted nodes on the mirror tree, position
+    # their origins on libcst's.
+    origins = {node: family.source_node(node) for node in nodes}
+    origins = {node: origin for node, origin in origins.items() if origin is not None}
+
+    def wanted_in(index: int, _: cst.CSTNode) -> list[cst.CSTNode]:
+        return [origins[node] for node in walk(tree.body[index]) if node in origins]
+
+    found = node_positions(family.source_node(tree), origins.values(), wanted_in=wanted_in)
+    return {node: found[origin] for node, origin in origins.items() if origin in found}
 
 
 _Point = tuple[int, int]
@@ -105,5 +133,5 @@ def _line_breaks(code: str) -> int:
 
 def line_of(module: cst.Module, node: cst.CSTNode) -> int | None:
     """The line ``node`` starts on, or None when it is not part of ``module``."""
-    where = node_positions(module, (node,)).get(node)
+    where = tree_positions(module, (node,)).get(node)
     return where.start.line if where is not None else None

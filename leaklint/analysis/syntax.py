@@ -7,8 +7,7 @@ They read the tree only (no values, no flow), so they answer the same wherever t
 
 from __future__ import annotations
 
-import libcst as cst
-
+from leaklint.analysis import nodes as cst
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.walk import not_into_scopes, walk
 

@@ -14,7 +14,7 @@ import dataclasses
 import typing
 from typing import Callable, Iterator
 
-import libcst as cst
+from leaklint.analysis import nodes as cst
 
 _SKIPPED_FIELDS = frozenset(
     {
@@ -37,6 +37,10 @@ def _child_fields(node_type: type) -> tuple[tuple[str, int], ...]:
     without a look."""
     fields = _CHILD_FIELDS.get(node_type)
     if fields is None:
+        fields = getattr(node_type, "_child_fields", None)  # a mirror class: worked out when generated
+        if fields is not None:
+            _CHILD_FIELDS[node_type] = fields
+            return fields  # type: ignore[no-any-return]
         try:
             hints = typing.get_type_hints(node_type)
         except Exception:  # an annotation we cannot resolve: look at every field's value

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence
 
-import libcst as cst
-
+from leaklint.analysis import nodes as cst
 from leaklint.analysis.carry import CarriedState, carried_states
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name

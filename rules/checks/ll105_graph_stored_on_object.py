@@ -11,8 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-import libcst as cst
-
+from leaklint.analysis import nodes as cst
 from leaklint.analysis import torch_api
 from leaklint.analysis.calls import call_graph, function_named
 from leaklint.analysis.facts import ModuleFacts

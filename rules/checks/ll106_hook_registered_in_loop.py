@@ -11,8 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-import libcst as cst
-
+from leaklint.analysis import nodes as cst
 from leaklint.analysis.calls import call_graph
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.hooks import HookKind, HookRegistration, hook_registrations

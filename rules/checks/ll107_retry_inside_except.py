@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-import libcst as cst
-
+from leaklint.analysis import nodes as cst
 from leaklint.analysis import torch_api
 from leaklint.analysis.calls import call_graph, local_callee
 from leaklint.analysis.facts import ModuleFacts

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-import libcst as cst
-
+from leaklint.analysis import nodes as cst
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.places import Place
 from leaklint.analysis.syntax import call_argument, is_literal

@@ -1,0 +1,129 @@
+"""Between libcst's trees and the mirror's (:mod:`leaklint.analysis.mirror_base` says why).
+
+- :func:`to_mirror`: a parsed libcst tree as mirror nodes, each keeping its libcst node as
+  ``origin``, so that positions, messages and fixes come from libcst's tree.
+- :func:`to_libcst`: a mirror node as libcst's: its ``origin`` when it has one, else a new libcst
+  node built field by field (nodes the screen built from ``ast``, or a rule built for a fix).
+- :func:`code_for_node`: the source libcst generates for a mirror node.
+
+Only the exact run and code generation import this module, and with it libcst. Converters are
+written per class on first use, from the fields the two classes share, so a libcst that gained
+or lost a field since the mirror was generated still converts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import libcst as cst
+
+from leaklint.analysis import mirror
+from leaklint.analysis.mirror_base import CSTNode, MaybeSentinel
+
+_TO_MIRROR: dict[type, Callable[[Any], Any]] = {}
+_TO_LIBCST: dict[type, Callable[[Any], Any]] = {}
+
+
+def to_mirror(node: cst.CSTNode) -> Any:
+    """The mirror of libcst's ``node`` and everything under it."""
+    converter = _TO_MIRROR.get(type(node))
+    if converter is None:
+        converter = _TO_MIRROR[type(node)] = _converter(type(node), getattr(mirror, type(node).__name__), _mirror_value)
+    return converter(node)
+
+
+def to_libcst(node: Any) -> Any:
+    """libcst's form of mirror ``node``: its origin if it has one, else one built from it."""
+    origin = getattr(node, "origin", None)
+    if origin is not None:
+        return origin
+    converter = _TO_LIBCST.get(type(node))
+    if converter is None:
+        converter = _TO_LIBCST[type(node)] = _converter(type(node), getattr(cst, type(node).__name__), _libcst_value, keep_origin=False)
+    return converter(node)
+
+
+def code_for_node(module: Any, node: Any) -> str:
+    """What libcst generates for ``node`` with ``module``'s indentation and line endings."""
+    origin = getattr(module, "origin", None)
+    if origin is None:
+        origin = cst.Module(body=(), default_indent=module.default_indent, default_newline=module.default_newline)
+    return origin.code_for_node(to_libcst(node))  # type: ignore[no-any-return]
+
+
+def _mirror_value(value: Any) -> Any:
+    value_type = type(value)
+    if value_type is str or value is None:
+        return value
+    if value_type is tuple:
+        return tuple(_mirror_value(item) for item in value)
+    if value_type is list:
+        return [_mirror_value(item) for item in value]
+    if isinstance(value, cst.CSTNode):
+        return to_mirror(value)
+    if isinstance(value, cst.MaybeSentinel):
+        return MaybeSentinel.DEFAULT
+    return value
+
+
+def _libcst_value(value: Any) -> Any:
+    value_type = type(value)
+    if value_type is str or value is None:
+        return value
+    if value_type is tuple:
+        return tuple(_libcst_value(item) for item in value)
+    if value_type is list:
+        return [_libcst_value(item) for item in value]
+    if isinstance(value, CSTNode):
+        return to_libcst(value)
+    if value is MaybeSentinel.DEFAULT:
+        return cst.MaybeSentinel.DEFAULT
+    return value
+
+
+def _fields(node_class: type) -> tuple[str, ...]:
+    if issubclass(node_class, CSTNode):
+        return node_class._fields
+    import dataclasses
+
+    return tuple(field.name for field in dataclasses.fields(node_class))
+
+
+def _converter(source: type, target: type, convert: Callable[[Any], Any], *, keep_origin: bool = True) -> Callable[[Any], Any]:
+    """A function written for ``source`` that builds a ``target`` field by field, bypassing
+    ``__init__`` (libcst's validates, which a parsed tree needs not); a field ``source`` lacks
+    keeps the target's default."""
+    source_fields = set(_fields(source))
+    shared = [name for name in _fields(target) if name in source_fields]
+    lines = ["def convert(node):", "    new = _new(_target)"]
+    lines += [f"    _set(new, {name!r}, _convert(node.{name}))" for name in shared]
+    missing = [name for name in _fields(target) if name not in shared]
+    namespace: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_target": target, "_convert": convert}
+    if missing:
+        defaults = _defaults(target)
+        for name in missing:
+            namespace[f"_default_{name}"] = defaults[name]
+            lines.append(f"    _set(new, {name!r}, _default_{name})")
+    if keep_origin:
+        lines.append("    _set(new, 'origin', node)")
+    lines.append("    return new")
+    exec("\n".join(lines), namespace)  # noqa: S102 - written from the classes' own field names only
+    return namespace["convert"]  # type: ignore[no-any-return]
+
+
+def _defaults(target: type) -> dict[str, Any]:
+    """Default field values of ``target`` (a field without one cannot be missing from a libcst of
+    another version without breaking its parser's output too: such a field is reported)."""
+    import dataclasses
+    import inspect
+
+    if issubclass(target, CSTNode):
+        parameters = inspect.signature(target.__init__).parameters  # type: ignore[misc]
+        return {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
+    found: dict[str, Any] = {}
+    for field in dataclasses.fields(target):
+        if field.default is not dataclasses.MISSING:
+            found[field.name] = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            found[field.name] = field.default_factory()
+    return found
