@@ -22,7 +22,7 @@ import pytest
 
 from conftest import ROOT
 
-from leaklint.analysis import mirror
+from leaklint.analysis import family, mirror
 from leaklint.analysis import nodes
 from leaklint.analysis.convert import code_for_node, to_libcst, to_mirror
 from leaklint.analysis.mirror_base import CSTNode, MaybeSentinel, sketch
@@ -203,6 +203,18 @@ def test_the_command_line_analyses_with_the_mirror(tmp_path: Path):
     environment = {k: v for k, v in os.environ.items() if k != "LEAKLINT_NODES"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=environment)
     assert done.stdout.strip().splitlines()[-1] == "mirror", done.stderr
+
+
+def test_another_libcst_release_than_the_mirrored_one_gets_libcsts_classes():
+    code = (
+        "import leaklint.analysis.family as family\n"
+        "family.installed_libcst_version = lambda: '0.1'\n"
+        "from leaklint.analysis import nodes\nprint(nodes.FAMILY)\n"
+    )
+    environment = {**os.environ, "LEAKLINT_NODES": "mirror"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, cwd=ROOT)
+    assert done.stdout.strip() == "libcst", done.stderr
+    assert family.installed_libcst_version() == libcst.LIBCST_VERSION
 
 
 def test_this_process_chose_its_family_from_the_environment():

@@ -51,34 +51,29 @@ def code_for_node(module: Any, node: Any) -> str:
     return origin.code_for_node(to_libcst(node))  # type: ignore[no-any-return]
 
 
-def _mirror_value(value: Any) -> Any:
-    value_type = type(value)
-    if value_type is str or value is None:
-        return value
-    if value_type is tuple:
-        return tuple(_mirror_value(item) for item in value)
-    if value_type is list:
-        return [_mirror_value(item) for item in value]
-    if isinstance(value, cst.CSTNode):
-        return to_mirror(value)
-    if isinstance(value, cst.MaybeSentinel):
-        return MaybeSentinel.DEFAULT
-    return value
+def _value_converter(
+    node_base: type, convert_node: Callable[[Any], Any], sentinel: object, converted_sentinel: object
+) -> Callable[[Any], Any]:
+    """What a field value becomes on the other side: nodes converted, sequences item by item (a
+    list stays a list, a tuple a tuple), ``MaybeSentinel.DEFAULT`` as the other one, the rest kept."""
+
+    def convert(value: Any) -> Any:
+        value_type = type(value)
+        if value_type is str or value is None:
+            return value
+        if value_type is tuple:
+            return tuple(convert(item) for item in value)
+        if value_type is list:
+            return [convert(item) for item in value]
+        if isinstance(value, node_base):
+            return convert_node(value)
+        return converted_sentinel if value is sentinel else value
+
+    return convert
 
 
-def _libcst_value(value: Any) -> Any:
-    value_type = type(value)
-    if value_type is str or value is None:
-        return value
-    if value_type is tuple:
-        return tuple(_libcst_value(item) for item in value)
-    if value_type is list:
-        return [_libcst_value(item) for item in value]
-    if isinstance(value, CSTNode):
-        return to_libcst(value)
-    if value is MaybeSentinel.DEFAULT:
-        return cst.MaybeSentinel.DEFAULT
-    return value
+_mirror_value = _value_converter(cst.CSTNode, to_mirror, cst.MaybeSentinel.DEFAULT, MaybeSentinel.DEFAULT)
+_libcst_value = _value_converter(CSTNode, to_libcst, MaybeSentinel.DEFAULT, cst.MaybeSentinel.DEFAULT)
 
 
 def _fields(node_class: type) -> tuple[str, ...]:

@@ -1,5 +1,6 @@
 """Which node classes a process analyses with (see :mod:`leaklint.analysis.nodes`), chosen before
-anything imports them: this module imports nothing, so the command line can decide first."""
+anything imports them: this module imports no part of the analysis, so the command line can
+decide first."""
 
 from __future__ import annotations
 
@@ -30,3 +31,23 @@ def plugin_rules_loaded() -> None:
     if _chosen_here and "leaklint.analysis.nodes" not in sys.modules:
         os.environ[ENVIRONMENT_VARIABLE] = LIBCST
         _chosen_here = False
+
+
+def installed_libcst_version() -> str | None:
+    """The version of the libcst that ``import libcst`` would load, read from its ``.dist-info``
+    directory without importing it (nor ``importlib.metadata``, 30 ms); None when unknown."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("libcst")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None:
+        return None
+    site = os.path.dirname(os.path.dirname(spec.origin))
+    try:
+        names = os.listdir(site)
+    except OSError:
+        return None
+    versions = [name[len("libcst-") : -len(".dist-info")] for name in names if name.startswith("libcst-") and name.endswith(".dist-info")]
+    return versions[0] if len(versions) == 1 else None

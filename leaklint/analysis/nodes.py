@@ -13,7 +13,8 @@ imported, by the ``LEAKLINT_NODES`` environment variable:
   (:mod:`leaklint.analysis.family`): the screen then runs without libcst, and a file a rule fires in is parsed by libcst and converted
   (:mod:`leaklint.analysis.convert`), its nodes keeping their libcst ``origin``.
 
-Deciding before any module-level table (``SCOPES = (cst.FunctionDef, ...)``) is built is what
+The mirror is used only with the libcst release it was generated from (another release may have
+classes or fields it lacks). Deciding before any module-level table (``SCOPES = (cst.FunctionDef, ...)``) is built is what
 makes the switch safe: one process never mixes the two.
 """
 
@@ -22,13 +23,22 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from leaklint.analysis.family import ENVIRONMENT_VARIABLE, LIBCST, MIRROR
+from leaklint.analysis.family import ENVIRONMENT_VARIABLE, LIBCST, MIRROR, installed_libcst_version
+
+
+def _mirrors_installed_libcst() -> bool:
+    """The mirror copies one libcst release; with another installed (a class or field it lacks),
+    the analysis uses libcst's own classes: slower to import, never wrong."""
+    from leaklint.analysis.mirror import LIBCST_VERSION
+
+    return LIBCST_VERSION == installed_libcst_version()
+
 
 if TYPE_CHECKING:
     from libcst import *  # noqa: F403 - type checkers see libcst, the interface both families share
 
     FAMILY = LIBCST
-elif os.environ.get(ENVIRONMENT_VARIABLE) == MIRROR:
+elif os.environ.get(ENVIRONMENT_VARIABLE) == MIRROR and _mirrors_installed_libcst():
     from leaklint.analysis.mirror import *  # noqa: F403 - CSTNode and MaybeSentinel included
 
     FAMILY = MIRROR
