@@ -8,7 +8,11 @@ rules never deal with line numbers, paths, suppressions or configuration.
 Every run imports every rule module (the registry needs the metadata, the gate ``may_report``), but
 most files never need a rule's ``check``: a rule module therefore imports neither libcst nor the
 analysis. leaklint's own rules keep ``check`` and its helpers in ``rules/checks/llNNN_name.py`` and
-import that module inside ``check``, so libcst loads with the first file that passes the gate.
+import that module inside ``check``, so the analysis loads with the first file that passes the
+gate (and libcst with the first file a rule fires in: see :mod:`leaklint.analysis.nodes`).
+
+A plugin rule's ``check`` gets libcst's own trees: with a plugin installed, the command analyses
+with libcst's classes rather than the mirror the built-in rules are also written for.
 """
 
 from __future__ import annotations

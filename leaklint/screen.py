@@ -4,7 +4,8 @@ Most files that pass the gate (:mod:`leaklint.prefilter`) hold no finding; the g
 syntax, and whether a value carries an autograd graph is a question for the analysis. The screen
 asks it cheaply: :mod:`leaklint.analysis.from_ast` builds libcst's node shapes from the ``ast``
 the syntax check already made (about a fifth of the cost of ``libcst.parse_module``), and the
-same analysis and rules run on it. Only when a rule reports something at the confidence asked
+same analysis and rules run on it; the ``leaklint`` command builds it from the node mirror
+(:mod:`leaklint.analysis.nodes`), so a file the screen clears never imports libcst. Only when a rule reports something at the confidence asked
 for, fails, or the builder does not reproduce the file's syntax, is the file parsed with libcst
 and linted for real; so every finding, position, message and fix is still libcst's.
 

@@ -1,10 +1,11 @@
-"""libcst nodes built from Python's ``ast``, for the screening pass: shape without formatting.
+"""libcst-shaped nodes built from Python's ``ast``, for the screening pass: shape without formatting.
 
 Parsing with libcst costs about six times ``ast.parse`` plus a walk that builds the same tree
 shape, because libcst keeps every space, comment and parenthesis. The analysis reads none of
 those: it asks about names, calls, assignments and blocks. So the engine first runs the analysis
 and the rules on a tree built here from the ``ast`` it already has (one node per libcst node, the
-same fields, libcst's own classes), and parses with libcst only the files where a rule fires.
+same fields, the classes :mod:`leaklint.analysis.nodes` names: libcst's own or their mirror), and
+parses with libcst only the files where a rule fires.
 Those files are then linted exactly as before, so every reported position, message and fix still
 comes from libcst's tree (:func:`leaklint.engine.lint_text`).
 
@@ -12,7 +13,9 @@ What the built tree leaves out, and why that is safe for a screen:
 
 - whitespace, comments and parentheses: the fields hold libcst's defaults. A rule that reads a
   comment (``# noqa: B019``) can only report *more* on the built tree, never less;
-- positions: messages that quote a line number are computed but thrown away with the pass.
+- positions: messages that quote a line number are computed but thrown away with the pass;
+- on the mirror, source text: ``code_for_node`` gives a sketch of the words (no libcst is
+  imported), which only messages and fixes read, and both are thrown away with the pass.
 
 What it keeps exactly, because decisions depend on it: node types and the fields that hold code;
 the text of numbers and strings (``Integer.value`` is ``"0x10"``, not 16); ``elif`` versus

@@ -10,12 +10,14 @@ imported, by the ``LEAKLINT_NODES`` environment variable:
   library users) sees the libcst it knows.
 - ``mirror``: :mod:`leaklint.analysis.mirror`, the same classes without libcst's import cost
   (about 0.17 s). The ``leaklint`` command chooses it when no plugin rule is installed
-  (:mod:`leaklint.analysis.family`): the screen then runs without libcst, and a file a rule fires in is parsed by libcst and converted
-  (:mod:`leaklint.analysis.convert`), its nodes keeping their libcst ``origin``.
+  (:mod:`leaklint.analysis.family`): the screen then runs without libcst, and a file a rule
+  fires in is parsed by libcst and converted (:mod:`leaklint.analysis.convert`), its nodes
+  keeping their libcst ``origin``.
 
 The mirror is used only with the libcst release it was generated from (another release may have
-classes or fields it lacks). Deciding before any module-level table (``SCOPES = (cst.FunctionDef, ...)``) is built is what
-makes the switch safe: one process never mixes the two.
+classes or fields it lacks). Deciding before any module-level table is built
+(``SCOPES = (cst.FunctionDef, ...)``) is what makes the choice safe: one process never mixes the
+two families.
 """
 
 from __future__ import annotations
