@@ -19,6 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from leaklint.analysis.family import prefer_mirror  # noqa: E402
 from leaklint.config import Settings
 from leaklint.engine import SourceProblem, check_syntax, decode, run_deep
 from leaklint.findings import Confidence
@@ -78,6 +79,7 @@ def _check(job: tuple[str, str]) -> FileCheck:
 
 
 def main() -> int:
+    prefer_mirror()  # analyse with the classes the leaklint command uses
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directories", nargs="+", type=Path)
     parser.add_argument("--rules", choices=("all", "default"), default="all", help="every rule, or those a plain `leaklint DIR` runs")
