@@ -61,6 +61,7 @@ class Writer:
         self.lines: list[str] = []
         self.written: set[type] = set()
         self.constants: dict[str, str] = {}  # expression -> constant name
+        self.initializers: dict[str, str] = {}  # parameter list -> shared __init__ function name
 
     def write_all(self) -> str:
         for node_class in self.classes:
@@ -75,21 +76,27 @@ class Writer:
         for base in bases:
             self.write(base)
         leaf = node_class not in self.subclassed
-        defaults = self.defaults(node_class) if leaf else {}
+        fields = [f.name for f in dataclasses.fields(node_class)] if leaf else []
+        initializer = self.initializer(fields, self.defaults(node_class)) if fields else None
         names = [b.__name__ for b in bases] + [m.__name__ for m in MIXINS.get(node_class.__name__, ())]
         self.lines += ["", "", f"class {node_class.__name__}({', '.join(names)}):"]
         if not leaf:
             self.lines.append("    __slots__ = ()")
             return
-        fields = [f.name for f in dataclasses.fields(node_class)]
-        self.lines.append(f"    __slots__ = {tuple(fields)!r}")
-        self.lines.append(f"    _fields = {tuple(fields)!r}")
+        self.lines.append(f"    __slots__ = _fields = {tuple(fields)!r}")
         self.lines.append(f"    _child_fields = {child_fields(node_class)!r}")
-        if not fields:
-            return
+        if initializer is not None:
+            self.lines.append(f"    __init__ = {initializer}")
+
+    def initializer(self, fields: list[str], defaults: dict[str, str]) -> str:
+        """The name of an ``__init__`` taking ``fields`` with ``defaults``, written once and shared
+        by every class with the same parameters (the operators, the brackets...)."""
         parameters = ", ".join(name if name not in defaults else f"{name}={defaults[name]}" for name in fields)
-        self.lines.append(f"    def __init__(self, {parameters}):")
-        self.lines += [f"        self.{name} = {name}" for name in fields]
+        if parameters not in self.initializers:
+            name = self.initializers[parameters] = f"_init_{len(self.initializers)}"
+            self.lines += ["", "", f"def {name}(self, {parameters}):"]
+            self.lines += [f"    self.{field} = {field}" for field in fields]
+        return self.initializers[parameters]
 
     def defaults(self, node_class: type) -> dict[str, str]:
         found = {}
