@@ -89,6 +89,7 @@ def shape_differences(parsed: object, built: object, path: str = "module", *, li
     import libcst
 
     from leaklint.analysis import nodes as cst
+    from leaklint.analysis.node_fields import field_names
 
     if cst.FAMILY == cst.MIRROR:  # compare like with like
         from leaklint.analysis.convert import to_mirror
@@ -103,7 +104,7 @@ def shape_differences(parsed: object, built: object, path: str = "module", *, li
                 found.append(f"{where}: {type(left).__name__} != {type(right).__name__}")
                 continue
             in_fstring = in_fstring or isinstance(left, cst.FormattedString)
-            for name in field_names(left):
+            for name in field_names(type(left)):
                 if name in _FORMATTING_FIELDS or name.startswith("whitespace"):
                     continue
                 pending.append((getattr(left, name), getattr(right, name), f"{where}.{name}", in_fstring))
@@ -119,12 +120,3 @@ def shape_differences(parsed: object, built: object, path: str = "module", *, li
             found.append(f"{where}: {left!r} != {right!r}")
     return found
 
-
-def field_names(node: object) -> tuple[str, ...]:
-    """The fields of a node of either family (:mod:`leaklint.analysis.nodes`), in libcst's order."""
-    import dataclasses
-
-    mirrored = getattr(type(node), "_fields", None)
-    if mirrored is not None:
-        return mirrored  # type: ignore[no-any-return]
-    return tuple(field.name for field in dataclasses.fields(node))  # type: ignore[arg-type]

@@ -27,7 +27,7 @@ from leaklint.analysis import nodes
 from leaklint.analysis.convert import code_for_node, to_libcst, to_mirror
 from leaklint.analysis.mirror_base import CSTNode, MaybeSentinel, sketch
 from leaklint.registry import all_rules
-from leaklint.testing import field_names
+from leaklint.analysis.node_fields import field_names
 
 sys.path.insert(0, str(ROOT / "tools"))
 import generate_mirror  # noqa: E402
@@ -153,6 +153,19 @@ def test_a_tree_rebuilt_without_origins_generates_the_same_source(source):
     assert code_for_node(converted, rebuilt) == source
 
 
+def test_a_field_another_libcst_release_lacks_takes_the_mirrors_default():
+    """Converters are written from the fields both classes have: a release without ``lpar`` on
+    ``Name`` (a made-up one here) still converts, the field at its default."""
+    from leaklint.analysis.convert import _converter, _mirror_value
+
+    @dataclasses.dataclass(frozen=True)
+    class Name:
+        value: str
+
+    converted = _converter(Name, mirror.Name, _mirror_value)(Name("x"))
+    assert (converted.value, converted.lpar, converted.rpar) == ("x", (), ())
+
+
 def test_code_for_a_node_a_rule_builds():
     module = to_mirror(libcst.parse_module("x = torch.add(x, y)\n"))
     call = module.body[0].body[0].value
@@ -184,7 +197,7 @@ def test_with_changes_copies_every_other_field():
         getattr(call, name) for name in call._fields if name != "args"
     ]
     assert changed.args == call.args[:1] and getattr(changed, "origin", None) is None
-    assert field_names(changed) == field_names(call.origin)
+    assert field_names(type(changed)) == field_names(type(call.origin))
 
 
 def test_a_sketch_keeps_the_words_and_drops_the_layout():
@@ -203,6 +216,18 @@ def test_the_command_line_analyses_with_the_mirror(tmp_path: Path):
     environment = {k: v for k, v in os.environ.items() if k != "LEAKLINT_NODES"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=environment)
     assert done.stdout.strip().splitlines()[-1] == "mirror", done.stderr
+
+
+def test_the_command_keeps_the_family_the_environment_names(tmp_path: Path):
+    (tmp_path / "train.py").write_text("import torch\n")
+    code = (
+        "import os\nfrom leaklint.cli import run\n"
+        "try:\n    run(['--no-cache', 'train.py'], standalone_mode=False)\nfinally:\n"
+        "    print(os.environ.get('LEAKLINT_NODES'))\n"
+    )
+    environment = {**os.environ, "LEAKLINT_NODES": "libcst"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=environment)
+    assert done.stdout.strip().splitlines()[-1] == "libcst", done.stderr
 
 
 def test_another_libcst_release_than_the_mirrored_one_gets_libcsts_classes():

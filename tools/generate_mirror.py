@@ -12,7 +12,6 @@ twice writes the same file.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import inspect
 import os
@@ -26,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from leaklint.analysis.mirror_base import MIXINS  # noqa: E402
+from leaklint.analysis.node_fields import field_defaults, field_names  # noqa: E402
 
 TARGET = ROOT / "leaklint" / "analysis" / "mirror.py"
 
@@ -76,7 +76,7 @@ class Writer:
         for base in bases:
             self.write(base)
         leaf = node_class not in self.subclassed
-        fields = [f.name for f in dataclasses.fields(node_class)] if leaf else []
+        fields = list(field_names(node_class)) if leaf else []
         initializer = self.initializer(fields, self.defaults(node_class)) if fields else None
         names = [b.__name__ for b in bases] + [m.__name__ for m in MIXINS.get(node_class.__name__, ())]
         self.lines += ["", "", f"class {node_class.__name__}({', '.join(names)}):"]
@@ -99,13 +99,7 @@ class Writer:
         return self.initializers[parameters]
 
     def defaults(self, node_class: type) -> dict[str, str]:
-        found = {}
-        for field in dataclasses.fields(node_class):
-            if field.default is not dataclasses.MISSING:
-                found[field.name] = self.expression(field.default)
-            elif field.default_factory is not dataclasses.MISSING:
-                found[field.name] = self.expression(field.default_factory())
-        return found
+        return {name: self.expression(value) for name, value in field_defaults(node_class).items()}
 
     def expression(self, value: Any) -> str:
         """Source for ``value`` at module level: a literal, or a constant holding a node."""
@@ -117,13 +111,11 @@ class Writer:
         if isinstance(value, cst.CSTNode):
             self.write(type(value))
             arguments = []
-            for field in dataclasses.fields(value):
-                default = field.default if field.default is not dataclasses.MISSING else (
-                    field.default_factory() if field.default_factory is not dataclasses.MISSING else dataclasses.MISSING
-                )
-                current = getattr(value, field.name)
-                if default is dataclasses.MISSING or not _same(current, default):
-                    arguments.append(f"{field.name}={self.expression(current)}")
+            defaults = field_defaults(type(value))
+            for name in field_names(type(value)):
+                current = getattr(value, name)
+                if name not in defaults or not _same(current, defaults[name]):
+                    arguments.append(f"{name}={self.expression(current)}")
             source = f"{type(value).__name__}({', '.join(arguments)})"
             if source not in self.constants:
                 name = self.constants[source] = f"_DEFAULT_{len(self.constants)}"

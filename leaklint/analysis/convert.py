@@ -19,6 +19,7 @@ import libcst as cst
 
 from leaklint.analysis import mirror
 from leaklint.analysis.mirror_base import CSTNode, MaybeSentinel
+from leaklint.analysis.node_fields import field_defaults, field_names
 
 _TO_MIRROR: dict[type, Callable[[Any], Any]] = {}
 _TO_LIBCST: dict[type, Callable[[Any], Any]] = {}
@@ -76,26 +77,18 @@ _mirror_value = _value_converter(cst.CSTNode, to_mirror, cst.MaybeSentinel.DEFAU
 _libcst_value = _value_converter(CSTNode, to_libcst, MaybeSentinel.DEFAULT, cst.MaybeSentinel.DEFAULT)
 
 
-def _fields(node_class: type) -> tuple[str, ...]:
-    if issubclass(node_class, CSTNode):
-        return node_class._fields
-    import dataclasses
-
-    return tuple(field.name for field in dataclasses.fields(node_class))
-
-
 def _converter(source: type, target: type, convert: Callable[[Any], Any], *, keep_origin: bool = True) -> Callable[[Any], Any]:
     """A function written for ``source`` that builds a ``target`` field by field, bypassing
     ``__init__`` (libcst's validates, which a parsed tree needs not); a field ``source`` lacks
     keeps the target's default."""
-    source_fields = set(_fields(source))
-    shared = [name for name in _fields(target) if name in source_fields]
+    source_fields = set(field_names(source))
+    shared = [name for name in field_names(target) if name in source_fields]
     lines = ["def convert(node):", "    new = _new(_target)"]
     lines += [f"    _set(new, {name!r}, _convert(node.{name}))" for name in shared]
-    missing = [name for name in _fields(target) if name not in shared]
+    missing = [name for name in field_names(target) if name not in shared]
     namespace: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_target": target, "_convert": convert}
-    if missing:
-        defaults = _defaults(target)
+    if missing:  # a field of another libcst release: its default (a required one fails here)
+        defaults = field_defaults(target)
         for name in missing:
             namespace[f"_default_{name}"] = defaults[name]
             lines.append(f"    _set(new, {name!r}, _default_{name})")
@@ -104,21 +97,3 @@ def _converter(source: type, target: type, convert: Callable[[Any], Any], *, kee
     lines.append("    return new")
     exec("\n".join(lines), namespace)  # noqa: S102 - written from the classes' own field names only
     return namespace["convert"]  # type: ignore[no-any-return]
-
-
-def _defaults(target: type) -> dict[str, Any]:
-    """Default field values of ``target`` (a field without one cannot be missing from a libcst of
-    another version without breaking its parser's output too: such a field is reported)."""
-    import dataclasses
-    import inspect
-
-    if issubclass(target, CSTNode):
-        parameters = inspect.signature(target.__init__).parameters  # type: ignore[misc]
-        return {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
-    found: dict[str, Any] = {}
-    for field in dataclasses.fields(target):
-        if field.default is not dataclasses.MISSING:
-            found[field.name] = field.default
-        elif field.default_factory is not dataclasses.MISSING:
-            found[field.name] = field.default_factory()
-    return found

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import ast
 import bisect
-import dataclasses
 import io
 import re
 import tokenize
 from typing import Any, Callable, Sequence
 
 from leaklint.analysis import nodes as cst
+from leaklint.analysis.node_fields import field_defaults, field_names
 
 
 class Unsupported(Exception):
@@ -57,18 +57,14 @@ def _maker(node_type: type) -> Callable[..., Any]:
     parameters: list[str] = []
     assignments: list[str] = []
     namespace: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_type": node_type}
-    for field in dataclasses.fields(node_type):
-        if field.default is not dataclasses.MISSING:
-            default: Any = field.default
-        elif field.default_factory is not dataclasses.MISSING:
-            default = field.default_factory()
-        else:
-            parameters.append(f"{field.name}")
-            assignments.append(f"    _set(node, {field.name!r}, {field.name})")
+    defaults = field_defaults(node_type)
+    for name in field_names(node_type):
+        assignments.append(f"    _set(node, {name!r}, {name})")
+        if name not in defaults:
+            parameters.append(name)
             continue
-        namespace[f"_default_{field.name}"] = default
-        parameters.append(f"{field.name}=_default_{field.name}")
-        assignments.append(f"    _set(node, {field.name!r}, {field.name})")
+        namespace[f"_default_{name}"] = defaults[name]
+        parameters.append(f"{name}=_default_{name}")
     source = (
         f"def make(*, {', '.join(parameters)}):\n    node = _new(_type)\n" + "\n".join(assignments) + "\n    return node\n"
     ) if parameters else "def make():\n    return _new(_type)\n"
