@@ -206,28 +206,22 @@ def test_a_sketch_keeps_the_words_and_drops_the_layout():
 
 
 # --- the analysis on the mirror ----------------------------------------------------------------
-def test_the_command_line_analyses_with_the_mirror(tmp_path: Path):
-    (tmp_path / "train.py").write_text("import torch\n")
-    code = (
-        "import os, sys\nfrom leaklint.cli import run\n"
-        "try:\n    run(['--no-cache', 'train.py'], standalone_mode=False)\nfinally:\n"
-        "    print(os.environ.get('LEAKLINT_NODES'))\n"
-    )
-    environment = {k: v for k, v in os.environ.items() if k != "LEAKLINT_NODES"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=environment)
-    assert done.stdout.strip().splitlines()[-1] == "mirror", done.stderr
-
-
-def test_the_command_keeps_the_family_the_environment_names(tmp_path: Path):
+@pytest.mark.parametrize(
+    ("environment_says", "family_used"),
+    [(None, "mirror"), ("libcst", "libcst")],  # the command's own choice; one the environment names is kept
+)
+def test_the_command_line_analyses_with_the_mirror_unless_told(tmp_path: Path, environment_says, family_used):
     (tmp_path / "train.py").write_text("import torch\n")
     code = (
         "import os\nfrom leaklint.cli import run\n"
         "try:\n    run(['--no-cache', 'train.py'], standalone_mode=False)\nfinally:\n"
         "    print(os.environ.get('LEAKLINT_NODES'))\n"
     )
-    environment = {**os.environ, "LEAKLINT_NODES": "libcst"}
+    environment = {k: v for k, v in os.environ.items() if k != "LEAKLINT_NODES"}
+    if environment_says is not None:
+        environment["LEAKLINT_NODES"] = environment_says
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=environment)
-    assert done.stdout.strip().splitlines()[-1] == "libcst", done.stderr
+    assert done.stdout.strip().splitlines()[-1] == family_used, done.stderr
 
 
 def test_another_libcst_release_than_the_mirrored_one_gets_libcsts_classes():
