@@ -17,7 +17,10 @@ run against the floor run of its own round), which shows how much of a differenc
 * Start-up: ``leaklint --version``; a one-file lint (``--select ALL --no-cache``) of the largest
   corpus file under 20 KB that the gate rejects (libcst is never imported) and of the largest one
   it lets through (libcst and the analysis run), and of one of the ``fixtures/``; ``import libcst``
-  in a bare interpreter, the floor of any run that needs the analysis. ``--repeat 9 --skip
+  in a bare interpreter, the floor of any run that needs the analysis, and the same two with
+  compiled dataclass code from an earlier run (``leaklint/method_cache.py``; the benchmark keeps
+  it in its own directory and writes it before timing), and the fixture's run without it (the
+  first run after an install, ``LEAKLINT_CODE_CACHE=off``). ``--repeat 9 --skip
   parse,cold,warm,ruff,fixit,torchfix`` runs only these rows.
 * ``fixit lint``, ``torchfix``, ``ruff check --select ALL --no-cache``: peers, when installed
   (looked up in ``--peers-bin``, then on PATH; install them in a separate environment, not the
@@ -50,6 +53,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "leaky_dcgan.py"
+CODE_CACHE = "LEAKLINT_CODE_CACHE"
+_IMPORT_LIBCST_REUSING = "from leaklint.method_cache import import_libcst; import_libcst()"
 
 _PARSE_ALL = """
 import sys, libcst
@@ -80,6 +85,7 @@ class Row:
     times: list[float] = field(default_factory=list)
     peak_mb: float | None = None
     files: int | None = None  # how many files the row covers (None: the whole corpus)
+    env: dict[str, str] | None = None  # added to the environment of the run
 
     @property
     def median(self) -> float:
@@ -111,10 +117,11 @@ def _children_rss_kb(root: int) -> int:
     return sum(rss.get(pid, 0) for pid in family)
 
 
-def run_timed(command: list[str], *, measure_memory: bool = False) -> tuple[float, float | None]:
+def run_timed(command: list[str], *, measure_memory: bool = False, env: dict[str, str] | None = None) -> tuple[float, float | None]:
     """Wall seconds of one whole-process run, and its peak memory (MB) when asked."""
+    environment = {**os.environ, **env} if env else None
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
     peak = 0
     if measure_memory and os.path.isdir("/proc"):
         done = threading.Event()
@@ -235,7 +242,9 @@ def main() -> None:
             size = os.path.getsize(path) / 1000
             rows.append(Row(f"leaklint one file, {label} ({size:.0f} KB)", [*one_file, path], args.repeat, files=1))
     rows.append(Row(f"leaklint one file, {FIXTURE.name}", [*one_file, str(FIXTURE)], args.repeat, files=1))
+    rows.append(Row(f"leaklint first run, {FIXTURE.name}", [*one_file, str(FIXTURE)], args.repeat, files=1, env={CODE_CACHE: "off"}))
     rows.append(Row("python -c 'import libcst' (floor)", [python, "-c", "import libcst"], args.repeat, files=1))
+    rows.append(Row("import libcst with the code cache", [python, "-c", _IMPORT_LIBCST_REUSING], args.repeat, files=1))
     peers = {
         "ruff": (["check", "--select", "ALL", "--no-cache", "--exit-zero", "--quiet", str(corpus)], args.repeat, "ruff check --select ALL --no-cache"),
         "fixit": (["lint", str(corpus)], peer_repeat, "fixit lint"),
@@ -251,6 +260,10 @@ def main() -> None:
         rows.append(Row(label, [binary, *arguments], repeat))
     rows = [row for row in rows if not any(s in row.name for s in skip)]
     compile_leaklint()
+    # The compiled dataclass methods (leaklint/method_cache.py) live in this run's directory, not
+    # the user's, and are written before timing, as any run after the first finds them.
+    os.environ[CODE_CACHE] = str(work / "code-cache")
+    subprocess.run([*one_file, str(FIXTURE)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     warm = next((row for row in rows if row.name == "leaklint warm"), None)
     if warm is not None:
@@ -260,7 +273,7 @@ def main() -> None:
             if round_number >= row.repeat:
                 continue
             memory = row.name.startswith("leaklint cold (--jobs")
-            elapsed, peak = run_timed(row.command, measure_memory=memory)
+            elapsed, peak = run_timed(row.command, measure_memory=memory, env=row.env)
             row.times.append(elapsed)
             if peak is not None:
                 row.peak_mb = max(row.peak_mb or 0, peak)
@@ -296,6 +309,12 @@ def main() -> None:
     floor_row = by_name.get("python -c 'import libcst' (floor)")
     if floor_row is not None:
         print(f"  floor of a run that needs the analysis: Python + import libcst = {floor_row.median:.2f} s")
+    reusing_row = by_name.get("import libcst with the code cache")
+    if reusing_row is not None:
+        print(f"  the same with the code cache = {reusing_row.median:.2f} s")
+    first_row = by_name.get(f"leaklint first run, {FIXTURE.name}")
+    if first_row is not None:
+        print(f"  {FIXTURE.name} without the code cache (the first run after an install) = {first_row.median:.2f} s")
     if cold_row is not None and cold_row.peak_mb is not None:
         print(f"  peak memory, cold --jobs {jobs} = {cold_row.peak_mb:.0f} MB (goal < 500 MB)")
     shutil.rmtree(work, ignore_errors=True)

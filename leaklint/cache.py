@@ -140,7 +140,7 @@ class ResultCache:
 def atomic_write(target: Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``target`` and move it into place: readers see the
     old entry, or none, or the new one, never a part."""
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)

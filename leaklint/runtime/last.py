@@ -15,24 +15,19 @@ rule's object of ``leaklint verify --format json``). Importing this module never
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from leaklint.cache import atomic_write
+from leaklint.user_cache import user_cache_directory
 
 SCHEMA = "leaklint.verify-last/1"
 
 
 def store_path() -> Path:
-    """``$XDG_CACHE_HOME/leaklint/verify.json``, else ``~/.cache/leaklint/verify.json``.
-
-    A relative ``XDG_CACHE_HOME`` is ignored, as the XDG base directory specification says.
-    """
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
-    return root / "leaklint" / "verify.json"
+    """``verify.json`` in the user's cache directory (:func:`~leaklint.user_cache.user_cache_directory`)."""
+    return user_cache_directory() / "verify.json"
 
 
 def load_all(path: Path | None = None) -> dict[str, Any]:
