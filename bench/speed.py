@@ -18,7 +18,7 @@ run against the floor run of its own round), which shows how much of a differenc
   corpus file under 20 KB that the gate rejects (libcst is never imported) and of the largest one
   it lets through (libcst and the analysis run), and of one of the ``fixtures/``; ``import libcst``
   in a bare interpreter, the floor of any run that needs the analysis, and the same two with
-  compiled dataclass code from an earlier run (``leaklint/method_cache.py``; the benchmark keeps
+  compiled dataclass code from an earlier run (``leaklint/code_cache.py``; the benchmark keeps
   it in its own directory and writes it before timing), and the fixture's run without it (the
   first run after an install, ``LEAKLINT_CODE_CACHE=off``). ``--repeat 9 --skip
   parse,cold,warm,ruff,fixit,torchfix`` runs only these rows.
@@ -54,7 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "leaky_dcgan.py"
 CODE_CACHE = "LEAKLINT_CODE_CACHE"
-_IMPORT_LIBCST_REUSING = "from leaklint.method_cache import import_libcst; import_libcst()"
+_IMPORT_LIBCST_REUSING = "from leaklint.code_cache import import_libcst; import_libcst()"
 
 _PARSE_ALL = """
 import sys, libcst
@@ -260,7 +260,7 @@ def main() -> None:
         rows.append(Row(label, [binary, *arguments], repeat))
     rows = [row for row in rows if not any(s in row.name for s in skip)]
     compile_leaklint()
-    # The compiled dataclass methods (leaklint/method_cache.py) live in this run's directory, not
+    # The compiled dataclass methods (leaklint/code_cache.py) live in this run's directory, not
     # the user's, and are written before timing, as any run after the first finds them.
     os.environ[CODE_CACHE] = str(work / "code-cache")
     subprocess.run([*one_file, str(FIXTURE)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -230,7 +230,7 @@ def _apply_rules(
     if screen is not None and not may_report(text, screen, rules, min_confidence):
         return [], [], None
 
-    from leaklint.method_cache import import_libcst
+    from leaklint.code_cache import import_libcst
 
     cst = import_libcst()  # about half the time of a plain import (see there)
 

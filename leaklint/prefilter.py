@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import ast
 import re
-from itertools import repeat
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from leaklint.analysis.torch_api import (
@@ -40,6 +40,7 @@ from leaklint.analysis.torch_api import (
     is_eval_function_name,
     is_graph_evidence_identifier,
 )
+from leaklint.code_cache import compiled
 from leaklint.findings import Confidence
 
 if TYPE_CHECKING:
@@ -532,7 +533,7 @@ def _children_function(kind: type) -> Callable[[ast.AST], list[ast.AST]]:
             lines.append(f"    found.append(node.{name})")
     lines.append("    return found")
     namespace: dict[str, Any] = {}
-    exec("\n".join(lines), namespace)  # noqa: S102 - written from ast's own field names only
+    exec(compiled("\n".join(lines)), namespace)  # noqa: S102 - written from ast's own field names only
     return namespace["children"]  # type: ignore[no-any-return]
 
 

@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The commands the tests run keep compiled dataclass code (leaklint.method_cache) in a directory
+# The commands the tests run keep compiled dataclass code (leaklint.code_cache) in a directory
 # of this test session, never in the developer's own cache.
 _CODE_CACHE = tempfile.TemporaryDirectory(prefix="leaklint-test-code-cache-")
 os.environ.setdefault("LEAKLINT_CODE_CACHE", _CODE_CACHE.name)

@@ -20,6 +20,7 @@ import libcst as cst
 from leaklint.analysis import mirror
 from leaklint.analysis.mirror_base import CSTNode, MaybeSentinel
 from leaklint.analysis.node_fields import field_defaults, field_names
+from leaklint.code_cache import compiled
 
 _TO_MIRROR: dict[type, Callable[[Any], Any]] = {}
 _TO_LIBCST: dict[type, Callable[[Any], Any]] = {}
@@ -95,5 +96,5 @@ def _converter(source: type, target: type, convert: Callable[[Any], Any], *, kee
     if keep_origin:
         lines.append("    _set(new, 'origin', node)")
     lines.append("    return new")
-    exec("\n".join(lines), namespace)  # noqa: S102 - written from the classes' own field names only
+    exec(compiled("\n".join(lines)), namespace)  # noqa: S102 - written from the classes' own field names only
     return namespace["convert"]  # type: ignore[no-any-return]

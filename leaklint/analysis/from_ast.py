@@ -39,6 +39,7 @@ from typing import Any, Callable, Sequence
 
 from leaklint.analysis import nodes as cst
 from leaklint.analysis.node_fields import field_defaults, field_names
+from leaklint.code_cache import compiled
 
 
 class Unsupported(Exception):
@@ -68,7 +69,7 @@ def _maker(node_type: type) -> Callable[..., Any]:
     source = (
         f"def make(*, {', '.join(parameters)}):\n    node = _new(_type)\n" + "\n".join(assignments) + "\n    return node\n"
     ) if parameters else "def make():\n    return _new(_type)\n"
-    exec(source, namespace)  # noqa: S102 - generated from dataclass field names only
+    exec(compiled(source), namespace)  # noqa: S102 - generated from dataclass field names only
     return namespace["make"]  # type: ignore[no-any-return]
 
 

@@ -45,7 +45,7 @@ elif os.environ.get(ENVIRONMENT_VARIABLE) == MIRROR and _mirrors_installed_libcs
 
     FAMILY = MIRROR
 else:
-    from leaklint.method_cache import import_libcst
+    from leaklint.code_cache import import_libcst
 
     import_libcst()  # with the dataclass code stored by earlier runs
     from libcst import *  # noqa: F403

@@ -15,6 +15,7 @@ import typing
 from typing import Callable, Iterator
 
 from leaklint.analysis import nodes as cst
+from leaklint.code_cache import compiled
 
 _SKIPPED_FIELDS = frozenset(
     {
@@ -154,7 +155,7 @@ def _lister(node_type: type) -> Callable[[cst.CSTNode], list[cst.CSTNode]] | Non
             lines.append(f"    _look(node.{name}, found)")
     lines.append("    return found")
     namespace: dict[str, object] = {"_look": _look}
-    exec("\n".join(lines), namespace)  # noqa: S102 - written from libcst's own field names only
+    exec(compiled("\n".join(lines)), namespace)  # noqa: S102 - written from libcst's own field names only
     return namespace["list_children"]  # type: ignore[return-value]
 
 

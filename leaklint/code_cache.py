@@ -1,20 +1,23 @@
-"""Keep the code Python compiles for leaklint's and libcst's dataclasses between runs, like ``.pyc``.
+"""Keep code that Python compiles afresh in every run between runs, the way ``.pyc`` files do.
 
-libcst's ~250 node classes are frozen dataclasses, and leaklint has about forty of its own. For
-each, the ``dataclass`` decorator writes the source text of ``__init__``, ``__repr__``, ``__eq__``,
-``__hash__``, ``__setattr__`` and ``__delattr__`` and compiles it with ``exec``: about 1,200
-compilations, 0.12 s of a 0.4 s one-file run on Python 3.11. The texts depend only on the class
-definitions, so the code is the same in every run. This keeps it in one file in the user's cache
-directory, keyed by the exact text:
+Two kinds of source text are compiled at run time, in every process, and are the same each time:
 
-- while the ``leaklint`` command runs (:func:`reusing_compiled_methods` around it) or libcst is
-  imported (:func:`import_libcst`), ``exec`` inside the ``dataclasses`` module looks the text up;
-  a text found runs its stored code object, which is what compiling that text gives (same text,
-  same interpreter, same flags: ``dataclasses`` uses no ``__future__`` import);
+- **Dataclass methods.** libcst's ~250 node classes are frozen dataclasses, and leaklint has about
+  forty of its own. For each, the ``dataclass`` decorator writes the source of ``__init__``,
+  ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__`` and compiles it:
+  about 1,200 compilations, 0.12 s of a 0.4 s one-file run on Python 3.11.
+- **Functions leaklint writes per node class** (:func:`compiled`): the converters to the mirror,
+  the child listers of the walk and of the gate (a hundred-odd, 10-15 ms of a run with findings).
+
+This keeps their code in one file in the user's cache directory, keyed by the exact text:
+
+- while the ``leaklint`` command runs (:func:`reusing_compiled_code` around it) or libcst is
+  imported (:func:`import_libcst`), ``exec`` inside the ``dataclasses`` module and
+  :func:`compiled` look the text up; a text found gets its stored code object, which is what
+  compiling that text gives (same text, same interpreter, no ``__future__`` flags);
 - a text not found is compiled as before, and the file is rewritten with it for the next run;
 - only classes defined in ``leaklint`` and ``libcst`` modules are kept (a plugin's or torch's pass
-  through untouched), so the file stays the size of those two (about 0.8 MB), and it is read only
-  when such a class is defined;
+  through untouched), so the file stays about 1 MB, and it is read only when a text is looked up;
 - the file's name carries the interpreter's bytecode tag and libcst's version, its first bytes
   are the interpreter's magic number (as in a ``.pyc``), and it is replaced atomically. A file
   that does not load is ignored; a directory that cannot be written costs nothing but the speed.
@@ -39,7 +42,7 @@ _OFF = ("off", "0", "false", "no")
 KEPT_PACKAGES = frozenset({"leaklint", "libcst"})
 
 
-class CompiledMethods:
+class CompiledCode:
     """The code objects stored in ``path`` by source text (read on first use), and what the
     block did with them: texts answered from the file, texts compiled (stored when it ends)."""
 
@@ -66,25 +69,37 @@ class CompiledMethods:
             _store(self.path, self._codes)
 
 
+#: The store of the innermost block that shadows ``exec`` (:func:`compiled` uses it), if any.
+_active: CompiledCode | None = None
+
+
+def compiled(source: str) -> CodeType:
+    """The code of ``source``, a function written by leaklint for a node class: from the stored
+    file while the command runs, else compiled now. ``exec`` it in the namespace it needs."""
+    if _active is not None:
+        return _active.code_for(source)
+    return compile(source, "<string>", "exec", dont_inherit=True)
+
+
 def import_libcst() -> ModuleType:
     """``import libcst``, reusing the stored dataclass code (a no-op once libcst is imported)."""
     if "libcst" not in sys.modules:
-        with reusing_compiled_methods(cache_file()):
+        with reusing_compiled_code(cache_file()):
             import libcst  # noqa: F401
     return sys.modules["libcst"]
 
 
 @contextlib.contextmanager
-def reusing_compiled_methods(path: str | None, packages: frozenset[str] = KEPT_PACKAGES) -> Iterator[CompiledMethods]:
+def reusing_compiled_code(path: str | None, packages: frozenset[str] = KEPT_PACKAGES) -> Iterator[CompiledCode]:
     """While the block runs, the dataclasses of ``packages`` take their methods' code from
     ``path`` (None: compile as usual); newly compiled code is added to the file afterwards.
     Inside another such block (the command's, around an ``import_libcst``) this one does nothing."""
     import dataclasses
 
-    methods = CompiledMethods(path)
+    store = CompiledCode(path)
     namespace = vars(dataclasses)
     if path is None or "exec" in namespace:  # already shadowed, by an outer block or someone else
-        yield methods
+        yield store
         return
 
     def exec_reusing_code(source: Any, globals: Any = None, locals: Any = None, /) -> None:
@@ -92,15 +107,18 @@ def reusing_compiled_methods(path: str | None, packages: frozenset[str] = KEPT_P
             caller = sys._getframe(1)
             globals, locals = caller.f_globals, caller.f_locals if locals is None else locals
         if type(source) is str and _module_package(globals) in packages:
-            source = methods.code_for(source)
+            source = store.code_for(source)
         exec(source, globals, locals)  # noqa: S102 - the dataclass decorator's own call
 
+    global _active
     namespace["exec"] = exec_reusing_code
+    _active = store
     try:
-        yield methods
+        yield store
     finally:
         del namespace["exec"]
-        methods.store()
+        _active = None
+        store.store()
 
 
 def _module_package(namespace: Any) -> str | None:
@@ -119,7 +137,7 @@ def cache_file() -> str | None:
     if directory is None:
         return None
     tag = sys.implementation.cache_tag or "python"
-    return os.path.join(directory, f"dataclass-methods.{tag}.libcst-{installed_libcst_version() or 'unknown'}.marshal")
+    return os.path.join(directory, f"compiled-code.{tag}.libcst-{installed_libcst_version() or 'unknown'}.marshal")
 
 
 def cache_directory() -> str | None:

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from conftest import LEAKY_LOOP, run_leaklint, text
-from leaklint import method_cache
-from leaklint.method_cache import ENVIRONMENT_VARIABLE, cache_directory
-from leaklint.method_cache import reusing_compiled_methods as reusing_methods
+from leaklint import code_cache
+from leaklint.code_cache import ENVIRONMENT_VARIABLE, cache_directory
+from leaklint.code_cache import reusing_compiled_code as reusing_methods
 
 #: The classes below are defined in this test module: keep its package, as the command keeps
 #: leaklint's and libcst's.
 THIS_PACKAGE = frozenset({__name__.partition(".")[0]})
 
 
-def reusing_compiled_methods(path: str | None, packages: frozenset[str] = THIS_PACKAGE):  # type: ignore[no-untyped-def]
+def reusing_compiled_code(path: str | None, packages: frozenset[str] = THIS_PACKAGE):  # type: ignore[no-untyped-def]
     return reusing_methods(path, packages)
 
 
@@ -52,26 +52,42 @@ def behaviour(point: type, bag: type) -> tuple:
 
 def test_a_first_run_compiles_and_stores_the_next_reuses_every_text(tmp_path: Path) -> None:
     path = str(tmp_path / "methods.marshal")
-    with reusing_compiled_methods(path) as first:
+    with reusing_compiled_code(path) as first:
         classes = define_classes()
     assert first.compiled and first.reused == 0
     assert os.path.exists(path)
-    with reusing_compiled_methods(path) as second:
+    with reusing_compiled_code(path) as second:
         reused_classes = define_classes()
     assert not second.compiled and second.reused == len(first.compiled)
     assert behaviour(*reused_classes) == behaviour(*classes) == behaviour(*define_classes())
 
 
+def test_functions_leaklint_writes_are_kept_too(tmp_path: Path) -> None:
+    """The converters, walk plans and gate listers are written per node class and compiled with
+    :func:`compiled`: inside the command's block from the file, outside it afresh."""
+    source = "def double(x):\n    return 2 * x\n"
+    path = str(tmp_path / "code.marshal")
+    with reusing_compiled_code(path) as first:
+        namespace: dict = {}
+        exec(code_cache.compiled(source), namespace)
+    assert source in first.compiled and namespace["double"](4) == 8
+    with reusing_compiled_code(path) as second:
+        assert code_cache.compiled(source) is code_cache.compiled(source)
+    assert second.reused == 2 and not second.compiled
+    outside = code_cache.compiled(source)
+    assert outside is not code_cache.compiled(source) and outside.co_filename == "<string>"
+
+
 def test_exec_is_only_shadowed_inside_the_block_even_when_it_fails(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
-        with reusing_compiled_methods(str(tmp_path / "m.marshal")):
+        with reusing_compiled_code(str(tmp_path / "m.marshal")):
             assert "exec" in vars(dataclasses)
             raise RuntimeError("boom")
     assert "exec" not in vars(dataclasses)
 
 
 def test_without_a_file_nothing_is_shadowed_or_written(tmp_path: Path) -> None:
-    with reusing_compiled_methods(None) as methods:
+    with reusing_compiled_code(None) as methods:
         assert "exec" not in vars(dataclasses)
         define_classes()
     assert methods.reused == 0 and not list(tmp_path.iterdir())
@@ -88,8 +104,8 @@ def test_classes_of_other_packages_pass_through_and_the_file_is_not_read(tmp_pat
 
 
 def test_an_inner_block_leaves_the_work_to_the_outer_one(tmp_path: Path) -> None:
-    with reusing_compiled_methods(str(tmp_path / "outer.marshal")) as outer:
-        with reusing_compiled_methods(str(tmp_path / "inner.marshal")) as inner:
+    with reusing_compiled_code(str(tmp_path / "outer.marshal")) as outer:
+        with reusing_compiled_code(str(tmp_path / "inner.marshal")) as inner:
             define_classes()
         assert "exec" in vars(dataclasses)
     assert outer.compiled and not inner.compiled
@@ -112,7 +128,7 @@ def test_a_damaged_or_foreign_file_is_ignored_and_replaced(tmp_path: Path, conte
         content = MAGIC_NUMBER + marshal.dumps({"text": 1})
     path = tmp_path / "methods.marshal"
     path.write_bytes(content)
-    with reusing_compiled_methods(str(path)) as methods:
+    with reusing_compiled_code(str(path)) as methods:
         classes = define_classes()
     assert methods.reused == 0 and methods.compiled
     assert behaviour(*classes) == behaviour(*define_classes())
@@ -124,11 +140,11 @@ def test_a_file_from_another_interpreter_is_not_loaded(tmp_path: Path) -> None:
     import marshal
 
     path = tmp_path / "methods.marshal"
-    with reusing_compiled_methods(str(path)):
+    with reusing_compiled_code(str(path)):
         define_classes()
     stored = path.read_bytes()
     path.write_bytes(b"\x00\x00\r\n" + stored[4:])
-    with reusing_compiled_methods(str(path)) as methods:
+    with reusing_compiled_code(str(path)) as methods:
         define_classes()
     assert methods.reused == 0
     assert marshal.loads(path.read_bytes()[4:])  # rewritten for this interpreter
@@ -137,7 +153,7 @@ def test_a_file_from_another_interpreter_is_not_loaded(tmp_path: Path) -> None:
 def test_a_directory_that_cannot_be_written_costs_only_the_speed(tmp_path: Path) -> None:
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where the directory should be")
-    with reusing_compiled_methods(str(blocker / "sub" / "methods.marshal")) as methods:
+    with reusing_compiled_code(str(blocker / "sub" / "methods.marshal")) as methods:
         classes = define_classes()
     assert methods.compiled
     assert behaviour(*classes) == behaviour(*define_classes())
@@ -146,13 +162,13 @@ def test_a_directory_that_cannot_be_written_costs_only_the_speed(tmp_path: Path)
 def test_where_the_file_lives(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(ENVIRONMENT_VARIABLE, str(tmp_path / "codes"))
     assert cache_directory() == str(tmp_path / "codes")
-    cache_file = method_cache.cache_file()
+    cache_file = code_cache.cache_file()
     assert cache_file is not None
     name = os.path.basename(cache_file)
     assert sys.implementation.cache_tag in name and "libcst-" in name and cache_file.startswith(str(tmp_path / "codes"))
     for off in ("off", "OFF", "0", "false", "no"):
         monkeypatch.setenv(ENVIRONMENT_VARIABLE, off)
-        assert cache_directory() is None and method_cache.cache_file() is None
+        assert cache_directory() is None and code_cache.cache_file() is None
     monkeypatch.delenv(ENVIRONMENT_VARIABLE)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_directory() == str(tmp_path / "xdg" / "leaklint")  # beside verify.json
@@ -162,7 +178,7 @@ def test_where_the_file_lives(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 _FINGERPRINT = textwrap.dedent(
     """\
     import hashlib, marshal, sys
-    from leaklint.method_cache import import_libcst
+    from leaklint.code_cache import import_libcst
     libcst = import_libcst()
     digest = hashlib.sha256()
     for name in sorted(dir(libcst)):
