@@ -84,17 +84,20 @@ def _converter(source: type, target: type, convert: Callable[[Any], Any], *, kee
     keeps the target's default."""
     source_fields = set(field_names(source))
     shared = [name for name in field_names(target) if name in source_fields]
+    # A mirror node's slots are assigned directly; a libcst node is frozen (object.__setattr__).
+    store = "    new.{0} = {1}" if issubclass(target, CSTNode) else "    _set(new, {0!r}, {1})"
     lines = ["def convert(node):", "    new = _new(_target)"]
-    lines += [f"    _set(new, {name!r}, _convert(node.{name}))" for name in shared]
+    for name in shared:  # strings and None (most leaves) are kept without a call
+        lines += [f"    value = node.{name}", store.format(name, "value if value is None or type(value) is str else _convert(value)")]
     missing = [name for name in field_names(target) if name not in shared]
     namespace: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_target": target, "_convert": convert}
     if missing:  # a field of another libcst release: its default (a required one fails here)
         defaults = field_defaults(target)
         for name in missing:
             namespace[f"_default_{name}"] = defaults[name]
-            lines.append(f"    _set(new, {name!r}, _default_{name})")
+            lines.append(store.format(name, f"_default_{name}"))
     if keep_origin:
-        lines.append("    _set(new, 'origin', node)")
+        lines.append(store.format("origin", "node"))
     lines.append("    return new")
     exec(compiled("\n".join(lines)), namespace)  # noqa: S102 - written from the classes' own field names only
     return namespace["convert"]  # type: ignore[no-any-return]
