@@ -9,10 +9,8 @@ the next pass (after re-linting the fixed text) picks up.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -83,6 +81,8 @@ def apply_fixes(text: str, findings: Sequence[Finding], allowed: Callable[[Findi
 
 def unified_diff(path: str, before: str, after: str) -> str:
     """A ``diff -u`` style patch of one file (empty when nothing changed)."""
+    import difflib  # here, not at the top: a lint run imports this module for line_starts only
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
@@ -108,6 +108,8 @@ def write_atomically(path: Path, data: bytes, *, expected: bytes) -> None:
     if current != expected:
         raise FileChangedError(f"{path} changed on disk while it was being fixed; not overwritten")
     mode = target.stat().st_mode & 0o7777
+    import tempfile
+
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".leaklint-tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
