@@ -149,7 +149,12 @@ def cache_directory() -> str | None:
         return chosen
     from leaklint.user_cache import user_cache_directory
 
-    return str(user_cache_directory())
+    try:
+        directory = user_cache_directory()
+    except (RuntimeError, KeyError, OSError):  # no home directory to be found: no cache
+        return None
+    # Created below the home directory (or XDG_CACHE_HOME's parent), never in place of it.
+    return str(directory) if directory.parent.parent.is_dir() else None
 
 
 def _magic() -> bytes:

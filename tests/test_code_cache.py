@@ -174,6 +174,25 @@ def test_where_the_file_lives(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     assert cache_directory() == str(tmp_path / "xdg" / "leaklint")  # beside verify.json
 
 
+def test_without_a_home_directory_there_is_no_code_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv(ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert cache_directory() is None and code_cache.cache_file() is None
+
+
+def test_a_missing_home_directory_is_not_created(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "gone"))
+    assert cache_directory() is None
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert cache_directory() == str(tmp_path / ".cache" / "leaklint")
+
+
 # What every dataclass method of libcst's classes compiled to, in a fresh process.
 _FINGERPRINT = textwrap.dedent(
     """\
