@@ -15,7 +15,9 @@ This keeps their code in one file in the user's cache directory, keyed by the ex
   imported (:func:`import_libcst`), ``exec`` inside the ``dataclasses`` module and
   :func:`compiled` look the text up; a text found gets its stored code object, which is what
   compiling that text gives (same text, same interpreter, no ``__future__`` flags);
-- a text not found is compiled as before, and the file is rewritten with it for the next run;
+- a text not found is compiled as before, and the file is rewritten with it for the next run
+  (once it holds more than 5,000 texts, with only those the run used: edited classes leave
+  stale ones behind);
 - only classes defined in ``leaklint`` and ``libcst`` modules are kept (a plugin's or torch's pass
   through untouched), so the file stays about 1 MB, and it is read only when a text is looked up;
 - the file's name carries the interpreter's bytecode tag and libcst's version, its first bytes
@@ -40,6 +42,9 @@ ENVIRONMENT_VARIABLE = "LEAKLINT_CODE_CACHE"
 _OFF = ("off", "0", "false", "no")
 #: The packages whose dataclasses are kept.
 KEPT_PACKAGES = frozenset({"leaklint", "libcst"})
+#: A file holding more texts than this (about four times what leaklint and libcst define) is
+#: rewritten with only the texts the run used: edited or upgraded classes leave stale texts behind.
+MAX_STORED_TEXTS = 5000
 
 
 class CompiledCode:
@@ -51,10 +56,12 @@ class CompiledCode:
         self.reused = 0
         self.compiled: dict[str, CodeType] = {}
         self._codes: dict[str, CodeType] | None = None
+        self._used: set[str] = set()
 
     def code_for(self, source: str) -> CodeType:
         if self._codes is None:
             self._codes = _load(self.path) if self.path else {}
+        self._used.add(source)
         code = self._codes.get(source)
         if code is not None:
             self.reused += 1
@@ -64,9 +71,14 @@ class CompiledCode:
         return code
 
     def store(self) -> None:
-        """Rewrite the file with what it held and what was compiled, if anything was."""
-        if self.path and self.compiled and self._codes is not None:
-            _store(self.path, self._codes)
+        """Rewrite the file with what it held and what was compiled, if anything was (only what
+        this run used, once the file has grown past :data:`MAX_STORED_TEXTS`)."""
+        if not (self.path and self.compiled and self._codes is not None):
+            return
+        codes = self._codes
+        if len(codes) > MAX_STORED_TEXTS:
+            codes = {text: codes[text] for text in self._used}
+        _store(self.path, codes)
 
 
 #: The store of the innermost block that shadows ``exec`` (:func:`compiled` uses it), if any.

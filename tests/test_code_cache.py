@@ -78,6 +78,22 @@ def test_functions_leaklint_writes_are_kept_too(tmp_path: Path) -> None:
     assert outside is not code_cache.compiled(source) and outside.co_filename == "<string>"
 
 
+def test_a_file_grown_past_the_limit_keeps_only_what_a_run_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts of classes since edited or upgraded are never looked up again: they go once the
+    file holds more texts than the limit, and a run compiles something new."""
+    import marshal
+    from importlib.util import MAGIC_NUMBER
+
+    stale = {f"x = {n}": compile(f"x = {n}", "<string>", "exec") for n in range(30)}
+    path = tmp_path / "code.marshal"
+    path.write_bytes(MAGIC_NUMBER + marshal.dumps(stale))
+    monkeypatch.setattr(code_cache, "MAX_STORED_TEXTS", 20)
+    with reusing_compiled_code(str(path)) as store:
+        define_classes()
+    kept = marshal.loads(path.read_bytes()[len(MAGIC_NUMBER) :])
+    assert set(kept) == set(store.compiled) and not set(kept) & set(stale)
+
+
 def test_exec_is_only_shadowed_inside_the_block_even_when_it_fails(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         with reusing_compiled_code(str(tmp_path / "m.marshal")):
