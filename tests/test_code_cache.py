@@ -1,4 +1,5 @@
-"""libcst is imported with the dataclass code stored by earlier runs: the same classes, faster."""
+"""Code that Python compiles in every run (dataclass methods, the functions leaklint writes per node
+class) is kept between runs: the same classes and functions, faster."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import LEAKY_LOOP, run_leaklint, text
+
 from leaklint import code_cache
 from leaklint.code_cache import ENVIRONMENT_VARIABLE, cache_directory
 from leaklint.code_cache import reusing_compiled_code as reusing_methods
