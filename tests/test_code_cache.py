@@ -15,7 +15,7 @@ from conftest import LEAKY_LOOP, run_leaklint, text
 
 from leaklint import code_cache
 from leaklint.code_cache import ENVIRONMENT_VARIABLE, cache_directory
-from leaklint.code_cache import reusing_compiled_code as reusing_methods
+from leaklint.code_cache import reusing_compiled_code as reusing_code_of
 
 #: The classes below are defined in this test module: keep its package, as the command keeps
 #: leaklint's and libcst's.
@@ -23,7 +23,7 @@ THIS_PACKAGE = frozenset({__name__.partition(".")[0]})
 
 
 def reusing_compiled_code(path: str | None, packages: frozenset[str] = THIS_PACKAGE):  # type: ignore[no-untyped-def]
-    return reusing_methods(path, packages)
+    return reusing_code_of(path, packages)
 
 
 def define_classes() -> tuple[type, type]:
@@ -113,7 +113,7 @@ def test_without_a_file_nothing_is_shadowed_or_written(tmp_path: Path) -> None:
 def test_classes_of_other_packages_pass_through_and_the_file_is_not_read(tmp_path: Path) -> None:
     path = tmp_path / "methods.marshal"
     path.write_bytes(b"not read")
-    with reusing_methods(str(path), frozenset({"leaklint"})) as methods:
+    with reusing_code_of(str(path), frozenset({"leaklint"})) as methods:
         classes = define_classes()
     assert methods.reused == 0 and not methods.compiled
     assert path.read_bytes() == b"not read"
