@@ -104,7 +104,8 @@ def import_libcst() -> ModuleType:
 @contextlib.contextmanager
 def reusing_compiled_code(path: str | None, packages: frozenset[str] = KEPT_PACKAGES) -> Iterator[CompiledCode]:
     """While the block runs, the dataclasses of ``packages`` take their methods' code from
-    ``path`` (None: compile as usual); newly compiled code is added to the file afterwards.
+    ``path``, and so does :func:`compiled` (None: compile as usual); newly compiled code is
+    added to the file afterwards.
     Inside another such block (the command's, around an ``import_libcst``) this one does nothing."""
     import dataclasses
 
