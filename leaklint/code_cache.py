@@ -66,7 +66,7 @@ class CompiledCode:
         if code is not None:
             self.reused += 1
             return code
-        code = compile(source, "<string>", "exec", dont_inherit=True)
+        code = _compile(source)
         self._codes[source] = self.compiled[source] = code
         return code
 
@@ -90,6 +90,11 @@ def compiled(source: str) -> CodeType:
     file while the command runs, else compiled now. ``exec`` it in the namespace it needs."""
     if _active is not None:
         return _active.code_for(source)
+    return _compile(source)
+
+
+def _compile(source: str) -> CodeType:
+    """What ``exec(source)`` compiles in a module without ``__future__`` imports."""
     return compile(source, "<string>", "exec", dont_inherit=True)
 
 

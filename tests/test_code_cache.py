@@ -261,3 +261,41 @@ def test_the_command_reports_the_same_with_and_without_the_code_cache(project: P
     assert text(without) == text(first) == text(second)
     assert "LL101" in text(first)[0]
     assert cache_file.stat().st_mtime_ns == written  # everything the second run defined was stored
+
+
+def test_the_command_keeps_leaklint_s_own_classes_and_functions(project: Path, tmp_path: Path) -> None:
+    """Not only libcst's import: the command's block also stores the code of leaklint's
+    dataclasses (``Finding``) and of the functions it writes per node class."""
+    import marshal
+    from importlib.util import MAGIC_NUMBER
+
+    (project / "train.py").write_text(LEAKY_LOOP)
+    directory = tmp_path / "codes"
+    run_leaklint("train.py", "--no-cache", cwd=project, env={ENVIRONMENT_VARIABLE: str(directory)})
+    (cache_file,) = directory.iterdir()
+    texts = list(marshal.loads(cache_file.read_bytes()[len(MAGIC_NUMBER) :]))
+    assert any("statement_start" in t and "__init__" in t for t in texts)  # Finding.__init__
+    assert any(t.startswith("def convert(node):") for t in texts)  # a mirror converter
+    assert any(t.startswith("def children(node):") for t in texts)  # a gate lister
+
+
+def test_version_does_not_read_the_file(tmp_path: Path) -> None:
+    """The file is read on the first lookup only: ``--version`` defines no class of leaklint's."""
+    probe = textwrap.dedent(
+        """\
+        import sys
+        from leaklint import code_cache
+        def refuse(path):
+            raise SystemExit("the code cache was read")
+        code_cache._load = refuse
+        from leaklint.cli import run
+        sys.argv = ["leaklint", "--version"]
+        run()
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], env={**os.environ, ENVIRONMENT_VARIABLE: str(tmp_path)},
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("leaklint ")
