@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from leaklint.analysis.family import prefer_mirror
 from leaklint.config import Settings
 from leaklint.engine import default_jobs, lint_paths
 from leaklint.findings import Confidence, ErrorKind, FileError
@@ -135,7 +134,6 @@ def bodies(args: argparse.Namespace) -> Iterable[tuple[str, list[Path]]]:
 
 
 def main() -> None:
-    prefer_mirror()  # analyse with the classes the leaklint command uses
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path)
     parser.add_argument("--no-stdlib", dest="stdlib", action="store_false")

@@ -24,7 +24,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from leaklint.analysis.family import prefer_mirror  # noqa: E402
 from leaklint.config import Settings  # noqa: E402
 from leaklint.engine import SourceProblem, default_jobs, map_in_workers, read_source  # noqa: E402
 from leaklint.findings import Confidence, TextEdit  # noqa: E402
@@ -118,7 +117,6 @@ def _apply(text: str, edits: tuple[TextEdit, ...]) -> str:
 
 
 def main() -> int:
-    prefer_mirror()  # analyse with the classes the leaklint command uses
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CORPUS])
     parser.add_argument("--jobs", type=int, default=default_jobs())

@@ -1,13 +1,12 @@
-"""Check that the gate (leaklint/prefilter.py) and the screen (leaklint/screen.py) never change
-what a lint reports, and measure what they keep away from the analysis and from libcst.
+"""Check that the gate (leaklint/gate.py) never changes what a lint reports, and measure what it
+keeps away from libcst and the analysis.
 
     python bench/gate_check.py DIR [DIR...] [--rules all|default] [--jobs N]
 
 Every file is linted with no gate at all, at the lowest confidence; then with the gate, at each
 confidence (low, medium, high). The gated run must report exactly the ungated findings at or
 above its confidence, with the same messages and fixes. Prints every difference (exit 1 if any)
-and, per confidence, the share of files and bytes the gate passes to the screen and the share
-libcst still parses. The test-suite runs the same check on the rule examples and the fixtures.
+and, per confidence, the share of files and bytes the gate lets through to libcst. The test-suite runs the same check on the rule examples and the fixtures.
 """
 
 from __future__ import annotations
@@ -19,13 +18,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from leaklint.analysis.family import prefer_mirror  # noqa: E402
 from leaklint.config import Settings
-from leaklint.engine import SourceProblem, check_syntax, decode, run_deep
+from leaklint.engine import SourceProblem, check_syntax, decode
 from leaklint.findings import Confidence
-from leaklint.prefilter import plan
+from leaklint.gate import read_contents, rules_for
 from leaklint.registry import all_rules
-from leaklint.screen import may_report
 from leaklint.testing import GATE_LEVELS as LEVELS, gate_differences
 
 
@@ -35,9 +32,7 @@ class FileCheck:
     size: int
     #: Differences between the gated and the ungated run.
     differences: list[str] = field(default_factory=list)
-    #: Bytes the gate passes to the screen, per confidence (0: no rule can report in the file).
-    screened: dict[Confidence, int] = field(default_factory=dict)
-    #: Bytes libcst parses after the screen, per confidence (0: the file never meets libcst).
+    #: Bytes the gate lets through to libcst, per confidence (0: no rule can report in the file).
     parsed: dict[Confidence, int] = field(default_factory=dict)
 
 
@@ -48,38 +43,31 @@ def selected_rules(which: str) -> list:
     return [rules[code] for code in sorted(Settings().enabled_codes(rules))]
 
 
-def check_file(text: str, path: str, rules: list) -> tuple[list[str], dict[Confidence, int], dict[Confidence, int]]:
-    """(differences between gated and ungated runs, bytes the screen sees and bytes libcst
-    parses, per confidence)."""
-    nothing = {level: 0 for level in LEVELS}
+def check_file(text: str, path: str, rules: list) -> tuple[list[str], dict[Confidence, int]]:
+    """(differences between gated and ungated runs, bytes libcst parses per confidence)."""
     try:
         tree = check_syntax(text, path)
     except SourceProblem:
-        return [], nothing, dict(nothing)
+        return [], {level: 0 for level in LEVELS}
     differences = gate_differences(text, path, rules)
-    screened: dict[Confidence, int] = {}
-    parsed: dict[Confidence, int] = {}
-    for level in LEVELS:
-        gate = plan(text, tree, rules, level)
-        screened[level] = len(text) if gate.rules else 0
-        parsed[level] = len(text) if gate.rules and run_deep(lambda: may_report(text, tree, gate.rules)) else 0
-    return differences, screened, parsed
+    contents = read_contents(text, tree)
+    parsed = {level: len(text) if rules_for(contents, rules, level) else 0 for level in LEVELS}
+    return differences, parsed
 
 
 def _check(job: tuple[str, str]) -> FileCheck:
     path, which = job
     data = Path(path).read_bytes()
-    result = FileCheck(path, len(data), screened={level: 0 for level in LEVELS}, parsed={level: 0 for level in LEVELS})
+    result = FileCheck(path, len(data), parsed={level: 0 for level in LEVELS})
     try:
         text = decode(data)
     except SourceProblem:
         return result
-    result.differences, result.screened, result.parsed = check_file(text, path, selected_rules(which))
+    result.differences, result.parsed = check_file(text, path, selected_rules(which))
     return result
 
 
 def main() -> int:
-    prefer_mirror()  # analyse with the classes the leaklint command uses
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directories", nargs="+", type=Path)
     parser.add_argument("--rules", choices=("all", "default"), default="all", help="every rule, or those a plain `leaklint DIR` runs")
@@ -87,8 +75,6 @@ def main() -> int:
     args = parser.parse_args()
     files = sorted(str(p) for d in args.directories for p in d.rglob("*.py") if p.is_file() and "/.wheels/" not in str(p))
     total_bytes = 0
-    screened_files = {level: 0 for level in LEVELS}
-    screened_bytes = {level: 0 for level in LEVELS}
     parsed_files = {level: 0 for level in LEVELS}
     parsed_bytes = {level: 0 for level in LEVELS}
     problems: list[str] = []
@@ -97,19 +83,16 @@ def main() -> int:
             total_bytes += result.size
             problems.extend(result.differences)
             for level in LEVELS:
-                screened_files[level] += result.screened[level] > 0
-                screened_bytes[level] += result.screened[level]
                 parsed_files[level] += result.parsed[level] > 0
                 parsed_bytes[level] += result.parsed[level]
     for line in problems:
         print(line)
-    print(f"{len(files)} files, {total_bytes:,} bytes, {args.rules} rules; differences made by gate and screen: {len(problems)}")
+    print(f"{len(files)} files, {total_bytes:,} bytes, {args.rules} rules; differences made by the gate: {len(problems)}")
     files_, bytes_ = max(1, len(files)), max(1, total_bytes)
     for level in LEVELS:
         print(
-            f"  min-confidence {level}: the screen runs on {screened_files[level]} files "
-            f"({screened_files[level] / files_:.0%}, {screened_bytes[level] / bytes_:.0%} of the bytes); "
-            f"libcst on {parsed_files[level]} ({parsed_files[level] / files_:.1%}, {parsed_bytes[level] / bytes_:.1%})"
+            f"  min-confidence {level}: libcst parses {parsed_files[level]} files "
+            f"({parsed_files[level] / files_:.0%}, {parsed_bytes[level] / bytes_:.0%} of the bytes)"
         )
     return 1 if problems else 0
 

@@ -41,17 +41,8 @@ def main() -> None:
 
 
 def run(*args: Any, **kwargs: Any) -> Any:
-    """The ``leaklint`` command: :func:`main`, analysing with the node mirror rather than libcst's
-    classes (libcst is then imported only for a file a rule fires in; see
-    :mod:`leaklint.analysis.nodes`), and with dataclass code compiled by earlier runs
-    (:mod:`leaklint.code_cache`). ``main`` itself, as tests and embedders call it, keeps the
-    process's choices."""
-    from leaklint.analysis.family import prefer_mirror
-    from leaklint.code_cache import cache_file, reusing_compiled_code
-
-    prefer_mirror()
-    with reusing_compiled_code(cache_file()):  # a third of a one-file run's start-up
-        return main(*args, **kwargs)
+    """The ``leaklint`` console script."""
+    return main(*args, **kwargs)
 
 
 def _error(message: str) -> None:

@@ -1,4 +1,4 @@
-"""Lint files: read, check, gate, screen, parse, analyse, run the rules, filter, and collect in order.
+"""Lint files: read, check the syntax, gate, parse with libcst, analyse, run the rules, filter, collect.
 
 One file's problems never stop the run: an unreadable file, a syntax error, or a rule that
 crashes becomes a :class:`~leaklint.findings.FileError` (exit code 2) and the other files are still
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeVa
 
 from leaklint.config import Settings, matches_selector
 from leaklint.findings import Confidence, ErrorKind, FileError, Finding, Fix, LintResult
+from leaklint.gate import read_contents, rules_for
 from leaklint.rule import Rule, Violation
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def decode_source(data: bytes) -> tuple[str, str]:
 
 def check_syntax(text: str, path: str) -> ast.AST:
     """Python's own verdict first: it is fast, and libcst is only run on what Python accepts.
-    Returns the ``ast`` tree, which the gate reads (:mod:`leaklint.prefilter`)."""
+    Returns the ``ast`` tree, which the gate reads (:mod:`leaklint.gate`)."""
     try:
         return compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)  # type: ignore[no-any-return]
     except SyntaxError as error:
@@ -149,17 +150,6 @@ def nesting_depth(tree: ast.AST) -> int:
             deepest = depth
         stack.extend((child, depth + 1) for child in children(node))
     return deepest
-
-
-def is_relevant(text: str, rules: Iterable[type[Rule]]) -> bool:
-    """Whether ``text`` mentions a word one of ``rules`` requires (:attr:`Rule.requires_any`).
-
-    A file that mentions none cannot hold a finding of these rules, so it is not parsed: the
-    cheapest speed-up there is (see the design notes). Case-insensitive substring match.
-    """
-    from leaklint.prefilter import mentions_required_words
-
-    return mentions_required_words(text, rules)
 
 
 # --- running the rules ------------------------------------------------------------------------
@@ -221,39 +211,29 @@ def _internal_error(path: str, error: BaseException, rule: str | None) -> FileEr
 
 
 def _apply_rules(
-    text: str, path: str, rules: Sequence[type[Rule]], screen: ast.Module | None, min_confidence: Confidence
+    text: str, path: str, rules: Sequence[type[Rule]]
 ) -> tuple[list[tuple[type[Rule], Violation]], list[FileError], cst.Module | None]:
-    """The rules' violations in ``text``, found on libcst's tree; when ``screen`` (the file's
-    ``ast``) is given, first ask :func:`leaklint.screen.may_report` whether parsing is needed."""
-    from leaklint.screen import may_report
-
-    if screen is not None and not may_report(text, screen, rules, min_confidence):
-        return [], [], None
-
-    from leaklint.code_cache import import_libcst
-
-    cst = import_libcst()  # about half the time of a plain import (see there)
+    """The rules' violations in ``text``, found on libcst's tree (the one tree of a run)."""
+    import libcst as cst
 
     from leaklint.analysis.facts import ModuleFacts
-    from leaklint.analysis.parsing import parse_module
     from leaklint.analysis.walk import children_cached
 
     try:
-        module = parse_module(text)
+        module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
         # Python accepted the file (check_syntax ran first): this is libcst's limit, not the user's.
         raise SourceProblem(
             ErrorKind.UNSUPPORTED,
             f"valid Python that libcst cannot parse (at {error.raw_line}:{error.raw_column + 1}: {error.message}); not linted",
         ) from None
-    tree = _analysed_tree(module)
     with children_cached():
         try:
-            facts = ModuleFacts(tree)
+            facts = ModuleFacts(module)
         except RecursionError:
             raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None
         except Exception as error:  # a bug in leaklint, not in the user's file
-            return [], [_internal_error(path, error, None)], tree
+            return [], [_internal_error(path, error, None)], module
         violations: list[tuple[type[Rule], Violation]] = []
         errors: list[FileError] = []
         try:
@@ -266,23 +246,11 @@ def _apply_rules(
                     errors.append(_internal_error(path, error, rule.code))
         finally:
             facts.release()
-    return violations, errors, tree
-
-
-def _analysed_tree(module: cst.Module) -> cst.Module:
-    """The tree the analysis reads: libcst's ``module`` itself, or its mirror with every node
-    keeping its libcst origin (:mod:`leaklint.analysis.nodes` says which, once per process)."""
-    from leaklint.analysis import nodes
-
-    if nodes.FAMILY == nodes.LIBCST:
-        return module
-    from leaklint.analysis.convert import to_mirror
-
-    return to_mirror(module)  # type: ignore[no-any-return]
+    return violations, errors, module
 
 
 def _position_findings(module: cst.Module, text: str, path: str, violations: list[tuple[type[Rule], Violation]], settings: Settings) -> list[Finding]:
-    from leaklint.analysis.positions import tree_positions
+    from leaklint.analysis.positions import node_positions
     from leaklint.fix_edits import SourceEditor, import_anchor_nodes, nodes_to_position
 
     nodes = [v.node for _, v in violations] + [v.statement for _, v in violations if v.statement is not None]
@@ -291,7 +259,7 @@ def _position_findings(module: cst.Module, text: str, path: str, violations: lis
         nodes.extend(nodes_to_position(fix))
     if any(fix.imports for fix in fixes):
         nodes.extend(import_anchor_nodes(module))
-    positions = tree_positions(module, nodes)
+    positions = node_positions(module, nodes)
     editor = SourceEditor(module, text, positions)
     findings = []
     for rule, violation in violations:
@@ -368,11 +336,9 @@ def lint_text(
 ) -> FileOutcome:
     """Lint decoded source ``text`` (reported as ``path``) with ``rules``.
 
-    Only the rules that the gate (:mod:`leaklint.prefilter`: the words a rule requires, then the
-    syntax its findings need) lets through are run; when none is, the file is not parsed with
-    libcst at all. Nor is it when the screen (:mod:`leaklint.screen`: the rules run on a tree
-    built from ``ast``) finds nothing. ``gate=False`` runs every rule regardless, without gate
-    or screen: for tests that prove both only skip work.
+    Only the rules whose needs the file meets (:mod:`leaklint.gate`) are run; when none is, the
+    file is not parsed with libcst at all. ``gate=False`` runs every rule regardless: for the
+    tests and the benchmark that prove the gate only skips work.
     """
     with collector_paused():  # see there: 7% of a corpus run
         # The collector resumes only once the file's trees are gone with the call's frame: a
@@ -384,22 +350,16 @@ def _lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Sett
     outcome = FileOutcome(path)
     try:
         tree = check_syntax(text, path)
-        if gate and rules:
-            from leaklint.prefilter import plan
-
-            gated = plan(text, tree, rules, settings.min_confidence)
-            rules = gated.rules
-            if not rules:
-                return outcome
-            refuse_deep_nesting(gated.depth)
+        if gate:
+            contents = read_contents(text, tree)
+            rules = rules_for(contents, rules, settings.min_confidence)
+            depth = contents.depth
+        else:
+            depth = nesting_depth(tree) if rules else 0
         if not rules:
             return outcome
-        if not gate:
-            refuse_deep_nesting(nesting_depth(tree))
-        screened = tree if gate else None
-        violations, outcome.errors, module = run_deep(
-            lambda: _apply_rules(text, path, rules, screened, settings.min_confidence)
-        )
+        refuse_deep_nesting(depth)
+        violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules))
         violations = _reportable(violations, path, settings)
         if violations:
             assert module is not None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Mapping
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.findings import Fix, TextEdit
 from leaklint.fix import line_starts
 from leaklint.fixspec import (

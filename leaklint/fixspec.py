@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.findings import Applicability, Confidence
 
 if TYPE_CHECKING:

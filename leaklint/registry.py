@@ -2,11 +2,6 @@
 
 A rule pack registers under the ``leaklint.rules`` entry-point group; an entry point may name a
 :class:`~leaklint.rule.Rule` subclass or a module that defines subclasses.
-
-Every run needs the rules, so finding them is part of start-up: the rule modules hold metadata and
-the gate only (their detectors, with libcst, are imported when a file needs them), and
-``importlib.metadata`` (about 25 ms to import and scan) is asked only when some installed
-distribution could declare a rule pack at all.
 """
 
 from __future__ import annotations
@@ -14,13 +9,10 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-import os
 import pkgutil
 import re
-import sys
-from importlib.machinery import PathFinder
 from types import ModuleType
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable
 
 from leaklint.rule import DOC_SECTIONS, RULE_CODE, Rule
 
@@ -55,55 +47,13 @@ def _own_rules() -> Iterable[type[Rule]]:
 
 def _plugin_entry_points() -> list[EntryPoint]:
     """The ``leaklint.rules`` entry points of the installed distributions, by name."""
-    if not may_declare_plugins(sys.path):
-        return []
     from importlib.metadata import entry_points
 
     return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
 
 
-def may_declare_plugins(paths: Sequence[str]) -> bool:
-    """Whether a distribution on ``paths`` may declare ``leaklint.rules`` entry points.
-
-    A sound "no", like the gate's: it reads what ``importlib.metadata``'s path finder reads (the
-    ``entry_points.txt`` of every ``*.dist-info`` and ``*.egg-info`` directory, and of ``EGG-INFO``
-    in an ``*.egg`` directory) and says False only when none mentions the group. What it cannot read
-    that way (a zip file on the path, another distribution finder on ``sys.meta_path``) is a "maybe",
-    and ``importlib.metadata`` decides. About 1 ms where importing ``importlib.metadata`` costs 20.
-    """
-    if any(finder is not PathFinder and hasattr(finder, "find_distributions") for finder in sys.meta_path):
-        return True
-    group = ENTRY_POINT_GROUP.encode()
-    for entry in paths:
-        if not isinstance(entry, str):
-            return True  # bytes or a path object: rare, and not worth a second reading
-        directory = entry or "."
-        try:
-            children = os.listdir(directory)
-        except NotADirectoryError:
-            return True  # a zip archive, whose metadata importlib.metadata reads too
-        except OSError:
-            continue  # missing or unreadable: importlib.metadata finds nothing there either
-        in_egg = os.path.basename(directory).lower().endswith(".egg")
-        for child in children:
-            low = child.lower()
-            if low.endswith((".dist-info", ".egg-info")) or (in_egg and low == "egg-info"):
-                try:
-                    with open(os.path.join(directory, child, "entry_points.txt"), "rb") as handle:
-                        if group in handle.read():
-                            return True
-                except OSError:
-                    continue  # no entry points (or an old single-file egg-info)
-    return False
-
-
 def _plugin_rules() -> Iterable[type[Rule]]:
-    entries = _plugin_entry_points()
-    if entries:
-        from leaklint.analysis.family import plugin_rules_loaded
-
-        plugin_rules_loaded()
-    for entry in entries:
+    for entry in _plugin_entry_points():
         loaded = entry.load()
         if inspect.isclass(loaded) and issubclass(loaded, Rule):
             yield loaded

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterator
 
 from leaklint.findings import Confidence, Severity
+from leaklint.gate import NOTHING, Need
 from leaklint.runtime.repro import Repro as RuntimeRepro
 
 if TYPE_CHECKING:
@@ -29,16 +30,8 @@ if TYPE_CHECKING:
 
     from leaklint.analysis.facts import ModuleFacts
     from leaklint.fixspec import SuggestedFix
-    from leaklint.prefilter import SyntaxShape
 
 RULE_CODE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
-
-#: Words one of which a file must mention to hold a finding of a torch rule: torch names, a loss,
-#: a model, or a backward call are the evidence every such rule needs.
-TORCH_WORDS = (
-    "torch", "loss", "model", "net", "module", "backbone", "encoder", "decoder", "classifier",
-    "generator", "discriminator", "teacher", "student", "criterion", "backward", "no_grad", "lightning",
-)
 
 #: Sections every rule's ``docs`` must have, in this order (the shape of a Ruff rule page).
 DOC_SECTIONS = (
@@ -81,11 +74,12 @@ class Rule:
     docs: ClassVar[str]
     #: Off-by-default rules run only when selected explicitly (by code, prefix or ``ALL``).
     default_enabled: ClassVar[bool] = True
-    #: Lower-case words, one of which every file that can hold a finding of this rule mentions
-    #: (case-insensitive substring). A file that mentions no word of any enabled rule is not even
-    #: parsed. Rules that look for another framework's API override it with that API's import
-    #: names: a rule that resolves calls through imports cannot fire without the import.
-    requires_any: ClassVar[tuple[str, ...]] = TORCH_WORDS
+    #: What a file must contain before this rule can report in it (:mod:`leaklint.gate`): a
+    #: necessary condition of every finding. The gate skips the files no selected rule needs, so
+    #: the libcst parse and the analysis are paid only where a rule may fire.
+    needs: ClassVar[Need] = NOTHING
+    #: What a finding above low confidence needs besides (the evidence it rests on); None: nothing more.
+    needs_above_low: ClassVar[Need | None] = None
     #: Whether the rule proposes fixes (its docs then say how safe they are under "Fix safety").
     fixable: ClassVar[bool] = False
     #: Code snippets that must produce no finding of this rule.
@@ -100,14 +94,6 @@ class Rule:
         """The violations in one file. Import the detector here, not at the top of the rule's
         module (see the module docstring)."""
         raise NotImplementedError
-
-    @classmethod
-    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
-        """Whether a file of this shape can hold a finding at ``min_confidence`` or above (asked
-        only of files that mention one of :attr:`requires_any`). False skips the libcst parse and
-        the analysis, so it must be a necessary condition of every finding the rule reports; the
-        default, True, never skips anything. See :mod:`leaklint.prefilter`."""
-        return True
 
     @classmethod
     def doc_page(cls) -> str:

@@ -51,7 +51,7 @@ GATE_LEVELS = (Confidence.LOW, Confidence.MEDIUM, Confidence.HIGH)
 
 
 def gate_differences(text: str, path: str, rules: Sequence[type[Rule]]) -> list[str]:
-    """What the gate (:mod:`leaklint.prefilter`) changes in a lint of ``text`` with ``rules``: for
+    """What the gate (:mod:`leaklint.gate`) changes in a lint of ``text`` with ``rules``: for
     each confidence, the findings of an ungated run at or above it that a gated run misses, or
     reports differently (message, confidence, fix). Empty when the gate only skips work, which is
     all it may do. A found problem (libcst cannot parse the file, too deep) may go: it matters only where the
@@ -67,56 +67,3 @@ def gate_differences(text: str, path: str, rules: Sequence[type[Rule]]) -> list[
         # (Errors may only go: libcst's limits matter only to files the analysis needs.)
         differences += [f"{path}: error {e.kind.value} only with the gate at {level}" for e in gated.errors if e not in ungated.errors]
     return differences
-
-
-#: Fields that hold formatting only (spaces, comments, parentheses, punctuation, the module's
-#: newline style): the tree :mod:`leaklint.analysis.from_ast` builds leaves them at defaults.
-_FORMATTING_FIELDS = frozenset(
-    {
-        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
-        "dot", "equal", "colon", "newline", "indent", "trailing_whitespace", "lbracket", "rbracket", "lbrace",
-        "rbrace", "first_colon", "second_colon", "leading_whitespace", "encoding", "default_indent",
-        "default_newline", "has_trailing_newline",
-    }
-)
-
-
-def shape_differences(parsed: object, built: object, path: str = "module", *, limit: int = 5) -> list[str]:
-    """Where ``built`` (from :func:`leaklint.analysis.from_ast.module_from_ast`) differs from
-    libcst's ``parsed`` tree, ignoring formatting: node types, code-holding fields, literal text.
-    Text inside f-strings is compared loosely: the builder takes it from values, not the source,
-    so only the expressions of an f-string must match."""
-    import libcst
-
-    from leaklint.analysis import nodes as cst
-    from leaklint.analysis.node_fields import field_names
-
-    if cst.FAMILY == cst.MIRROR:  # compare like with like
-        from leaklint.analysis.convert import to_mirror
-
-        parsed, built = (to_mirror(tree) if isinstance(tree, libcst.CSTNode) else tree for tree in (parsed, built))
-    found: list[str] = []
-    pending: list[tuple[object, object, str, bool]] = [(parsed, built, path, False)]
-    while pending and len(found) < limit:
-        left, right, where, in_fstring = pending.pop()
-        if isinstance(left, cst.CSTNode) or isinstance(right, cst.CSTNode):
-            if type(left) is not type(right):
-                found.append(f"{where}: {type(left).__name__} != {type(right).__name__}")
-                continue
-            in_fstring = in_fstring or isinstance(left, cst.FormattedString)
-            for name in field_names(type(left)):
-                if name in _FORMATTING_FIELDS or name.startswith("whitespace"):
-                    continue
-                pending.append((getattr(left, name), getattr(right, name), f"{where}.{name}", in_fstring))
-        elif isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
-            if in_fstring:  # an f-string's text parts: `\<newline>` alone is a part only in libcst
-                left = [part for part in left if not isinstance(part, cst.FormattedStringText)]
-                right = [part for part in right if not isinstance(part, cst.FormattedStringText)]
-            if len(left) != len(right):
-                found.append(f"{where}: {len(left)} items != {len(right)}")
-                continue
-            pending.extend((a, b, f"{where}[{i}]", in_fstring) for i, (a, b) in enumerate(zip(left, right)))
-        elif left != right and not in_fstring:
-            found.append(f"{where}: {left!r} != {right!r}")
-    return found
-

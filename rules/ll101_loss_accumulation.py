@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+import ast
+from typing import Iterator
 
+import libcst as cst
+
+from leaklint.analysis.accumulate import accumulation
+from leaklint.analysis.carry import carried_states
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.structure import GradMode
+from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
+from leaklint.analysis.values import strongest_graph
 from leaklint.findings import Confidence, Severity
+from leaklint.fixspec import MAPPING, container_usage, detach_fix
+from leaklint.gate import Names, Syntax
 from leaklint.rule import Rule, Violation
-
-if TYPE_CHECKING:
-    from leaklint.analysis.facts import ModuleFacts
-    from leaklint.prefilter import SyntaxShape
 
 
 class LossAccumulation(Rule):
@@ -19,6 +28,8 @@ class LossAccumulation(Rule):
     fixable = True
     summary = "A tensor that carries its autograd graph is accumulated across loop iterations."
     help = "accumulate the value's .item() (a float) or .detach() (a tensor)"
+    needs = TORCH_CODE & (Syntax(ast.AugAssign, ast.BinOp) | Names("add", "add_", "sum")) & LOOPS_OR_FUNCTIONS
+    needs_above_low = GRAPH_EVIDENCE
     docs = """
 ## What it finds
 An accumulation such as `total += loss`, `total = total + loss`, `running -= criterion(out, y)`,
@@ -244,18 +255,8 @@ class Trainer:
 """,
     )
 
-    @classmethod
-    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
-        """Above low confidence, a finding needs graph evidence and a loop over steps, a per-step
-        method that keeps the sum on ``self`` (or in a global), or a meter-like method called per step."""
-        if min_confidence is Confidence.LOW:
-            return True
-        return shape.graph_evidence and (shape.iteration_loop or shape.per_step_state_store or shape.argument_keeping_call)
-
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
-        from leaklint.rules.checks.ll101_loss_accumulation import check
-
-        return check(facts)
+        return find_violations(facts)
 
     class Repro(Rule.Repro):
         """The PyTorch FAQ's loop: `total_loss += loss` after `loss.backward()`, vs `+= loss.item()`."""
@@ -284,3 +285,79 @@ class Trainer:
 
         def fixed(self, ctx):
             ctx.total_loss += self._loss(ctx).item()
+
+
+# --- detection ------------------------------------------------------------------------------------
+def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
+    """The violations in one file."""
+    fed_back = _fed_back_accumulators(facts)
+    for fact in facts.statements():
+        if fact.grad is GradMode.DISABLED or not (fact.loops or fact.function.runs_per_step):
+            continue
+        found = accumulation(fact.node, facts.imports)
+        if found is None:
+            continue
+        target, contributors = found.target, found.terms
+        accumulated = strongest_graph([facts.value(c) for c in contributors])
+        if accumulated is None or (target, fact.node) in fed_back:
+            continue
+        lifetime = facts.lifetime(fact, target)
+        confidence = lifetime.leak_confidence(accumulated.confidence, count_call_lifetime=fact.function.runs_per_step)
+        if confidence is None:
+            continue
+        source = next(c for c in contributors if facts.value(c) == accumulated)
+        yield _violation(facts, fact, source, _target_text(facts, fact.node), confidence)
+    yield from _through_methods(facts)
+
+
+def _violation(facts: ModuleFacts, fact: StatementFact, source: cst.BaseExpression, into: str, confidence: Confidence, node: cst.CSTNode | None = None) -> Violation:
+    receiver = facts.describe_receiver(source)
+    return Violation(
+        node=node or fact.node,
+        message=(
+            f"'{facts.describe(source)}' is accumulated into {into} with its autograd graph; "
+            "every iteration's graph stays alive"
+        ),
+        confidence=confidence,
+        help=_help(facts, source, receiver),
+        statement=fact.line,
+        fix=detach_fix(facts, source),
+    )
+
+
+def _help(facts: ModuleFacts, source: cst.BaseExpression, receiver: str | None) -> str | None:
+    if receiver is None:
+        return None
+    if facts.derived(container_usage).get(dotted_name(source) or "") == MAPPING:
+        return f"{receiver} is used as a mapping: accumulate its values' .item() (floats) one by one"
+    return f"accumulate {receiver}.item() (a float) or {receiver}.detach() (a tensor)"
+
+
+def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
+    """``meter.update(loss)`` where ``update`` does ``self.sum += val``: reported at the call."""
+    for store, argument, confidence in facts.graphs_kept_by_methods("accumulate"):
+        into = f"'{store.receiver}' ({store.method.name}() adds it to {argument.attribute})"
+        assert store.statement is not None
+        yield _violation(facts, store.statement, argument.expr, into, confidence, node=store.node)
+
+
+def _target_text(facts: ModuleFacts, node: cst.BaseSmallStatement) -> str:
+    if isinstance(node, cst.AugAssign):
+        target = node.target
+    elif isinstance(node, cst.Assign):
+        target = node.targets[0].target
+    else:  # total.add_(loss)
+        target = node.value.func.value  # type: ignore[attr-defined]
+    return f"'{facts.describe(target)}'"
+
+
+def _fed_back_accumulators(facts: ModuleFacts) -> set[tuple[str, cst.CSTNode]]:
+    """(accumulator, accumulating statement) pairs whose running value is also an input of the
+    next step's computation (``self.mu = 0.9 * self.mu + 0.1 * h.mean(0)`` then
+    ``return h - self.mu``): the graphs chain through the computation, which is LL103's finding
+    (reported where the value is fed back); this rule leaves those to it."""
+    found: set[tuple[str, cst.CSTNode]] = set()
+    for carry in carried_states(facts):
+        if carry.crosses_steps and carry.feed is not None:
+            found.update((carry.name, fact.node) for fact in carry.updates)
+    return found

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator, Sequence
 
-from leaklint.findings import Confidence, Severity
+import libcst as cst
+
+from leaklint.analysis.carry import CarriedState, carried_states
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.places import walk_with_ancestors
+from leaklint.analysis.structure import ClassInfo, LoopInfo, names_bound_in
+from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
+from leaklint.analysis.values import Evidence, Kind
+from leaklint.analysis.walk import names_read, walk
+from leaklint.findings import Applicability, Confidence, Severity
+from leaklint.fixspec import InsertLinesBefore, SuggestedFix, TorchReference, torch_reference
 from leaklint.rule import Rule, Violation
-
-if TYPE_CHECKING:
-    from leaklint.analysis.facts import ModuleFacts
-    from leaklint.prefilter import SyntaxShape
 
 
 class HiddenStateCarry(Rule):
@@ -19,6 +26,8 @@ class HiddenStateCarry(Rule):
     fixable = True
     summary = "A recurrent state is fed into the next iteration without .detach(), so the autograd graph grows through every iteration."
     help = "detach the state before feeding it back: hidden = hidden.detach() (an LSTM's (h, c): tuple(v.detach() for v in hidden))"
+    needs = TORCH_CODE & LOOPS_OR_FUNCTIONS
+    needs_above_low = GRAPH_EVIDENCE
     docs = """
 ## What it finds
 A value computed with its autograd graph in one iteration of a training or data loop and fed into
@@ -312,17 +321,8 @@ class Normalizer(nn.Module):
 """,
     )
 
-    @classmethod
-    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
-        """A carry across steps needs a loop over steps or a per-step method that updates ``self``;
-        above low confidence, graph evidence too."""
-        carries = shape.iteration_loop or shape.per_step_state_store
-        return carries and (min_confidence is Confidence.LOW or shape.graph_evidence)
-
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
-        from leaklint.rules.checks.ll103_hidden_state_carry import check
-
-        return check(facts)
+        return find_violations(facts)
 
     class Repro(Rule.Repro):
         """A streaming LSTM whose (h, c) state is fed into the next chunk with its graph (no backward in
@@ -347,3 +347,372 @@ class Normalizer(nn.Module):
         def fixed(self, ctx):
             ctx.state = tuple(s.detach() for s in ctx.state)
             self._step(ctx)
+
+
+# --- detection ------------------------------------------------------------------------------------
+def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
+    """The violations in one file."""
+    chosen: dict[tuple[str, cst.CSTNode], CarriedState] = {}
+    for carry in carried_states(facts):
+        if not carry.crosses_steps or carry.feed is None:
+            continue
+        key = (carry.name, carry.feed.node)
+        if key not in chosen or _depth(carry) > _depth(chosen[key]):
+            chosen[key] = carry  # the innermost loop that carries it across steps
+    by_feed: dict[cst.CSTNode, list[CarriedState]] = {}
+    for (_, node), carry in chosen.items():
+        by_feed.setdefault(node, []).append(carry)
+    for carries in by_feed.values():
+        yield _violation(facts, carries)
+
+
+def _depth(carry: CarriedState) -> int:
+    if carry.loop is None or carry.feed is None:
+        return -1
+    return next((i for i, loop in enumerate(carry.feed.loops) if loop is carry.loop), -1)
+
+
+def _confidence(carry: CarriedState) -> Confidence:
+    value = carry.value
+    if value.confidence is Confidence.LOW:
+        return Confidence.LOW
+    if carry.backward_each_iteration and value.evidence in (Evidence.MODEL, Evidence.DERIVED, Evidence.BACKWARD):
+        return Confidence.HIGH
+    return Confidence.MEDIUM
+
+
+def _loop_header(facts: ModuleFacts, loop: LoopInfo) -> str:
+    node = loop.node
+    if isinstance(node, cst.For):
+        return f"for {facts.describe(node.target)} in {facts.describe(node.iter)}"
+    return f"while {facts.describe(node.test)}"
+
+
+def _violation(facts: ModuleFacts, carries: list[CarriedState]) -> Violation:
+    feed = carries[0].feed
+    assert feed is not None
+    quoted = [f"'{carry.name}'" for carry in carries]
+    names = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    plural = len(carries) > 1
+    confidence = max((_confidence(carry) for carry in carries), key=lambda c: c.rank)
+    first = carries[0]
+    if first.loop is None:
+        where = f"the previous '{first.function.name}' call"
+        across = "calls"
+    else:
+        where = f"the previous iteration of '{_loop_header(facts, first.loop)}'"
+        across = "iterations"
+    message = (
+        f"{names} {'are' if plural else 'is'} fed back with the autograd graph of {where} (never detached): "
+        f"the graphs chain up across {across} and memory grows every step"
+    )
+    if any(carry.backward_each_iteration for carry in carries):
+        message += "; each backward() also reaches into the graphs of earlier iterations"
+    name = first.name
+    return Violation(
+        node=feed.node,
+        message=message,
+        confidence=confidence,
+        help=f"detach the state before feeding it back: {name} = {name}.detach() (a tuple such as an LSTM's (h, c): tuple(v.detach() for v in {name}))",
+        statement=feed.line,
+        fix=_detach_fix(facts, carries),
+    )
+
+
+# ---- the fix: detach the state where each iteration (or step) starts ---------------------------
+#: What a carried name may hold: a tensor, a tuple of tensors (an LSTM's (h, c)), either, None,
+#: or something ``.detach()`` does not fit (a number).
+TENSOR, TUPLE, EITHER, NONE, UNUSABLE = "tensor", "tuple", "either", "none", "unusable"
+_TENSOR_FACTORIES = frozenset(
+    {
+        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "as_tensor",
+        "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+    }
+)
+_NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
+#: Methods that return a tensor like their tensor receiver.
+_TENSOR_METHODS = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "clone", "detach", "contiguous", "requires_grad_"})
+
+
+def _detach_fix(facts: ModuleFacts, carries: list[CarriedState]) -> SuggestedFix | None:
+    """Insert ``h = h.detach()`` (``h, c = h.detach(), c.detach()``; for a tuple
+    ``h = tuple(t.detach() for t in h)``) before the first statement of the carrying loop, or of
+    the step method that carries ``self.h``: truncated backpropagation through time.
+
+    Unsafe: it cuts the gradient flow between iterations on purpose. Offered only where the
+    source shows what the state holds when the loop starts: a name not bound before the loop
+    would raise NameError on the first iteration, a number has no ``.detach()``; a state that
+    starts as ``None`` is detached behind ``if h is not None:``.
+    """
+    first = carries[0]
+    if any(carry.loop is not first.loop or carry.function is not first.function for carry in carries):
+        return None
+    if first.loop is not None:
+        body = first.loop.node.body
+    elif first.function.node is not None:
+        body = first.function.node.body
+    else:
+        return None
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    statements = [s for s in body.body if not _is_docstring(s)] if first.loop is None else list(body.body)
+    if not statements:
+        return None
+    states = []
+    for name in _with_companions(first.feed.node if first.feed else None, [carry.name for carry in carries]):
+        shapes = _start_shapes(facts, name, first)
+        if shapes is None:
+            return None
+        states.append((name, _shape(shapes, _update_shape(facts, first, name, carries)), NONE in shapes))
+    shapes_needing_torch = EITHER in {shape for _, shape, _ in states}
+    tensor = torch_reference(facts, "Tensor", first.function.node)
+    if tensor is None:
+        if shapes_needing_torch:
+            return None
+        tensor = TorchReference("torch.Tensor", False)  # not written: no line tests the type
+    lines = _detach_lines(states, tensor.code, facts.module.default_indent)
+    where = "each iteration" if first.loop is not None else f"each '{first.function.name}' call"
+    title = f"Detach {' and '.join(repr(name) for name, _, _ in states)} at the start of {where}"
+    imports = tensor.imports if shapes_needing_torch else ()
+    return SuggestedFix(title, Applicability.UNSAFE, (InsertLinesBefore(statements[0], tuple(lines)),), imports)
+
+
+def _with_companions(feed: cst.CSTNode | None, names: list[str]) -> list[str]:
+    """``names`` and the names unpacked next to them and fed back with them: ``c`` for ``h`` in
+    ``out, (h, c) = lstm(x, (h, c))``. Detaching ``h`` alone would leave ``c`` carrying the graph."""
+    found = list(names)
+    if not isinstance(feed, cst.Assign):
+        return found
+    fed = names_read(feed.value)
+    for target in feed.targets:
+        for group in walk(target.target):
+            if isinstance(group, (cst.Tuple, cst.List)):
+                members = [dotted_name(element.value) for element in group.elements]
+                if set(members) & set(names):
+                    found += [m for m in members if m is not None and m in fed and m not in found]
+    return found
+
+
+def _shape(shapes: frozenset[str], update: str) -> str:
+    """What the state holds once it is not None: what it starts as (the loop feeds it back into
+    the same call), else what the update is known to produce."""
+    concrete = shapes - {NONE, EITHER}
+    if len(concrete) > 1:
+        return EITHER
+    if not concrete:
+        return update
+    start = next(iter(concrete))
+    return start if EITHER not in shapes or update == start else EITHER
+
+
+#: ``out, h = rnn(x, h)``: the state these modules return.
+_RECURRENT_STATE = {"torch.nn.RNN": TENSOR, "torch.nn.GRU": TENSOR, "torch.nn.LSTM": TUPLE}
+
+
+def _update_shape(facts: ModuleFacts, carry: CarriedState, name: str, carries: list[CarriedState]) -> str:
+    """A tuple when the analysis knows the update's items; the state of an ``nn.GRU`` / ``nn.LSTM``
+    built in this file for ``out, h = rnn(x, h)``; else either."""
+    if any(c.name == name and c.value.items is not None for c in carries):
+        return TUPLE
+    feed = carry.feed.node if carry.feed is not None else None
+    if not (isinstance(feed, cst.Assign) and len(feed.targets) == 1 and isinstance(feed.value, cst.Call)):
+        return EITHER
+    target = feed.targets[0].target
+    if not (isinstance(target, cst.Tuple) and len(target.elements) == 2 and dotted_name(target.elements[1].value) == name):
+        return EITHER
+    module = dotted_name(feed.value.func)
+    built = facts.index.visible_values(carry.function, module) if module is not None else []
+    kinds = {
+        _RECURRENT_STATE.get(facts.imports.resolve(value.func) or "") if isinstance(value, cst.Call) else None
+        for value in built
+    }
+    return kinds.pop() if len(kinds) == 1 and None not in kinds else EITHER  # type: ignore[return-value]
+
+
+def _detach_lines(states: list[tuple[str, str, bool]], tensor: str, indent: str) -> list[str]:
+    if len(states) > 1 and all(shape == TENSOR and not maybe_none for _, shape, maybe_none in states):
+        names = [name for name, _, _ in states]
+        return [f"{', '.join(names)} = {', '.join(f'{name}.detach()' for name in names)}"]
+    lines = []
+    for name, shape, maybe_none in states:
+        if shape == TENSOR:
+            detached = f"{name}.detach()"
+        elif shape == TUPLE:
+            detached = f"tuple(t.detach() for t in {name})"
+        else:
+            detached = f"{name}.detach() if isinstance({name}, {tensor}) else tuple(t.detach() for t in {name})"
+        if maybe_none:
+            lines += [f"if {name} is not None:", f"{indent}{name} = {detached}"]
+        else:
+            lines.append(f"{name} = {detached}")
+    return lines
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _start_shapes(facts: ModuleFacts, name: str, carry: CarriedState) -> frozenset[str] | None:
+    """What ``name`` holds when the loop of ``carry`` starts (or its step method is first called);
+    None when the source does not show it bound then, or bound to something without ``.detach()``."""
+    if carry.loop is None:
+        shapes = _bound_in_init(facts, carry.function.cls, name)
+    else:
+        shapes = _bound_before(facts, name, carry)
+    return shapes if shapes is not None and UNUSABLE not in shapes else None
+
+
+def _bound_before(facts: ModuleFacts, name: str, carry: CarriedState) -> frozenset[str] | None:
+    """Walk out from the loop through the blocks around it, up to the function's parameters, for
+    the last unconditional binding; conditional ones after it add what they may bind."""
+    found = next(walk_with_ancestors(facts.module, lambda n: n is carry.loop.node), None)  # type: ignore[union-attr]
+    if found is None:
+        return None
+    node, path = found
+    maybe: set[str] = set()
+    for parent in reversed(path):
+        if isinstance(parent, cst.FunctionDef):
+            entry = _bound_on_entry(facts, name, carry, parent)
+            return entry | maybe if entry is not None else None
+        if isinstance(parent, (cst.ClassDef, cst.Lambda)):
+            return None
+        block = getattr(parent, "body", None)
+        if isinstance(block, Sequence) and any(statement is node for statement in block):
+            index = next(i for i, statement in enumerate(block) if statement is node)
+            definite = _last_binding(facts, block[:index], name, maybe)
+            if definite is not None:
+                return definite | maybe
+        node = parent
+    return None  # module level, never bound before the loop
+
+
+def _bound_on_entry(facts: ModuleFacts, name: str, carry: CarriedState, function: cst.FunctionDef) -> frozenset[str] | None:
+    """A parameter (``None`` too when that is its default), or ``self.x`` set in ``__init__``."""
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name:
+            none_default = param.default is not None and _is_none(param.default)
+            return frozenset({EITHER, NONE} if none_default else {EITHER})
+    if name.startswith("self."):
+        return _bound_in_init(facts, carry.function.cls, name)
+    return None
+
+
+def _bound_in_init(facts: ModuleFacts, cls: ClassInfo | None, name: str) -> frozenset[str] | None:
+    init = cls.find_method("__init__") if cls is not None else None
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
+        return None
+    maybe: set[str] = set()
+    definite = _last_binding(facts, init.body.body, name, maybe)
+    return definite | maybe if definite is not None else None
+
+
+def _last_binding(facts: ModuleFacts, statements: Sequence[cst.CSTNode], name: str, maybe: set[str]) -> frozenset[str] | None:
+    """The shapes of the last unconditional binding of ``name`` in ``statements`` (``del name``:
+    unusable); the conditional bindings after it add theirs to ``maybe``."""
+    for statement in reversed(statements):
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in reversed(statement.body):
+                if isinstance(small, cst.Del) and name in names_bound_in(small.target):
+                    return frozenset({UNUSABLE})
+                value = _assigned_part(small, name)
+                if value is not None:
+                    return _shapes_of(facts, value)
+        elif isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
+            found = _last_binding(facts, statement.body.body, name, maybe)
+            if found is not None:
+                return found
+        elif name in names_bound_in(statement):
+            maybe.update(_conditional_shapes(facts, statement, name))
+    return None
+
+
+def _conditional_shapes(facts: ModuleFacts, statement: cst.CSTNode, name: str) -> frozenset[str]:
+    """Every value a compound statement may leave in ``name`` (a loop target: either shape)."""
+    shapes: set[str] = set()
+    for node in walk(statement):
+        value = _assigned_part(node, name) if isinstance(node, cst.BaseSmallStatement) else None
+        if value is not None:
+            shapes.update(_shapes_of(facts, value))
+        elif isinstance(node, (cst.For, cst.CompFor, cst.AsName, cst.NamedExpr)):
+            shapes.add(EITHER)
+    return frozenset(shapes or {EITHER})
+
+
+def _assigned_part(small: cst.BaseSmallStatement, name: str) -> cst.BaseExpression | None:
+    """The expression ``small`` binds to ``name`` (``cst.Ellipsis`` stands for an element of a
+    value that is not a literal tuple: its shape is unknown)."""
+    if isinstance(small, cst.AnnAssign) and small.value is not None:
+        return small.value if dotted_name(small.target) == name else None
+    if not isinstance(small, cst.Assign):
+        return None
+    for target in small.targets:
+        part = _part(target.target, small.value, name)
+        if part is not None:
+            return part
+    return None
+
+
+def _part(target: cst.BaseExpression, value: cst.BaseExpression | None, name: str) -> cst.BaseExpression | None:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+        literal = elements is not None and len(elements) == len(target.elements) and not any(
+            isinstance(e, cst.StarredElement) for e in (*elements, *target.elements)
+        )
+        for index, element in enumerate(target.elements):
+            found = _part(element.value, elements[index].value if literal else None, name)  # type: ignore[index]
+            if found is not None:
+                return found
+        return None
+    if dotted_name(target) == name:
+        return value if value is not None else cst.Ellipsis()
+    return None
+
+
+def _shapes_of(facts: ModuleFacts, expr: cst.BaseExpression) -> frozenset[str]:
+    """What ``expr`` holds; unusable when ``.detach()`` would not fit it (a number, ``(None, None)``)."""
+    if _is_none(expr):
+        return frozenset({NONE})
+    if isinstance(expr, cst.IfExp):
+        return _shapes_of(facts, expr.body) | _shapes_of(facts, expr.orelse)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        elements = [element.value for element in expr.elements]
+        return frozenset({TUPLE if elements and all(_maybe_tensor(facts, e) for e in elements) else UNUSABLE})
+    if isinstance(expr, cst.Ellipsis):
+        return frozenset({EITHER})
+    value = facts.value(expr)
+    if value.kind is Kind.NOT_TENSOR and value.role is None:
+        return frozenset({UNUSABLE})
+    if value.items is not None:
+        return frozenset({TUPLE})
+    return frozenset({TENSOR if _is_tensor(facts, expr) else EITHER})
+
+
+def _maybe_tensor(facts: ModuleFacts, expr: cst.BaseExpression) -> bool:
+    """An element of a literal tuple that is not spelt as something else (``None``, ``0.0``, ``(a, b)``)."""
+    if _is_none(expr) or isinstance(expr, (cst.Tuple, cst.List, cst.BaseNumber, cst.BaseString)):
+        return False
+    value = facts.value(expr)
+    return not (value.kind is Kind.NOT_TENSOR and value.role is None) and value.items is None
+
+
+def _is_tensor(facts: ModuleFacts, expr: cst.BaseExpression) -> bool:
+    """``torch.zeros(...)``, ``x.new_zeros(...)``, ``torch.randn(...).to(device)``."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Attribute):
+        if func.attr.value in _NEW_TENSOR_METHODS:
+            return True
+        if func.attr.value in _TENSOR_METHODS and _is_tensor(facts, func.value):
+            return True
+    module, _, leaf = (facts.imports.resolve(func) or "").rpartition(".")
+    return module == "torch" and leaf in _TENSOR_FACTORIES
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"

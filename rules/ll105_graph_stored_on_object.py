@@ -3,15 +3,27 @@ closure cell, or the store of a forward hook."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterator
 
-from leaklint.analysis.torch_api import GLOBAL_HOOK_FUNCTIONS, HOOK_METHODS
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.calls import call_graph, function_named
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.hooks import HookFunction, HookKind, HookRegistration, hook_parameters, hook_registrations, resolve_hook
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.steps import per_step_functions
+from leaklint.analysis.structure import FunctionInfo, GradMode, bound_names, names_bound_in
+from leaklint.analysis.syntax import call_argument, declared_names, root_name
+from leaklint.analysis.torch_api import GLOBAL_HOOK_FUNCTIONS, GRAPH_EVIDENCE, HOOK_METHODS, LOOPS_OR_FUNCTIONS, TORCH_CODE
+from leaklint.analysis.values import Evidence, Kind, Value
+from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
+from leaklint.gate import Names
 from leaklint.rule import Rule, Violation
-
-if TYPE_CHECKING:
-    from leaklint.analysis.facts import ModuleFacts
-    from leaklint.prefilter import SyntaxShape
 
 
 class GraphStoredOnObject(Rule):
@@ -20,6 +32,8 @@ class GraphStoredOnObject(Rule):
     severity = Severity.PEAK
     summary = "A graph-attached tensor is kept in an attribute, a global or a hook's store from one step to the next."
     help = "store the tensor's .detach() (add .cpu() to move it off the device)"
+    needs = TORCH_CODE & LOOPS_OR_FUNCTIONS
+    needs_above_low = GRAPH_EVIDENCE | Names(*HOOK_METHODS, *GLOBAL_HOOK_FUNCTIONS)
     docs = """
 ## What it finds
 A tensor that carries its autograd graph (a model output, a loss, or something computed from one,
@@ -290,19 +304,8 @@ class Validator:
 """,
     )
 
-    @classmethod
-    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
-        """A hook's store, or a slot filled per step (in a loop over steps or a per-step function)
-        with a value that, above low confidence, needs graph evidence."""
-        if shape.uses(*HOOK_METHODS, *GLOBAL_HOOK_FUNCTIONS):
-            return True
-        slots = shape.iteration_loop or shape.per_step_state_store
-        return slots and (min_confidence is Confidence.LOW or shape.graph_evidence)
-
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
-        from leaklint.rules.checks.ll105_graph_stored_on_object import check
-
-        return check(facts)
+        return find_violations(facts)
 
     class Repro(Rule.Repro):
         """A forward hook that keeps the layer's output in a dict (graph attached), vs `output.detach()`."""
@@ -324,3 +327,545 @@ class Validator:
         def fixed(self, ctx):
             ctx.detach = True
             ctx.model(ctx.x).argmax(1)
+
+
+# --- detection ------------------------------------------------------------------------------------
+#: Calls whose result has no autograd history, whatever goes in (used where provenance is blind).
+_DETACHING_METHODS = torch_api.DETACH_METHODS | torch_api.TO_PYTHON_METHODS | torch_api.NON_TENSOR_METHODS
+_DETACHING_ATTRIBUTES = torch_api.DETACHED_ATTRIBUTES | torch_api.NON_TENSOR_ATTRIBUTES
+_PYTHON_VALUE_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "repr"})
+
+#: Container methods that store an argument, and which positional argument they store.
+_STORING_METHODS = {"append": 0, "appendleft": 0, "extend": 0, "add": 0, "put": 0, "insert": 1, "__setitem__": 1, "setdefault": 1, "update": 0}
+_GROWING_METHODS = frozenset({"append", "appendleft", "extend", "add", "put", "insert"})
+
+
+@dataclass(frozen=True, eq=False)
+class _Store:
+    node: cst.CSTNode
+    statement: cst.CSTNode | None
+    target: str
+    stored: cst.BaseExpression
+    grows: bool
+    confidence: Confidence
+
+
+def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
+    """The violations in one file."""
+    for store, hook, kind in _hook_stores(facts):
+        yield _hook_violation(facts, store, hook, kind)
+    hook_nodes = {
+        hook.node for reg in hook_registrations(facts) for hook in resolve_hook(reg.hook, reg.fact.function, facts)
+    }
+    for store, fact in _slot_stores(facts, hook_nodes):
+        yield _slot_violation(facts, store, fact)
+
+
+# ---- stores in per-step code -------------------------------------------------------------------
+def _slot_stores(facts: ModuleFacts, hook_nodes: set[cst.CSTNode]) -> Iterator[tuple[_Store, StatementFact]]:
+    declared: dict[FunctionInfo, set[str]] = {}
+    for fact in facts.statements():
+        function = fact.function
+        if function.is_module_level or function.name == "__init__" or function.node in hook_nodes:
+            continue
+        if fact.grad is GradMode.DISABLED or not isinstance(fact.node, (cst.Assign, cst.AnnAssign)):
+            continue
+        for target, expr, value in _assignments(fact, facts):
+            if not value.is_graph:
+                continue
+            if _needs_declarations(target) and function not in declared:
+                globals_, nonlocals = declared_names(function.node)  # type: ignore[arg-type]
+                declared[function] = globals_ | nonlocals
+            slot = _slot_name(target, declared.get(function, set()))
+            if slot is None or _feeds_itself(fact, slot, expr):
+                continue
+            if function not in per_step_functions(facts) and not any(loop.is_iteration_loop for loop in fact.loops):
+                continue
+            confidence = _value_confidence(value)
+            if _feeds_backward(fact, slot, expr, facts):
+                confidence = Confidence.LOW
+            yield _Store(fact.node, fact.line, slot, expr, False, confidence), fact
+
+
+def _needs_declarations(target: cst.BaseExpression) -> bool:
+    """A plain name (or a constant-key slot of one) is a slot only if declared global/nonlocal."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    return isinstance(target, cst.Name)
+
+
+def _assignments(fact: StatementFact, facts: ModuleFacts) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, Value]]:
+    """(target, stored expression, value) for each simple target of an assignment statement."""
+    node = fact.node
+    if isinstance(node, cst.Assign):
+        pairs = [(t.target, node.value) for t in node.targets]
+    elif isinstance(node, cst.AnnAssign) and node.value is not None:
+        pairs = [(node.target, node.value)]
+    else:
+        return
+    for target, expr in pairs:
+        yield from _unpack(target, expr, facts.value(expr))
+
+
+def _unpack(target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, Value]]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = target.elements
+        literal = expr.elements if isinstance(expr, (cst.Tuple, cst.List)) and len(expr.elements) == len(elements) else None
+        items = value.items if value.items is not None and len(value.items) == len(elements) else None
+        for i, element in enumerate(elements):
+            part_expr = literal[i].value if literal is not None else expr
+            part = items[i] if items is not None else value
+            yield from _unpack(element.value, part_expr, part)
+        return
+    yield target, expr, value
+
+
+def _slot_name(target: cst.BaseExpression, declared: set[str]) -> str | None:
+    """``self.x``, a declared global/nonlocal, or a constant-key slot of one (``self.stats["out"]``)."""
+    if isinstance(target, cst.Subscript):
+        if not _constant_key(target):
+            return None  # a key per step is a growing container: LL102's business
+        base = _slot_name(target.value, declared)
+        return f"{base}[{_key_text(target)}]" if base is not None else None
+    name = dotted_name(target)
+    if name is None:
+        return None
+    if name.startswith("self."):
+        return name
+    return name if "." not in name and name in declared else None
+
+
+def _constant_key(target: cst.Subscript) -> bool:
+    literals = (cst.SimpleString, cst.Integer, cst.ConcatenatedString)
+    return all(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, literals) for e in target.slice)
+
+
+def _key_text(target: cst.Subscript) -> str:
+    element = target.slice[0].slice
+    return element.value.value if isinstance(element, cst.Index) and hasattr(element.value, "value") else "..."  # type: ignore[union-attr]
+
+
+def _value_confidence(value: Value) -> Confidence:
+    """Loss/backward evidence keeps its confidence; a model output or derived value is at most medium."""
+    if value.evidence is Evidence.NAME:
+        return Confidence.LOW
+    if value.evidence in (Evidence.LOSS, Evidence.BACKWARD):
+        return value.confidence
+    return min(value.confidence, Confidence.MEDIUM, key=lambda c: c.rank)
+
+
+def _feeds_backward(fact: StatementFact, slot: str, expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """The stored graph is the step's working state: the slot, or a graph-attached name stored in
+    it, flows into a backward call (in this function, or for ``self.x`` anywhere in the file)."""
+    consumed = facts.summary(fact.function).backward_consumed
+    target = slot.split("[", 1)[0]
+    if target in consumed or (target.startswith("self.") and target in facts.index.backward_consumed):
+        return True
+    if _returned_into_backward(fact, expr, facts):
+        return True
+    for name in dotted_names_in(expr):
+        known = fact.env.get(name)
+        if known is not None and known.is_graph and name in consumed:
+            return True
+    return False
+
+
+def _returned_into_backward(fact: StatementFact, expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """The stored value is part of what the function returns, and whoever calls it runs backward
+    on the result: Lightning on what ``training_step`` returns, or a caller in this file
+    (``loss = self.compute_loss(...); loss.backward()``)."""
+    function = fact.function
+    returned = facts.summary(function).returned_names
+    if not any(name in returned for name in dotted_names_in(expr)):
+        return False
+    if function.cls is not None and function.cls.is_lightning and function.name == "training_step":
+        return True
+    return function in facts.derived(_backpropagated_functions)
+
+
+def _backpropagated_functions(facts: ModuleFacts) -> set[FunctionInfo]:
+    """Functions whose result some caller in the file runs backward on (``loss = self.compute(x);
+    loss.backward()``)."""
+    found: set[FunctionInfo] = set()
+    for _, fact, callee in call_graph(facts).resolved:
+        node = fact.node
+        if callee is None or not isinstance(node, cst.Assign) or not isinstance(node.value, (cst.Call, cst.Tuple, cst.Subscript)):
+            continue
+        names = {name for target in node.targets for name in bound_names(target.target)}
+        if names & facts.summary(fact.function).backward_consumed:
+            found.add(callee)
+    return found
+
+
+def _slot_violation(facts: ModuleFacts, store: _Store, fact: StatementFact) -> Violation:
+    message = (
+        f"'{facts.describe(store.stored)}' is stored in '{store.target}' with its autograd graph {_where(fact, facts)}; "
+        "the last step's graph stays alive while the next step builds its own"
+    )
+    return _store_violation(facts, store, message)
+
+
+def _store_violation(facts: ModuleFacts, store: _Store, message: str) -> Violation:
+    receiver = facts.describe_receiver(store.stored)
+    return Violation(
+        node=store.node,
+        message=message,
+        confidence=store.confidence,
+        help=f"store {receiver}.detach() (add .cpu() to move it off the device)" if receiver else None,
+        statement=store.statement,
+    )
+
+
+def _where(fact: StatementFact, facts: ModuleFacts) -> str:
+    if any(loop.is_iteration_loop for loop in fact.loops):
+        return "inside a loop over iterations"
+    reason = per_step_functions(facts).get(fact.function)
+    return f"({reason})" if reason else "every step"
+
+
+def _feeds_itself(fact: StatementFact, slot: str, expr: cst.BaseExpression) -> bool:
+    """``self.hidden = rnn(x, self.hidden)``: the slot's old graph feeds its new value, so the
+    graphs chain across steps. That is growth, and LL103's finding; not reported here unless the
+    old value is known to be detached (``self.h = (h.detach(), c.detach())`` on the line before)."""
+    target = slot.split("[", 1)[0]
+    previous = fact.env.get(target)
+    if previous is not None and previous.role is None and previous.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
+        return False
+    if _mentions_undetached(expr, target):
+        return True
+    # through a local: state = torch.cat((self.state, x)); self.state = state[:, 1:]
+    for name in dotted_names_in(expr):
+        known = fact.env.get(name)
+        if known is not None and known.is_graph and target in known.deps:
+            return True
+    return False
+
+
+def _mentions_undetached(expr: cst.BaseExpression, target: str) -> bool:
+    """``self.h = rnn(x, self.h)`` but not ``self.h = rnn(x, self.h.detach())``."""
+
+    def into(node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            return node.func.attr.value not in _DETACHING_METHODS
+        return not_into_scopes(node)
+
+    return any(
+        isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == target
+        for node in walk(expr, into=into)
+    )
+
+
+# ---- stores in forward hooks -------------------------------------------------------------------
+def _hook_stores(facts: ModuleFacts) -> Iterator[tuple[_Store, HookFunction, HookKind]]:
+    seen: set[cst.CSTNode] = set()
+    forwards_without_grad = _forwards_only_without_grad(facts)
+    for registration in hook_registrations(facts):
+        if registration.kind not in (HookKind.FORWARD, HookKind.FORWARD_PRE):
+            continue  # gradients handed to backward hooks carry no graph
+        for hook in resolve_hook(registration.hook, registration.fact.function, facts):
+            if hook.node in seen:
+                continue
+            seen.add(hook.node)
+            graph_params = _graph_parameters(hook, registration.kind)
+            if not graph_params:
+                continue
+            if isinstance(hook.node, cst.Lambda):
+                stores = _lambda_stores(hook.node, graph_params, registration)
+            else:
+                stores = _function_hook_stores(hook, graph_params, facts)
+            for store in stores:
+                confidence = store.confidence
+                if forwards_without_grad or _container_feeds_backward(store.target, facts):
+                    confidence = Confidence.LOW
+                elif not store.grows and _emptied_by_reader(store.target, hook, facts):
+                    confidence = Confidence.LOW
+                yield _with_confidence(store, confidence), hook, registration.kind
+
+
+def _with_confidence(store: _Store, confidence: Confidence) -> _Store:
+    return _Store(store.node, store.statement, store.target, store.stored, store.grows, confidence)
+
+
+def _forwards_only_without_grad(facts: ModuleFacts) -> bool:
+    """Every model forward the file runs is under no_grad: hooks see outputs without a graph."""
+    calls = facts.model_calls()
+    return bool(calls) and all(call.grad is GradMode.DISABLED for call in calls)
+
+
+def _container_feeds_backward(target: str, facts: ModuleFacts) -> bool:
+    """Features captured for a loss: the store is read into something that is backpropagated."""
+    base = re.split(r"[\[.]", target.removeprefix("self."), maxsplit=1)[0]
+    consumed = facts.index.backward_consumed
+    if target.startswith("self."):
+        return f"self.{base}" in consumed or any(name.endswith("." + base) for name in consumed)
+    return base in consumed
+
+
+def _emptied_by_reader(target: str, hook: HookFunction, facts: ModuleFacts) -> bool:
+    """The hook hands its output over: code outside it (not ``__init__``, not module set-up)
+    empties the store after reading it (``self._outputs[device] = OrderedDict()``, ``.clear()``,
+    ``.pop(k)``, ``del d[k]``), so no graph waits there for the next forward pass."""
+    base = target.split("[", 1)[0]
+    leaf = base.rsplit(".", 1)[-1]
+
+    def same(expr: cst.BaseExpression) -> bool:
+        name = _container_text(expr) if isinstance(expr, (cst.Subscript, cst.Call)) else dotted_name(expr)
+        if name is None:
+            return False
+        return name == base or ("." in base and "." in name and name.rsplit(".", 1)[-1] == leaf)
+
+    declared: dict[FunctionInfo, set[str]] = {}
+    for fact in facts.statements():
+        function = fact.function
+        if function.node is hook.node or function.name == "__init__" or (function.is_module_level and not fact.loops):
+            continue
+        node = fact.node
+        if isinstance(node, cst.Assign) and _is_empty_container(node.value):
+            if any(same(t.target) for t in node.targets) and not _creates(fact, base, declared):
+                return True
+        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            func = node.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("clear", "pop", "popitem") and same(func.value):
+                return True
+        elif isinstance(node, cst.Del) and any(same(t.value) for t in _del_targets(node)):
+            return True
+    return False
+
+
+def _creates(fact: StatementFact, base: str, declared: dict[FunctionInfo, set[str]]) -> bool:
+    """``feats = {}`` binding a plain local for the first time (outside any loop, not declared
+    ``global``/``nonlocal``): the function that sets up a closure hook creating its store, not a
+    reader emptying it after use."""
+    if "." in base or fact.loops or base in fact.env:
+        return False
+    function = fact.function
+    if function.node is None:
+        return False
+    if function not in declared:
+        globals_, nonlocals = declared_names(function.node)
+        declared[function] = globals_ | nonlocals
+    return base not in declared[function]
+
+
+def _del_targets(node: cst.Del) -> list[cst.Element]:
+    target = node.target
+    return list(target.elements) if isinstance(target, cst.Tuple) else [cst.Element(target)]  # type: ignore[list-item]
+
+
+def _is_empty_container(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)) and not expr.elements:
+        return True
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return True
+    if isinstance(expr, cst.Call) and not [a for a in expr.args if a.keyword is None][1:]:
+        name = (dotted_name(expr.func) or "").rsplit(".", 1)[-1]
+        return name in ("dict", "list", "OrderedDict", "defaultdict", "deque") and (name == "defaultdict" or not expr.args)
+    return False
+
+
+def _graph_parameters(hook: HookFunction, kind: HookKind) -> dict[str, Confidence]:
+    """Hook parameters that carry the graph: a forward hook's output (high) and inputs (medium: the
+    first layer's input is data), a pre-hook's inputs (medium)."""
+    positional, star = hook_parameters(hook)
+    rest = positional[1:]  # the module comes first
+    found: dict[str, Confidence] = {name: Confidence.MEDIUM for name in rest}
+    if kind is HookKind.FORWARD and len(rest) >= 2:
+        found[rest[-1]] = Confidence.HIGH
+    if star is not None:
+        found[star] = Confidence.MEDIUM
+    return found
+
+
+def _function_hook_stores(hook: HookFunction, graph_params: dict[str, Confidence], facts: ModuleFacts) -> Iterator[_Store]:
+    info = hook.info
+    assert info is not None and isinstance(hook.node, cst.FunctionDef)
+    globals_, nonlocals = declared_names(hook.node)
+    outer_names = globals_ | nonlocals
+    assigned = {name for name in names_bound_in(hook.node.body) if "." not in name} - outer_names  # its locals
+    params = set(info.params)
+    tainted = dict(graph_params)
+    for fact in facts.index.statements_of(info):
+        if fact.grad is GradMode.DISABLED:
+            continue
+        node = fact.node
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            confidence = _taint(node.value, tainted, facts, info)
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                slot = _outer_target(target, assigned, params, outer_names)
+                if slot is not None:
+                    if confidence is not None:
+                        yield _Store(node, fact.line, slot, node.value, False, confidence)
+                    continue
+                for name in bound_names(target):
+                    if confidence is not None:
+                        tainted[name] = confidence
+                    else:
+                        tainted.pop(name, None)
+        elif isinstance(node, cst.AugAssign):
+            confidence = _taint(node.value, tainted, facts, info)
+            slot = _outer_target(node.target, assigned, params, outer_names)
+            if slot is not None and confidence is not None:
+                yield _Store(node, fact.line, slot, node.value, True, confidence)
+        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            store = _method_store(node.value, assigned, params, lambda e: _taint(e, tainted, facts, info))
+            if store is not None:
+                target, stored, grows, confidence = store
+                yield _Store(node, fact.line, target, stored, grows, confidence)
+
+
+def _lambda_stores(node: cst.Lambda, graph_params: dict[str, Confidence], registration: HookRegistration) -> Iterator[_Store]:
+    params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
+
+    def taint(expr: cst.BaseExpression) -> Confidence | None:
+        if _syntactically_detached(expr):
+            return None
+        hits = [graph_params[n] for n in dotted_names_in(expr) if n in graph_params]
+        return max(hits, key=lambda c: c.rank) if hits else None
+
+    for call in walk(node.body, into=not_into_scopes):
+        if isinstance(call, cst.Call):
+            store = _method_store(call, set(), params, taint)
+            if store is not None:
+                target, stored, grows, confidence = store
+                yield _Store(call, registration.fact.line, target, stored, grows, confidence)
+
+
+def _method_store(
+    call: cst.Call, assigned: set[str], params: set[str], taint: Callable[[cst.BaseExpression], Confidence | None]
+) -> tuple[str, cst.BaseExpression, bool, Confidence] | None:
+    """``features.append(o)``, ``self.outs.__setitem__(k, o)``, ``d.update({k: o})``,
+    ``setattr(obj, "x", o)`` into a container that lives outside the hook."""
+    func = call.func
+    if isinstance(func, cst.Name) and func.value == "setattr":
+        owner, stored = call_argument(call, 0), call_argument(call, 2)
+        if owner is None or stored is None or not _lives_outside(owner, assigned, params):
+            return None
+        confidence = taint(stored)
+        return (dotted_name(owner) or "an object", stored, False, confidence) if confidence else None
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _STORING_METHODS:
+        return None
+    if not _lives_outside(func.value, assigned, params):
+        return None
+    method = func.attr.value
+    stored = call_argument(call, _STORING_METHODS[method])
+    candidates = [stored] if stored is not None else []
+    if method == "update":
+        candidates = [a.value for a in call.args]
+        if isinstance(stored, cst.Dict):
+            candidates = [e.value for e in stored.elements if isinstance(e, cst.DictElement)]
+    for candidate in candidates:
+        confidence = taint(candidate)
+        if confidence is not None:
+            return (_container_text(func.value), candidate, method in _GROWING_METHODS, confidence)
+    return None
+
+
+def _lives_outside(container: cst.BaseExpression, assigned: set[str], params: set[str]) -> bool:
+    """A container the hook did not create: a captured or global name, or an attribute of a live
+    object (``self.outs``, ``module.cache``). A parameter itself is the hook's own argument."""
+    root = root_name(container)
+    if root is None or root in assigned:
+        return False
+    return not (isinstance(container, cst.Name) and root in params)
+
+
+def _container_text(container: cst.BaseExpression) -> str:
+    while isinstance(container, cst.Subscript):
+        container = container.value
+    if isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute):
+        container = container.func.value
+    return dotted_name(container) or "a container"
+
+
+def _outer_target(target: cst.BaseExpression, assigned: set[str], params: set[str], outer_names: set[str]) -> str | None:
+    """Where an assignment in a hook stores into something that outlives the call: an attribute
+    (of ``self``, of the module argument, of a captured object), a declared global/nonlocal, or a
+    subscript of a container the hook did not create."""
+    if isinstance(target, cst.Name):
+        return target.value if target.value in outer_names else None
+    base = target.value if isinstance(target, cst.Subscript) else target
+    if not isinstance(target, (cst.Attribute, cst.Subscript)) or not _lives_outside(base, assigned, params):
+        return None
+    return _container_text(target) if isinstance(target, cst.Subscript) else dotted_name(target)
+
+
+def _syntactically_detached(expr: cst.BaseExpression) -> bool:
+    """``o.detach().cpu()``, ``o[0].item()``, ``o.data``, ``float(o)``, ``tuple(o.shape)``: no history
+    left, whatever ``o`` is."""
+    node: cst.BaseExpression = expr
+    while True:
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute):
+                if func.attr.value in _DETACHING_METHODS:
+                    return True
+                node = func.value
+                continue
+            if isinstance(func, cst.Name) and func.value in ("tuple", "list") and len(node.args) == 1:
+                node = node.args[0].value  # tuple(o.shape): as detached as what it copies
+                continue
+            return isinstance(func, cst.Name) and func.value in _PYTHON_VALUE_BUILTINS
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in _DETACHING_ATTRIBUTES:
+                return True
+            node = node.value
+            continue
+        if isinstance(node, cst.Subscript):
+            node = node.value
+            continue
+        return False
+
+
+def _taint(expr: cst.BaseExpression, tainted: dict[str, Confidence], facts: ModuleFacts, scope: FunctionInfo) -> Confidence | None:
+    """How sure we are that ``expr`` carries a hook argument's graph (None: it does not).
+
+    The provenance pass values hook bodies without knowing their parameters are tensors, so its
+    answer only counts when it proves the opposite (``o.detach()`` is detached whatever ``o`` is).
+    A function leaklint cannot see (``stat_fn(module, input, output)``) may return anything: low.
+    """
+    if _syntactically_detached(expr):
+        return None
+    value = facts.value(expr)
+    if value.role is None and value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
+        return None
+    hits = [tainted[name] for name in dotted_names_in(expr) if name in tainted]
+    if not hits:
+        return None
+    best = max(hits, key=lambda c: c.rank)
+    if isinstance(expr, cst.Call) and _opaque_callee(expr, scope, facts):
+        return Confidence.LOW
+    return best
+
+
+def _opaque_callee(call: cst.Call, scope: FunctionInfo, facts: ModuleFacts) -> bool:
+    """A call of a function that is neither torch's, a builtin, a tensor method, nor one of this
+    file whose result is known."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return False  # a method of the tensor (o.mean()) or of torch (torch.sigmoid)
+    if not isinstance(func, cst.Name):
+        return True
+    qualified = facts.imports.qualify(func.value)
+    if qualified is not None:
+        return not qualified.startswith("torch.")
+    if func.value in ("tuple", "list", "dict", "sorted", "reversed", "max", "min", "sum", "abs"):
+        return False
+    local = function_named(func.value, scope, facts)
+    return local is None
+
+
+def _hook_violation(facts: ModuleFacts, store: _Store, hook: HookFunction, kind: HookKind) -> Violation:
+    name = hook.node.name.value if isinstance(hook.node, cst.FunctionDef) else "lambda"
+    what = facts.describe(store.stored)
+    if store.grows:
+        message = (
+            f"the {kind.value} '{name}' adds '{what}' to '{store.target}' with its autograd graph; "
+            "every forward pass adds one more graph that stays alive, so memory grows"
+        )
+    else:
+        message = (
+            f"the {kind.value} '{name}' stores '{what}' in '{store.target}' with its autograd graph; "
+            "the last forward pass's graph stays alive until the hook runs again"
+        )
+    return _store_violation(facts, store, message)

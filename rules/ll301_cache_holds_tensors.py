@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass
+from typing import Iterator
 
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.structure import ClassInfo, FunctionInfo
+from leaklint.analysis.values import Evidence, Kind, Role
+from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
+from leaklint.gate import Names, Words
 from leaklint.rule import Rule, Violation
-
-if TYPE_CHECKING:
-    from leaklint.analysis.facts import ModuleFacts
-    from leaklint.prefilter import SyntaxShape
 
 
 class CacheHoldsTensors(Rule):
@@ -21,7 +27,7 @@ class CacheHoldsTensors(Rule):
         "cache per instance (functools.cached_property, or a dict on self), bound the cache "
         "(lru_cache(maxsize=...)), or key it on plain values and return detached CPU copies"
     )
-    requires_any = ("functools", "lru_cache")  # the caches are resolved through their functools import
+    needs = Words("functools", "lru_cache") & Names("lru_cache", "cache")
     docs = """
 ## What it finds
 `functools.lru_cache` and `functools.cache` (under any import alias: `from functools import
@@ -255,15 +261,8 @@ class Frames(torch.utils.data.Dataset):
 """,
     )
 
-    @classmethod
-    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
-        """The caches are ``functools.lru_cache`` and ``functools.cache``, under any alias."""
-        return shape.uses("lru_cache") or (shape.uses("cache") and shape.mentions("functools"))
-
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
-        from leaklint.rules.checks.ll301_cache_holds_tensors import check
-
-        return check(facts)
+        return find_violations(facts)
 
     class Repro(Rule.Repro):
         """`functools.lru_cache` on an encoder method: each new text keeps its output and graph, vs a
@@ -271,6 +270,7 @@ class Frames(torch.utils.data.Dataset):
 
         def setup(self, ctx):
             import functools
+
             import torch
 
             class Encoder:
@@ -299,3 +299,266 @@ class Frames(torch.utils.data.Dataset):
         def fixed(self, ctx):
             ctx.step += 1
             ctx.encoder.embed_fixed(f"text {ctx.step}")
+
+
+# --- detection ------------------------------------------------------------------------------------
+_LRU_CACHE = frozenset({"functools.lru_cache"})
+_CACHE = frozenset({"functools.cache"})
+#: A bounded cache above this many entries is treated like an unbounded one: at a few MB per
+#: cached tensor (a mask, a positional table, an embedding batch) it can hold gigabytes.
+LARGE_MAXSIZE = 1024
+_DEFAULT_MAXSIZE = 128
+_ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
+#: The same finding under other linters' names: a suppression for one already says "I know".
+_OTHER_LINTER_CODES = ("B019", "W1518", "method-cache-max-size-none", "cached-instance-method")
+_TENSOR_ANNOTATIONS = frozenset(
+    {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"}
+)
+
+
+@dataclass(frozen=True)
+class CacheDecorator:
+    """A ``@lru_cache`` / ``@cache`` decorator and its bound (None: unbounded; -1: not a literal)."""
+
+    decorator: cst.Decorator
+    maxsize: int | None
+    spelled: str
+
+    @property
+    def unbounded(self) -> bool:
+        return self.maxsize is None
+
+    @property
+    def large(self) -> bool:
+        return self.maxsize is None or self.maxsize > LARGE_MAXSIZE
+
+
+def cache_decorator(function: cst.FunctionDef, facts: ModuleFacts) -> CacheDecorator | None:
+    """The functools cache decorating ``function``, through any import alias."""
+    for decorator in function.decorators:
+        expr = decorator.decorator
+        call = expr if isinstance(expr, cst.Call) else None
+        qualified = facts.imports.resolve(call.func if call is not None else expr)
+        if qualified in _CACHE:
+            return CacheDecorator(decorator, None, "@" + facts.describe(expr))
+        if qualified in _LRU_CACHE:
+            return CacheDecorator(decorator, _maxsize(call), "@" + facts.describe(expr))
+    return None
+
+
+def _maxsize(call: cst.Call | None) -> int | None:
+    """``@lru_cache`` / ``@lru_cache()`` -> 128; ``maxsize=None`` -> None; a non-literal -> -1."""
+    if call is None:
+        return _DEFAULT_MAXSIZE
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return -1
+        is_size = arg.keyword.value == "maxsize" if arg.keyword is not None else position == 0
+        if not is_size:
+            continue
+        if isinstance(arg.value, cst.Name) and arg.value.value == "None":
+            return None
+        if isinstance(arg.value, cst.Integer):
+            return int(arg.value.value.replace("_", ""), 0)
+        return -1
+    return _DEFAULT_MAXSIZE
+
+
+def _suppressed_elsewhere(function: cst.FunctionDef, cache: CacheDecorator) -> bool:
+    """``# noqa: B019`` (flake8-bugbear, Ruff) or pylint's W1518 on the decorator or the ``def`` line."""
+    comments = [cache.decorator.trailing_whitespace.comment]
+    header = function.body.header if isinstance(function.body, cst.IndentedBlock) else None
+    comments.append(header.comment if header is not None else None)
+    texts = [comment.value for comment in comments if comment is not None]
+    return any(code in text for text in texts for code in _OTHER_LINTER_CODES)
+
+
+def _decorator_names(function: cst.FunctionDef) -> set[str]:
+    """Last components of the decorators' names (``staticmethod``, ``classmethod``...)."""
+    names = set()
+    for decorator in function.decorators:
+        expr = decorator.decorator
+        name = dotted_name(expr.func if isinstance(expr, cst.Call) else expr) or ""
+        names.add(name.rsplit(".", 1)[-1])
+    return names
+
+
+def _is_enum(cls: ClassInfo, facts: ModuleFacts) -> bool:
+    if any(facts.imports.qualify(base) in _ENUM_BASES for base in cls.base_names):
+        return True
+    return any(_is_enum(base, facts) for base in cls.local_bases)
+
+
+def _is_dataset(cls: ClassInfo, facts: ModuleFacts) -> bool:
+    if any((facts.imports.qualify(base) or "").startswith("torch.utils.data") for base in cls.base_names):
+        return True
+    return any(_is_dataset(base, facts) for base in cls.local_bases)
+
+
+def _is_test_code(info: FunctionInfo) -> bool:
+    """pytest functions and test classes (``class TestX:`` or ``class TestX(unittest.TestCase)``), not a
+    ``TestTimeAugmentation(nn.Module)``."""
+    if info.name.startswith("test_"):
+        return True
+    cls = info.cls
+    return bool(
+        cls
+        and cls.name.startswith("Test")
+        and (not cls.base_names or any(base.endswith("TestCase") for base in cls.base_names))
+    )
+
+
+def _holds_model(cls: ClassInfo, facts: ModuleFacts) -> str | None:
+    """Why instances of ``cls`` are heavy: an nn.Module, or an attribute that holds a model."""
+    if cls.is_module:
+        return f"{cls.name} is an nn.Module: its parameters are never freed"
+    for statement in facts.statements():
+        function = statement.function
+        if function.cls is not cls or not isinstance(statement.node, cst.Assign):
+            continue
+        value = facts.value(statement.node.value)
+        if value.role is Role.MODEL and value.confidence >= Confidence.MEDIUM:
+            for target in statement.node.targets:
+                name = dotted_name(target.target)
+                if name and name.startswith("self."):
+                    return f"{cls.name} holds a model in '{name}', which is never freed"
+    return None
+
+
+def _returns_tensor(info: FunctionInfo, facts: ModuleFacts) -> str | None:
+    """How we know the function returns a tensor: a model output, a torch result, an annotation."""
+    node = info.node
+    assert node is not None
+    if node.returns is not None and facts.imports.resolve(node.returns.annotation) in _TENSOR_ANNOTATIONS:
+        return "tensor"
+    found = None
+    for current in walk(node.body, into=not_into_scopes):
+        if not isinstance(current, cst.Return) or current.value is None:
+            continue
+        value = facts.value(current.value)
+        if value.kind is Kind.GRAPH and value.evidence is Evidence.MODEL:
+            return "model output"
+        if _is_tensor(current.value, facts):
+            found = "tensor"
+        elif found is None and _loaded(current.value, info, facts, 0):
+            found = "loaded object (tensor, state dict or model)"
+    return found
+
+
+def _loaded(expr: cst.BaseExpression, info: FunctionInfo, facts: ModuleFacts, depth: int) -> bool:
+    """``torch.load(path)`` (also ``torch.load(p)["state_dict"]``, ``torch.load(p).to(device)``, or
+    a name bound to one): the analysis cannot tell a tensor from a state dict or a whole model,
+    but each of them is as heavy as a tensor to keep in a cache."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and facts.imports.resolve(expr.func) is None:
+            expr = expr.func.value  # .to(device), .float(), .eval()
+        else:
+            break
+    if isinstance(expr, cst.Call):
+        return facts.imports.resolve(expr.func) in torch_api.LOADERS_OF_ANYTHING
+    if isinstance(expr, cst.Name) and depth < 2:
+        return any(_loaded(value, info, facts, depth + 1) for value in facts.index.assigned_values(info, expr.value))
+    return False
+
+
+def _is_tensor(expr: cst.BaseExpression, facts: ModuleFacts) -> bool:
+    """A tensor by the shared analysis, or arithmetic of a tensor with an unknown (``decay ** t``)."""
+    value = facts.value(expr)
+    if value.kind is Kind.DETACHED or (value.kind is Kind.GRAPH and value.evidence is not Evidence.NAME):
+        return True
+    if value.kind is Kind.UNKNOWN and isinstance(expr, cst.BinaryOperation):
+        return _is_tensor(expr.left, facts) or _is_tensor(expr.right, facts)
+    if value.kind is Kind.UNKNOWN and isinstance(expr, cst.UnaryOperation):
+        return _is_tensor(expr.expression, facts)
+    return False
+
+
+def _tensor_params(info: FunctionInfo, facts: ModuleFacts) -> list[str]:
+    node = info.node
+    assert node is not None
+    params = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+    return [
+        p.name.value
+        for p in params
+        if p.annotation is not None and facts.imports.resolve(p.annotation.annotation) in _TENSOR_ANNOTATIONS
+    ]
+
+
+def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
+    """The violations in one file."""
+    for node, info in facts.structure.functions.items():
+        cache = cache_decorator(node, facts)
+        if cache is None or _is_test_code(info) or _suppressed_elsewhere(node, cache):
+            continue
+        if info.parent is not None:
+            continue  # a closure's cache dies with the closure
+        bound_to_instance = not _decorator_names(node) & {"staticmethod", "classmethod"}
+        if info.is_method and bound_to_instance and info.params[:1] == ("self",):
+            finding = _method_finding(info, cache, facts)
+        else:
+            finding = _function_finding(info, cache, facts)
+        if finding is not None:
+            message, confidence = finding
+            yield Violation(
+                node=cache.decorator.decorator,
+                message=message,
+                confidence=confidence,
+                statement=cache.decorator,
+            )
+
+
+def _method_finding(
+    info: FunctionInfo, cache: CacheDecorator, facts: ModuleFacts
+) -> tuple[str, Confidence] | None:
+    cls = info.cls
+    assert cls is not None
+    if _is_enum(cls, facts):
+        return None
+    heavy = _holds_model(cls, facts)
+    returns = _returns_tensor(info, facts)
+    size = "an unbounded" if cache.unbounded else "a class-level"
+    message = (
+        f"{cache.spelled} on method '{cls.name}.{info.name}' keeps every '{cls.name}' instance it "
+        f"was called on alive in {size} cache"
+    )
+    if heavy:
+        message += f" ({heavy})"
+        if returns and cache.unbounded:
+            message += f", and every {returns} it returned"
+        return message, Confidence.HIGH
+    if returns and cache.unbounded:
+        return message + f", with every {returns} it returned", Confidence.HIGH
+    if returns:
+        bound = cache.maxsize if cache.maxsize is not None and cache.maxsize >= 0 else "maxsize"
+        return message + f", with up to {bound} {returns}s it returned", Confidence.MEDIUM
+    if _is_dataset(cls, facts):
+        return message + f" ({cls.name} is a Dataset: its samples and every cached result stay)", Confidence.MEDIUM
+    if cache.unbounded:
+        return message + ", with every argument and result (one entry per distinct call)", Confidence.MEDIUM
+    # A bounded cache on a plain object: flake8-bugbear's B019 already covers it; the memory is small.
+    return message + ", with all its arguments and results", Confidence.LOW
+
+
+def _function_finding(
+    info: FunctionInfo, cache: CacheDecorator, facts: ModuleFacts
+) -> tuple[str, Confidence] | None:
+    if not cache.large:
+        return None
+    tensor_params = _tensor_params(info, facts)
+    returns = _returns_tensor(info, facts)
+    if not tensor_params and returns is None:
+        return None
+    size = "an unbounded" if cache.unbounded else f"a {cache.maxsize}-entry"
+    if tensor_params:
+        names = ", ".join(f"'{name}'" for name in tensor_params)
+        message = (
+            f"{cache.spelled} on '{info.name}' is keyed on tensor argument {names}: tensors hash by "
+            f"identity, so every call adds an entry that pins the tensor in {size} cache"
+        )
+        return message, Confidence.HIGH if cache.unbounded else Confidence.MEDIUM
+    message = f"{cache.spelled} on '{info.name}' keeps every {returns} it returns alive in {size} cache"
+    if returns == "model output" and cache.unbounded:
+        return message + " (one per distinct argument, forever)", Confidence.HIGH
+    return message + " (one per distinct argument)", Confidence.MEDIUM

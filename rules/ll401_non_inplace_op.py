@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+import ast
+from typing import Iterator
 
-from leaklint.findings import Confidence, Severity
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.provenance import StatementFact, binary_symbol
+from leaklint.analysis.structure import GradMode
+from leaklint.analysis.torch_api import TORCH_CODE
+from leaklint.analysis.values import Kind
+from leaklint.analysis.walk import calls_in, mentions
+from leaklint.findings import Applicability, Confidence, Severity
+from leaklint.fixspec import EditSpec, Replace, SuggestedFix, bare_code
+from leaklint.gate import Syntax
 from leaklint.rule import Rule, Violation
-
-if TYPE_CHECKING:
-    from leaklint.analysis.facts import ModuleFacts
-    from leaklint.prefilter import SyntaxShape
 
 
 class NonInplaceOp(Rule):
@@ -20,6 +29,7 @@ class NonInplaceOp(Rule):
     fixable = True
     summary = "An out-of-place update (x = x * s) on a tensor no one else holds, where autograd needs no old value."
     help = "update the tensor in place (x.mul_(s), F.relu(x, inplace=True))"
+    needs = TORCH_CODE & Syntax(ast.Assign)
     docs = """
 ## What it finds
 `x = x + y`, `x = x * s`, `x = x - y`, `x = x / s`, `x = torch.relu(x)`, `x = F.relu(x)`,
@@ -156,15 +166,8 @@ with torch.no_grad():
 """,
     )
 
-    @classmethod
-    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
-        """``x = x * s`` / ``x = f(x)`` re-assignments, or activation modules built without gradients."""
-        return shape.inplace_candidate
-
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
-        from leaklint.rules.checks.ll401_non_inplace_op import check
-
-        return check(facts)
+        return find_violations(facts)
 
     class Repro(Rule.Repro):
         """`probs = probs * 100` allocates a second buffer while the first is alive, vs `probs.mul_(100)`."""
@@ -189,3 +192,141 @@ with torch.no_grad():
                 probs = torch.softmax(logits, dim=-1)
                 probs.mul_(100)
                 probs.argmax(1)
+
+
+# --- detection ------------------------------------------------------------------------------------
+def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
+    """The violations in one file."""
+    for fact in facts.statements():
+        yield from _module_constructions(facts, fact)
+        rewrite = _inplace_rewrite(facts, fact)
+        if rewrite is None:
+            continue
+        target, suggestion, edit = rewrite
+        old = fact.env.get(target)
+        if old is None or not old.fresh or old.kind is not Kind.DETACHED or old.role is not None:
+            continue
+        yield Violation(
+            node=fact.node,
+            message=(
+                f"'{facts.describe(fact.node)}' allocates a new tensor while the old '{target}' is still "
+                f"alive; nothing else holds '{target}' and no graph needs it"
+            ),
+            confidence=Confidence.MEDIUM,
+            help=f"update in place: {suggestion}",
+            statement=fact.line,
+            fix=_fix(f"Update '{target}' in place", edit),
+        )
+
+
+def _module_constructions(facts: ModuleFacts, fact: StatementFact) -> Iterator[Violation]:
+    if fact.grad is not GradMode.DISABLED:
+        return
+    for call in calls_in(fact.node):
+        qualified = facts.imports.resolve(call.func) or ""
+        module, _, name = qualified.rpartition(".")
+        if module.startswith("torch.nn") and name in torch_api.MODULES_WITH_INPLACE:
+            if not _passes_inplace(call, _MODULE_INPLACE_POSITION.get(name)):
+                yield Violation(
+                    node=call,
+                    message=f"'{facts.describe(call)}' is built under no_grad without inplace=True; its output can overwrite its input",
+                    confidence=Confidence.MEDIUM,
+                    help=f"pass inplace=True: {facts.describe(call.func)}(inplace=True)",
+                    statement=fact.line,
+                    fix=_fix("Pass inplace=True", _with_inplace(facts, call, _MODULE_INPLACE_POSITION.get(name))),
+                )
+
+
+#: Where ``inplace`` sits among the positional parameters (``F.leaky_relu(x, 0.2, inplace)``):
+#: a call that passes that many positional arguments already sets it, and gets no fix.
+_FUNCTIONAL_INPLACE_POSITION = {
+    "relu": 1, "relu6": 1, "selu": 1, "silu": 1, "mish": 1, "hardswish": 1, "hardsigmoid": 1,
+    "elu": 2, "celu": 2, "leaky_relu": 2, "hardtanh": 3, "threshold": 3, "rrelu": 4,
+    "dropout": 3, "alpha_dropout": 3, "dropout1d": 3, "dropout2d": 3, "dropout3d": 3,
+}
+_MODULE_INPLACE_POSITION = {
+    "ReLU": 0, "ReLU6": 0, "SELU": 0, "SiLU": 0, "Mish": 0, "Hardswish": 0, "Hardsigmoid": 0,
+    "ELU": 1, "CELU": 1, "LeakyReLU": 1, "Hardtanh": 2, "RReLU": 2, "Threshold": 2,
+}
+
+
+def _fix(title: str, edit: EditSpec | None) -> SuggestedFix | None:
+    """Unsafe: leaklint sees neither shapes nor dtypes (``x *= y`` fails where ``y`` broadcasts
+    to a larger shape, ``x /= 2`` on an integer tensor), nor an alias made in code it cannot follow."""
+    return SuggestedFix(title, Applicability.UNSAFE, (edit,)) if edit is not None else None
+
+
+def _inplace_rewrite(facts: ModuleFacts, fact: StatementFact) -> tuple[str, str, EditSpec | None] | None:
+    """(target, suggested in-place code, the edit) for ``x = <out-of-place op on x>``, else None.
+
+    ``x = x * s`` becomes ``x *= s``, ``x = torch.relu(x)`` / ``x = x.relu()`` become ``x.relu_()``,
+    ``x = F.relu(x)`` becomes ``x = F.relu(x, inplace=True)``. The edit is None where the
+    statement shares its line or spans several (the rewrite would not be a plain replacement).
+    """
+    node = fact.node
+    if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+        return None
+    target = node.targets[0].target
+    if not isinstance(target, cst.Name):
+        return None
+    x = target.value
+    value = node.value
+    code = facts.module.code_for_node
+
+    def statement(new: str) -> tuple[str, str, EditSpec | None]:
+        # Rendering the statement costs a code generation: only for a real candidate.
+        plain = isinstance(node.semicolon, cst.MaybeSentinel) and "\n" not in code(node)
+        return x, new, Replace(node, new) if plain else None
+
+    if isinstance(value, cst.BinaryOperation):
+        symbol = binary_symbol(value.operator)
+        if symbol not in torch_api.INPLACE_OPERATORS:
+            return None
+        if dotted_name(value.left) == x and not mentions(value.right, x):
+            return statement(f"{x} {symbol}= {code(value.right)}")
+        if symbol in torch_api.COMMUTATIVE_OPERATORS and dotted_name(value.right) == x and not mentions(value.left, x):
+            return statement(f"{x} {symbol}= {code(value.left)}")
+        return None
+    if not isinstance(value, cst.Call):
+        return None
+    if any(a.keyword is not None and a.keyword.value == "out" for a in value.args):
+        return None
+    positional = [a for a in value.args if a.keyword is None and not a.star]
+    func = value.func
+    qualified = facts.imports.resolve(func) or ""
+    module, _, name = qualified.rpartition(".")
+    if positional and dotted_name(positional[0].value) == x and value.args[0] is positional[0]:
+        if module == "torch" and name in torch_api.INPLACE_FUNCTIONS:
+            method = cst.Call(cst.Attribute(cst.Name(x), cst.Name(f"{name}_")), args=value.args[1:])
+            return statement(code(method))
+        if module == "torch.nn.functional" and name in torch_api.FUNCTIONAL_INPLACE:
+            position = _FUNCTIONAL_INPLACE_POSITION.get(name)
+            if _passes_inplace(value, position):
+                return None
+            edit = _with_inplace(facts, value, position)
+            return x, f"{x} = {edit.code}" if edit is not None else f"{code(func)}({x}, ..., inplace=True)", edit
+    if isinstance(func, cst.Attribute) and dotted_name(func.value) == x and func.attr.value in torch_api.INPLACE_FUNCTIONS:
+        if not any(mentions(a.value, x) for a in value.args):
+            method = value.with_changes(func=func.with_changes(attr=cst.Name(f"{func.attr.value}_")), lpar=[], rpar=[])
+            return statement(code(method))
+    return None
+
+
+def _passes_inplace(call: cst.Call, position: int | None) -> bool:
+    """``inplace=`` is passed by keyword, or by position (``nn.LeakyReLU(0.1, True)``)."""
+    if any(arg.keyword is not None and arg.keyword.value == "inplace" for arg in call.args):
+        return True
+    return position is not None and sum(1 for arg in call.args if arg.keyword is None and not arg.star) > position
+
+
+def _with_inplace(facts: ModuleFacts, call: cst.Call, position: int | None) -> Replace | None:
+    """``call`` with ``inplace=True`` added; None when ``inplace`` may already be passed by
+    position (or ``*args``), or the call spans several lines."""
+    code = bare_code(facts.module, call)
+    if position is None or "\n" in code or any(a.star for a in call.args) or _passes_inplace(call, position):
+        return None
+    args = list(call.args)
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("inplace"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+    return Replace(call, bare_code(facts.module, call.with_changes(args=args)))

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+import re
+from typing import Iterator
 
+import libcst as cst
+
+from leaklint.analysis.calls import CallGraph, call_graph
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.places import Level, Place, step_level
+from leaklint.analysis.steps import is_per_step_hook
+from leaklint.analysis.torch_api import EMPTY_CACHE, GC_COLLECT
+from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
+from leaklint.gate import Names, Words
 from leaklint.rule import Rule, Violation
-
-if TYPE_CHECKING:
-    from leaklint.analysis.facts import ModuleFacts
-    from leaklint.prefilter import SyntaxShape
-
 
 #: Frameworks whose training loops make a per-step ``gc.collect()`` a real cost worth reporting.
 DL_FRAMEWORKS = (
@@ -25,7 +30,7 @@ class EmptyCacheInLoop(Rule):
     severity = Severity.PERF
     summary = "torch.cuda.empty_cache() or gc.collect() runs every training step, slowing each step and freeing nothing that is still referenced."
     help = "drop the call, or run it once per epoch / after the loop; to fix a real leak, drop the reference that keeps the memory alive"
-    requires_any = DL_FRAMEWORKS  # torch.*.empty_cache, or gc.collect in a file importing a framework
+    needs = Words(*DL_FRAMEWORKS) & Names("empty_cache", "collect")
     docs = """
 ## What it finds
 `torch.cuda.empty_cache()` (also `torch.mps.empty_cache()`, `torch.xpu.empty_cache()` and
@@ -287,15 +292,8 @@ class LitModel(pl.LightningModule):
 """,
     )
 
-    @classmethod
-    def may_report(cls, shape: SyntaxShape, min_confidence: Confidence) -> bool:
-        """The calls reported are ``*.empty_cache()`` and ``gc.collect()``."""
-        return shape.uses("empty_cache", "collect")
-
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
-        from leaklint.rules.checks.ll402_empty_cache_in_loop import check
-
-        return check(facts)
+        return find_violations(facts)
 
     class Repro(Rule.Repro):
         """`gc.collect()` (and `torch.cuda.empty_cache()`) after every step, vs not."""
@@ -316,6 +314,7 @@ class LitModel(pl.LightningModule):
 
         def leaky(self, ctx):
             import gc
+
             import torch
             self._step(ctx)
             torch.cuda.empty_cache()
@@ -323,3 +322,90 @@ class LitModel(pl.LightningModule):
 
         def fixed(self, ctx):
             self._step(ctx)
+
+
+# --- detection ------------------------------------------------------------------------------------
+_MEMORY_CHECK = re.compile(r"memory_allocated|memory_reserved|mem_get_info|max_memory|memory_usage|virtual_memory")
+
+
+def is_throttled(test: cst.BaseExpression) -> bool:
+    """``if step % N == 0`` (every N steps) or a memory-pressure check: runs now and then."""
+    has_modulo = any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo) for n in walk(test))
+    return has_modulo or any(_MEMORY_CHECK.search(name) for name in dotted_names_in(test))
+
+
+def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
+    """The violations in one file."""
+    targets = {GC_COLLECT, *EMPTY_CACHE}
+    places = [
+        place
+        for place in facts.index.calls_named("empty_cache", "collect")
+        if facts.imports.resolve(place.node.func) in targets  # type: ignore[attr-defined]
+    ]
+    if not places:
+        return
+    sites = call_graph(facts)
+    uses_framework = facts.imports.imports_anything_from(*DL_FRAMEWORKS)
+    for place in places:
+        call = place.node
+        is_gc = facts.imports.resolve(call.func) == GC_COLLECT  # type: ignore[attr-defined]
+        if is_gc and not uses_framework:
+            continue
+        if place.in_recovery_code():
+            continue
+        found = _frequency(facts, place, sites)
+        if found is None:
+            continue
+        confidence, where = found
+        what = facts.describe(call)
+        cost = (
+            "a full collection walks every Python object and frees nothing still referenced"
+            if is_gc
+            else "it synchronises the device and hands cached blocks back to the driver, to be allocated "
+            "again next step; it frees nothing a tensor still references"
+        )
+        yield Violation(
+            node=call,
+            message=f"'{what}' runs {where}: {cost}",
+            confidence=confidence,
+            statement=place.statement(),
+        )
+
+
+def _frequency(facts: ModuleFacts, place: Place, sites: CallGraph) -> tuple[Confidence, str] | None:
+    """(confidence, where it runs) when the call runs once per training step, else None."""
+    level, index = step_level(facts, place)
+    if level in (Level.EPOCH, Level.OUTER):
+        return None
+    if level is not None:
+        if any(is_throttled(test) for test in place.guards(after=index)):
+            return Confidence.LOW, "in the loop now and then"
+        loop = place.chain[index]
+        if not _trains(facts, loop) and _deletes(loop):
+            # `del out, batch; gc.collect()` per item of a heavy analysis loop: deliberate
+            return Confidence.LOW, "on every iteration of the loop"
+        return (Confidence.HIGH if level is Level.STEP else Confidence.MEDIUM), "on every step of the loop"
+    info = place.function(facts)
+    if info is None:
+        return None
+    throttled = any(is_throttled(test) for test in place.guards())
+    if is_per_step_hook(info):
+        return (Confidence.LOW if throttled else Confidence.MEDIUM), f"every step (in the per-batch hook '{info.name}')"
+    for site in sites.places_of(info):
+        site_level, site_index = step_level(facts, site)
+        if site_level in (Level.STEP, Level.WEAK_STEP):
+            if throttled or any(is_throttled(test) for test in site.guards(after=site_index)):
+                return Confidence.LOW, f"every step ('{info.name}' is called in a training loop)"
+            return Confidence.MEDIUM, f"every step ('{info.name}' is called in a training loop)"
+    return None
+
+
+def _trains(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
+    info = facts.structure.loops.get(loop)
+    return info is not None and (info.has_backward or info.has_optimizer_step)
+
+
+def _deletes(loop: cst.CSTNode) -> bool:
+    """The loop body drops its per-iteration objects with ``del``."""
+    body = getattr(loop, "body", loop)
+    return any(isinstance(node, cst.Del) for node in walk(body, into=not_into_scopes))

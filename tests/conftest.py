@@ -5,18 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# The commands the tests run keep compiled dataclass code (leaklint.code_cache) in a directory
-# of this test session, never in the developer's own cache.
-_CODE_CACHE = tempfile.TemporaryDirectory(prefix="leaklint-test-code-cache-")
-os.environ.setdefault("LEAKLINT_CODE_CACHE", _CODE_CACHE.name)
 
 LEAKY_LOOP = textwrap.dedent(
     """\

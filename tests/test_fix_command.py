@@ -9,15 +9,16 @@ import textwrap
 
 import libcst as cst
 import pytest
-
 from conftest import CLEAN_LOOP, LEAKY_LOOP
 from conftest import run_leaklint as run_leaklint_bytes
+
 from leaklint.config import Settings
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fix_command import _write
 from leaklint.fixer import FileFixes, fix_text
 from leaklint.fixspec import Replace, SuggestedFix
 from leaklint.rule import Rule, Violation
+
 
 def run_leaklint(*args: str, cwd, input: bytes | None = None) -> subprocess.CompletedProcess:
     """The command line, with standard output and error decoded."""
@@ -200,7 +201,6 @@ class BreaksTheFile(Rule):
     name = "breaks-the-file"
     severity = Severity.PERF
     summary = help = docs = "test rule"
-    requires_any = ("",)
 
     def check(self, facts):  # type: ignore[no-untyped-def]
         for statement in facts.module.body:
@@ -216,7 +216,6 @@ class MissesItsTarget(Rule):
     name = "misses-its-target"
     severity = Severity.PERF
     summary = help = docs = "test rule"
-    requires_any = ("",)
 
     def check(self, facts):  # type: ignore[no-untyped-def]
         first, second = facts.module.body[:2]
@@ -231,7 +230,6 @@ class OneGoodOneStuck(Rule):
     name = "one-good-one-stuck"
     severity = Severity.PERF
     summary = help = docs = "test rule"
-    requires_any = ("",)
 
     def check(self, facts):  # type: ignore[no-untyped-def]
         for statement in facts.module.body:
@@ -370,8 +368,8 @@ def _rule(code: str):
 
 def test_an_import_and_a_decorator_at_the_same_point_are_one_replacement():
     from leaklint.engine import lint_text
-    from leaklint.report import ReportOptions, render
     from leaklint.findings import LintResult
+    from leaklint.report import ReportOptions, render
 
     source = "def evaluate(model, loader):\n" + LOOP_BODY
     [finding] = lint_text(source, "e.py", [_rule("LL201")], Settings()).findings

@@ -1,7 +1,7 @@
 """Positions of findings (leaklint/analysis/positions.py) are libcst's, to the column.
 
-``node_positions`` generates code with positions only for the top-level statements that hold a
-wanted node, starting at the line where each begins. Every node it positions must get exactly the
+``node_positions`` resolves libcst's ``PositionProvider`` only for the top-level statements that
+hold a wanted node, each on its own and shifted to the line where it begins. Every node it positions must get exactly the
 range libcst's ``PositionProvider`` gives it on the whole module.
 """
 
@@ -17,14 +17,13 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from conftest import ROOT
 
-from leaklint.analysis.parsing import parse_module
 from leaklint.analysis.positions import line_of, node_positions
 from leaklint.analysis.walk import walk
 
 
 def mismatches(source: str) -> list[str]:
     """Nodes whose range differs from libcst's (all nodes of the body asked for at once)."""
-    module = parse_module(source)
+    module = cst.parse_module(source)
     nodes = [node for statement in module.body for node in walk(statement)]
     ours = node_positions(module, nodes)
     theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
@@ -97,7 +96,7 @@ def test_positions_equal_libcsts_on_a_sample_of_the_standard_library(path):
 
 
 def test_only_nodes_of_the_module_are_positioned():
-    module = parse_module("x = 1\ny = 2\n")
+    module = cst.parse_module("x = 1\ny = 2\n")
     stranger = cst.Name("elsewhere")
     second = module.body[1]
     assert node_positions(module, [stranger, second]) == {second: node_positions(module, [second])[second]}
@@ -107,7 +106,7 @@ def test_only_nodes_of_the_module_are_positioned():
 
 def test_a_node_deep_in_a_later_statement_gets_its_absolute_line():
     source = "import torch\n\n\nclass A:\n    def f(self):\n        return torch.zeros(3)\n"
-    module = parse_module(source)
+    module = cst.parse_module(source)
     call = next(node for node in walk(module) if isinstance(node, cst.Call))
     where = node_positions(module, [call])[call]
     assert (where.start.line, where.start.column, where.end.line, where.end.column) == (6, 15, 6, 29)

@@ -9,8 +9,6 @@ functions run once per step), ``hooks`` (hook registrations and hook functions),
 (graphs carried across iterations), ``keras`` (Keras models), ``syntax`` (call arguments,
 literals, roots of expressions) and ``positions`` (line numbers).
 
-Facts are built from a libcst-shaped tree: the one libcst parses, or, for the screen that decides
-whether that parse is needed, the one ``from_ast`` builds from Python's ``ast`` (see
-:mod:`leaklint.screen`). Its classes are libcst's or their mirror's, one family per process
-(``nodes``; ``mirror``, ``mirror_base`` and ``convert`` make the mirror and cross between the two).
+Facts are built from libcst's tree, the one tree of a run: parsed once per file the gate lets
+through (:mod:`leaklint.gate`).
 """

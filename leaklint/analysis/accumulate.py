@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.syntax import subscript_base
 from leaklint.analysis.walk import dotted_names_in

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis.structure import FunctionInfo
 
 if TYPE_CHECKING:

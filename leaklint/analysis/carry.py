@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis import torch_api
 from leaklint.analysis.accumulate import accumulation, grown_tensor
 from leaklint.analysis.names import dotted_name

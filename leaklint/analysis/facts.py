@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Iterator, Mapping, TypeVar
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis.index import ModuleIndex
 from leaklint.analysis.names import ImportMap
 from leaklint.analysis.provenance import (
@@ -119,10 +119,7 @@ class ModuleFacts:
 
     def line_of(self, node: cst.CSTNode) -> int | None:
         """The line ``node`` starts on, for messages that point elsewhere ("the loop at line 80");
-        positions only the top-level statement that holds it, as the engine does for findings.
-        None also for a tree without source positions: the screen's, built from ``ast``."""
-        if cst.source_node(self.module) is None:
-            return None
+        positions only the top-level statement that holds it, as the engine does for findings."""
         from leaklint.analysis.positions import line_of
 
         return line_of(self.module, node)

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis.calls import function_named, local_callee
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo

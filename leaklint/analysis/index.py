@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis.calls import callee_name
 from leaklint.analysis.places import Place, walk_with_ancestors
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import Place
 from leaklint.analysis.structure import FunctionInfo, bound_names

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis.walk import Walker, run_now_and_later, walk
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis import torch_api
 from leaklint.analysis.structure import FunctionInfo, bound_names
 from leaklint.analysis.walk import children, dotted_names_in, not_into_scopes, walk

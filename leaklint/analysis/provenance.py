@@ -15,7 +15,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis import torch_api
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.walk import Walker

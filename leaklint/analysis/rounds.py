@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import AbstractSet, Any, Callable, Mapping, TypeVar
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis.names import ImportMap
 from leaklint.analysis.provenance import FunctionInterpreter, Inputs, Recording, merge_run
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, ModuleStructure

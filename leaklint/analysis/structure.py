@@ -11,7 +11,7 @@ import enum
 import re
 from dataclasses import dataclass, field
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis import torch_api
 from leaklint.analysis.torch_api import STEP_METHODS, is_eval_function_name
 from leaklint.analysis.names import ImportMap, dotted_name

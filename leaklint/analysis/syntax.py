@@ -7,7 +7,7 @@ They read the tree only (no values, no flow), so they answer the same wherever t
 
 from __future__ import annotations
 
-from leaklint.analysis import nodes as cst
+import libcst as cst
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.walk import not_into_scopes, walk
 
@@ -87,7 +87,7 @@ def declared_names(function: cst.FunctionDef) -> tuple[set[str], set[str]]:
 def written_words(node: cst.CSTNode) -> list[str]:
     """The identifiers and string literals under ``node``, as written: what its code says, less
     comments and spacing. A rule that looks for a word in code asks this rather than the code
-    text, so a comment cannot decide a finding (the screen's tree has no comments)."""
+    text, so a comment cannot decide a finding."""
     words: list[str] = []
     for current in walk(node):
         node_type = type(current)  # exact checks: these classes have no subclasses (see walk.names_read)

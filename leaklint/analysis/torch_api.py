@@ -1,15 +1,18 @@
 """What leaklint knows about the torch API: which calls make, keep or drop an autograd graph.
 
 Kept in one table-like module so a reader can check (and extend) the knowledge in one place; the
-provenance pass reads these sets and never hard-codes an API name itself. The gate
-(:mod:`leaklint.prefilter`) and the rules' ``may_report`` read them too, before any file needs
-libcst: this module imports nothing from libcst or the rest of the analysis.
+provenance pass reads these sets and never hard-codes an API name itself. The rules'
+gate needs (:mod:`leaklint.gate`) read them too, before any file needs libcst: this module imports
+nothing from libcst or the rest of the analysis.
 """
 
 from __future__ import annotations
 
+import ast
 import enum
 import re
+
+from leaklint.gate import LOOPS, Names, Syntax, Words
 
 # --- gradient-mode switches (qualified names after import resolution) -------------------------
 NO_GRAD_CONTEXTS = frozenset(
@@ -176,7 +179,7 @@ MODEL_NAME = re.compile(
 #: Names that suggest a graph tensor (low confidence on their own).
 GRAPH_TENSOR_NAME = re.compile(r"^(loss|losses|[a-z0-9_]*_loss|loss_[a-z0-9_]*|[a-z0-9_]*_losses)$")
 
-# --- what graph evidence needs (for the gate, leaklint/prefilter.py) -------------------------
+# --- what graph evidence needs (for the gate, leaklint/gate.py) -------------------------
 #: Identifiers a file must use for any value in it to be graph-attached at medium confidence or
 #: above: a backward call, the torch.nn namespace (module classes, losses, functional losses), a
 #: model library or factory, or a method only modules have. Names alone (``loss``, ``model``) are
@@ -323,3 +326,19 @@ GLOBAL_HOOK_FUNCTIONS = {
 
 #: Packages whose import makes a file a TensorFlow/Keras file (LL501-LL503).
 TENSORFLOW_ROOTS = ("tensorflow", "keras", "tf_keras")
+
+
+# --- what the gate asks of a file (leaklint/gate.py) -------------------------------------------
+#: Words one of which a file must mention to hold a finding of a torch rule: torch names, a loss,
+#: a model, or a backward call are the evidence every such rule needs.
+TORCH_WORDS = (
+    "torch", "loss", "model", "net", "module", "backbone", "encoder", "decoder", "classifier",
+    "generator", "discriminator", "teacher", "student", "criterion", "backward", "no_grad", "lightning",
+)
+TORCH_CODE = Words(*TORCH_WORDS)
+#: What a graph-attached value above low confidence rests on (see GRAPH_EVIDENCE_IDENTIFIERS).
+GRAPH_EVIDENCE = Names(*GRAPH_EVIDENCE_IDENTIFIERS, matching=is_graph_evidence_identifier)
+#: Code that runs per call or per iteration: a loop, a comprehension or a function.
+LOOPS_OR_FUNCTIONS = LOOPS | Syntax(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+#: A file that uses TensorFlow or Keras.
+TENSORFLOW_CODE = Words("keras", "tensorflow") & Names(*TENSORFLOW_ROOTS)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import collections.abc
 import contextlib
 import dataclasses
+import operator
 import typing
 from typing import Callable, Iterator
 
-from leaklint.analysis import nodes as cst
-from leaklint.code_cache import compiled
+import libcst as cst
 
 _SKIPPED_FIELDS = frozenset(
     {
@@ -38,10 +38,6 @@ def _child_fields(node_type: type) -> tuple[tuple[str, int], ...]:
     without a look."""
     fields = _CHILD_FIELDS.get(node_type)
     if fields is None:
-        fields = getattr(node_type, "_child_fields", None)  # a mirror class: worked out when generated
-        if fields is not None:
-            _CHILD_FIELDS[node_type] = fields
-            return fields  # type: ignore[no-any-return]
         try:
             hints = typing.get_type_hints(node_type)
         except Exception:  # an annotation we cannot resolve: look at every field's value
@@ -139,24 +135,26 @@ def _look(value: object, found: list[cst.CSTNode]) -> None:
 
 
 def _lister(node_type: type) -> Callable[[cst.CSTNode], list[cst.CSTNode]] | None:
-    """A function written for ``node_type`` that lists a node's children field by field, as
-    :func:`_child_fields` says to read each (a loop over the fields with a test of each field's
-    kind was most of the cost of a first visit); None for a leaf."""
-    fields = _child_fields(node_type)
+    """A function that lists a node's children field by field, as :func:`_child_fields` says to
+    read each; None for a leaf."""
+    fields = tuple((operator.attrgetter(name), how) for name, how in _child_fields(node_type))
     if not fields:
         return None
-    lines = ["def list_children(node):", "    found = []"]
-    for name, how in fields:
-        if how == _NODES:
-            lines.append(f"    found.extend(node.{name})")
-        elif how == _NODE:
-            lines += [f"    value = node.{name}", "    if value is not None:", "        found.append(value)"]
-        else:
-            lines.append(f"    _look(node.{name}, found)")
-    lines.append("    return found")
-    namespace: dict[str, object] = {"_look": _look}
-    exec(compiled("\n".join(lines)), namespace)  # noqa: S102 - written from libcst's own field names only
-    return namespace["list_children"]  # type: ignore[return-value]
+
+    def list_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+        found: list[cst.CSTNode] = []
+        for read, how in fields:
+            value = read(node)
+            if how == _NODES:
+                found.extend(value)
+            elif how == _NODE:
+                if value is not None:
+                    found.append(value)
+            else:
+                _look(value, found)
+        return found
+
+    return list_children
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
