@@ -8,12 +8,12 @@ import libcst as cst
 
 from leaklint.analysis.carry import CarriedState, carried_states
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.names import dotted_name
+from leaklint.analysis.names import dotted_name, names_read
 from leaklint.analysis.places import walk_with_ancestors
 from leaklint.analysis.structure import ClassInfo, LoopInfo, names_bound_in
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import Evidence, Kind
-from leaklint.analysis.walk import names_read, walk
+from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixspec import InsertLinesBefore, SuggestedFix, TorchReference, torch_reference
 from leaklint.rule import Rule, Violation

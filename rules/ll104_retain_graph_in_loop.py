@@ -10,13 +10,13 @@ import libcst as cst
 from leaklint.analysis import torch_api
 from leaklint.analysis.carry import CarriedState, bounded_carries, carried_states
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.names import dotted_name
+from leaklint.analysis.names import dotted_name, names_read
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.structure import LoopInfo, backward_calls, backward_target, bound_names, names_bound_in
 from leaklint.analysis.syntax import keyword_is_true
 from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.values import Kind
-from leaklint.analysis.walk import calls_in, names_read, not_into_scopes, walk
+from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixspec import SuggestedFix, drop_argument
 from leaklint.gate import Words

@@ -13,14 +13,14 @@ from leaklint.analysis import torch_api
 from leaklint.analysis.calls import call_graph, function_named
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.hooks import HookFunction, HookKind, HookRegistration, hook_parameters, hook_registrations, resolve_hook
-from leaklint.analysis.names import dotted_name
+from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import FunctionInfo, GradMode, bound_names, names_bound_in
 from leaklint.analysis.syntax import call_argument, declared_names, root_name
 from leaklint.analysis.torch_api import GLOBAL_HOOK_FUNCTIONS, GRAPH_EVIDENCE, HOOK_METHODS, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import Evidence, Kind, Value
-from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
+from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
 from leaklint.rule import Rule, Violation

@@ -11,13 +11,13 @@ import libcst as cst
 from leaklint.analysis.calls import call_graph
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.hooks import HookKind, HookRegistration, hook_registrations
-from leaklint.analysis.names import dotted_name
+from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, LoopInfo, bound_names
 from leaklint.analysis.syntax import root_name, subscript_base
 from leaklint.analysis.torch_api import GLOBAL_HOOK_FUNCTIONS, HOOK_METHODS, TORCH_CODE
-from leaklint.analysis.walk import calls_in, dotted_names_in, not_into_scopes, walk
+from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names, Words
 from leaklint.rule import Rule, Violation

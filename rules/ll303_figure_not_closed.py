@@ -9,11 +9,11 @@ import libcst as cst
 
 from leaklint.analysis.calls import call_graph
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.names import dotted_name
+from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import is_framework_hook
 from leaklint.analysis.structure import FunctionInfo, LoopInfo, bound_names
-from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
+from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names, Words
 from leaklint.rule import Rule, Violation

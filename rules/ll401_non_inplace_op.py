@@ -9,12 +9,12 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.names import dotted_name
+from leaklint.analysis.names import dotted_name, mentions
 from leaklint.analysis.provenance import StatementFact, binary_symbol
 from leaklint.analysis.structure import GradMode
 from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.values import Kind
-from leaklint.analysis.walk import calls_in, mentions
+from leaklint.analysis.walk import calls_in
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixspec import EditSpec, Replace, SuggestedFix, bare_code
 from leaklint.gate import Syntax

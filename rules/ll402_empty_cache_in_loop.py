@@ -9,10 +9,11 @@ import libcst as cst
 
 from leaklint.analysis.calls import CallGraph, call_graph
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_names_in
 from leaklint.analysis.places import Level, Place, step_level
 from leaklint.analysis.steps import is_per_step_hook
 from leaklint.analysis.torch_api import EMPTY_CACHE, GC_COLLECT
-from leaklint.analysis.walk import dotted_names_in, not_into_scopes, walk
+from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names, Words
 from leaklint.rule import Rule, Violation

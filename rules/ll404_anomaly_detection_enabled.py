@@ -8,10 +8,11 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_names_in
 from leaklint.analysis.places import Place
 from leaklint.analysis.syntax import call_argument, is_literal
 from leaklint.analysis.torch_api import TORCH_CODE
-from leaklint.analysis.walk import dotted_names_in, walk
+from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixspec import EditSpec, RemoveStatement, SuggestedFix, UnwrapWith, drop_argument
 from leaklint.gate import Words

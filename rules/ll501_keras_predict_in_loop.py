@@ -9,10 +9,10 @@ import libcst as cst
 from leaklint.analysis.calls import CallGraph, call_graph
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.keras import KerasEvidence, KerasModels, keras_models
-from leaklint.analysis.names import dotted_name
+from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.places import Level, Place, loop_level, per_iteration_names
 from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
-from leaklint.analysis.walk import dotted_names_in, walk
+from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
 from leaklint.rule import Rule, Violation

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from leaklint.analysis.names import ImportMap, dotted_name
+
+from leaklint.analysis.names import ImportMap, dotted_name, dotted_names_in
 from leaklint.analysis.syntax import subscript_base
-from leaklint.analysis.walk import dotted_names_in
 
 #: ``torch.add(total, loss)``: functions whose result is their first argument plus (minus) the second.
 _ADDING_FUNCTIONS = {"torch.add": True, "torch.sub": False, "torch.subtract": False}

@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import libcst as cst
+
 from leaklint.analysis.structure import FunctionInfo
 
 if TYPE_CHECKING:

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
+
 from leaklint.analysis import torch_api
 from leaklint.analysis.accumulate import accumulation, grown_tensor
-from leaklint.analysis.names import dotted_name
+from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, LoopInfo, backward_calls, bound_names
 from leaklint.analysis.syntax import keyword_is_true
 from leaklint.analysis.values import Evidence, Kind, Role, Value, replace
-from leaklint.analysis.walk import children, dotted_names_in, names_read, not_into_scopes, walk
+from leaklint.analysis.walk import children, not_into_scopes, walk
 from leaklint.findings import Confidence
 
 if TYPE_CHECKING:

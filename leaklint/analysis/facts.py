@@ -14,15 +14,16 @@ from functools import cached_property
 from typing import Callable, Iterator, Mapping, TypeVar
 
 import libcst as cst
+
 from leaklint.analysis.index import ModuleIndex
 from leaklint.analysis.names import ImportMap
 from leaklint.analysis.provenance import (
     FunctionSummary,
     MethodStore,
     ModelCall,
-    StoredArgument,
     Recording,
     StatementFact,
+    StoredArgument,
 )
 from leaklint.analysis.rounds import Rounds
 from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, scan_imports_and_structure

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 import libcst as cst
-from leaklint.analysis.walk import Walker, run_now_and_later, walk
+
+from leaklint.analysis.walk import _SCOPES, Walker, children, run_now_and_later, walk
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -40,6 +41,52 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
         return None
     parts.append(node.value)  # type: ignore[attr-defined]
     return ".".join(reversed(parts))
+
+
+def dotted_names_in(node: cst.CSTNode) -> set[str]:
+    """Every name and dotted attribute chain mentioned in ``node`` (``a``, ``a.b``, ``a.b.c``)."""
+    names: set[str] = set()
+    attribute_leaves: set[int] = set()  # `loss` in `outputs.loss` is not the name `loss`
+    for current in walk(node):
+        node_type = type(current)  # exact checks: Attribute and Name have no subclasses (see dotted_name)
+        if node_type is cst.Attribute:
+            attribute_leaves.add(id(current.attr))  # type: ignore[attr-defined]
+            name = dotted_name(current)  # type: ignore[arg-type]
+            if name:
+                names.add(name)
+        elif node_type is cst.Name and id(current) not in attribute_leaves:
+            names.add(current.value)  # type: ignore[attr-defined]
+    return names
+
+
+def names_read(node: cst.CSTNode) -> set[str]:
+    """Names and dotted attribute chains an expression reads: ``model``, ``out``, ``self``,
+    ``self.hidden`` in ``model(out).loss + self.hidden.sum()`` (every prefix of a chain, but not
+    the attribute names ``loss``, ``sum`` on their own, and nothing inside a lambda or a def)."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        # Exact type checks: libcst's node classes are ABCs, so isinstance() on them runs Python
+        # code; these classes have no subclasses.
+        node_type = type(current)
+        if node_type is cst.Name:
+            found.add(current.value)  # type: ignore[attr-defined]
+        elif node_type is cst.Attribute:
+            name = dotted_name(current)
+            if name is not None:
+                parts = name.split(".")
+                found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+            else:
+                stack.append(current.value)  # type: ignore[attr-defined]
+        elif node_type not in _SCOPES:
+            stack.extend(children(current))
+    return found
+
+
+def mentions(node: cst.CSTNode, name: str) -> bool:
+    """Whether the dotted ``name`` appears anywhere in ``node``."""
+    return name in dotted_names_in(node)
 
 
 def _module_path(node: cst.BaseExpression) -> str:

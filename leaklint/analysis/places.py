@@ -15,9 +15,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
+
 from leaklint.analysis import torch_api
+from leaklint.analysis.names import dotted_names_in
 from leaklint.analysis.structure import FunctionInfo, bound_names
-from leaklint.analysis.walk import children, dotted_names_in, not_into_scopes, walk
+from leaklint.analysis.walk import children, not_into_scopes, walk
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts

@@ -12,10 +12,11 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
+
 from leaklint.analysis import torch_api
+from leaklint.analysis.names import ImportMap, dotted_name, dotted_names_in
 from leaklint.analysis.torch_api import STEP_METHODS, is_eval_function_name
-from leaklint.analysis.names import ImportMap, dotted_name
-from leaklint.analysis.walk import Walker, dotted_names_in, not_into_scopes, walk
+from leaklint.analysis.walk import Walker, not_into_scopes, walk
 
 
 class GradMode(enum.Enum):
