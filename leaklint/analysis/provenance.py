@@ -17,6 +17,7 @@ from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
 from leaklint.analysis import torch_api
+from leaklint.analysis.environment import Env
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.walk import Walker
 from leaklint.analysis.structure import (
@@ -41,7 +42,6 @@ from leaklint.analysis.values import (
     graph,
     instance,
     join,
-    join_envs,
     replace,
     role,
 )
@@ -213,13 +213,14 @@ def merge_run(round: Recording, function: FunctionInfo, run: Recording) -> None:
 
 @dataclass
 class Frame:
-    env: dict[str, Value]
+    env: Env
     grad: GradMode
     loops: tuple[LoopInfo, ...] = ()
     eval_mode: frozenset[str] = frozenset()
 
     def copy(self) -> Frame:
-        return replace(self, env=dict(self.env))
+        """The frame for a branch (see :meth:`Env.fork`)."""
+        return replace(self, env=self.env.fork())
 
 
 _BINARY_SYMBOLS = {
@@ -236,6 +237,17 @@ _AUG_SYMBOLS = {
 #: Container methods that keep their argument.
 STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "put"})
 _BITWISE = frozenset({"&", "|", "^", "<<", ">>"})
+
+
+def _join_present(values: Iterable[Value | None]) -> Value | None:
+    """The join of the values a name has on several paths, skipping the paths where it is
+    unbound (a name bound on one path only keeps that path's value); None where none binds it."""
+    merged: Value | None = None
+    for value in values:
+        if value is None or value is merged:
+            continue
+        merged = value if merged is None else join(merged, value)
+    return merged
 
 
 def binary_symbol(operator: cst.CSTNode) -> str:
@@ -273,7 +285,7 @@ class FunctionInterpreter:
 
     # ==== entry points ==========================================================================
     def run(self, grad: GradMode) -> Frame:
-        frame = Frame(self._initial_env(), grad)
+        frame = Frame(Env(self._initial_env()), grad)
         if self.function.node is None:
             self._block(self.module.body, frame)
         else:
@@ -336,7 +348,7 @@ class FunctionInterpreter:
             frame.env.pop(statement.name.value, None)
 
     def _enter(self, node: cst.BaseSmallStatement, line: cst.CSTNode | None, frame: Frame) -> StatementFact:
-        fact = StatementFact(node, line, self.function, frame.loops, frame.grad, dict(frame.env))  # type: ignore[arg-type]
+        fact = StatementFact(node, line, self.function, frame.loops, frame.grad, frame.env.view())  # type: ignore[arg-type]
         self.rec.statements[node] = fact
         self._statement = fact
         return fact
@@ -345,17 +357,12 @@ class FunctionInterpreter:
         """Expressions in a compound statement's header (``if model(x):``, ``for b in f(x):``)
         belong to that statement, not to the simple statement before it. Not registered as a
         statement fact: rules iterate those expecting simple statements."""
-        self._statement = StatementFact(node, node, self.function, frame.loops, frame.grad, dict(frame.env))  # type: ignore[arg-type]
+        self._statement = StatementFact(node, node, self.function, frame.loops, frame.grad, frame.env.view())  # type: ignore[arg-type]
 
     def _small(self, node: cst.BaseSmallStatement, line: cst.SimpleStatementLine | None, frame: Frame) -> None:
         self._enter(node, line, frame)
         self._interpret_small(node, frame)
         env = frame.env
-        for value in env.values():
-            if value.fresh:
-                break
-        else:
-            return
         shared = self._shared.get(node)
         if shared is None:
             shared = self._shared[node] = _shared_names(node, self.imports)
@@ -497,18 +504,26 @@ class FunctionInterpreter:
         self._merge_into(frame, [then, otherwise])
 
     def _merge_into(self, frame: Frame, branches: Iterable[Frame]) -> None:
+        """Join ``branches``, each forked from ``frame``, into ``frame``. They differ from it
+        only in the names they wrote, so only those are looked at."""
         branches = list(branches)
-        env = branches[0].env
-        for branch in branches[1:]:
-            env = join_envs(env, branch.env)
-        # A name that only some branches bind, and that the function did not hold before, still
-        # has its outside value on the other paths: `if self.memory is None: self.memory = zeros`
-        # leaves the previous call's `self.memory` in place when the test fails.
-        for name in [n for n in env if n not in frame.env and not all(n in b.env for b in branches)]:
-            outside = self._outside_value(name)
-            if outside is not None:
-                env[name] = join(env[name], outside)
-        frame.env = env
+        written = set().union(*(branch.env.written for branch in branches))
+        env = frame.env
+        for name in written:
+            values = [branch.env.get(name) for branch in branches]
+            merged = _join_present(values)
+            # A name that only some branches bind, and that the function did not hold before,
+            # still has its outside value on the other paths: `if self.memory is None:
+            # self.memory = zeros` leaves the previous call's `self.memory` in place when the
+            # test fails.
+            if merged is not None and None in values and name not in env:
+                outside = self._outside_value(name)
+                if outside is not None:
+                    merged = join(merged, outside)
+            if merged is None:
+                env.pop(name, None)
+            elif env.get(name) is not merged:
+                env[name] = merged
         frame.eval_mode = frozenset().union(*(b.eval_mode for b in branches))
         grads = {b.grad for b in branches}
         frame.grad = grads.pop() if len(grads) == 1 else GradMode.CONDITIONAL
@@ -522,8 +537,8 @@ class FunctionInterpreter:
                 info.iterates_data = True
         else:
             iterable = NOT_TENSOR
-        before = frame.copy()
         current = frame.copy()
+        changed: set[str] = set()  # names an iteration wrote: where `current` may differ from `frame`
         for _ in range(MAX_LOOP_PASSES):
             body = current.copy()
             body.loops = frame.loops + ((info,) if info is not None else ())
@@ -533,17 +548,25 @@ class FunctionInterpreter:
                 self._header(node, body)
                 self.eval(node.test, body)
             self._body(node.body, body)
-            merged = join_envs(before.env, body.env)
-            if merged == current.env:
+            changed |= body.env.written
+            # What flows into the next iteration: the values before the loop joined with those
+            # after this iteration.
+            merged = {name: _join_present([frame.env.get(name), body.env.get(name)]) for name in changed}
+            if all(merged[name] == current.env.get(name) for name in changed):
                 current = body
                 break
-            current = replace(current, env=merged, eval_mode=current.eval_mode | body.eval_mode)
+            env = frame.env.fork()
+            for name, value in merged.items():
+                if value is None:
+                    env.pop(name, None)
+                else:
+                    env[name] = value
+            current = replace(current, env=env, eval_mode=current.eval_mode | body.eval_mode)
             current.grad = body.grad
-        after = frame.copy()
-        self._merge_into(after, [before, replace(current, loops=frame.loops)])
+        current.env.written = changed
+        self._merge_into(frame, [frame.copy(), replace(current, loops=frame.loops)])
         if node.orelse is not None:
-            self._body(node.orelse.body, after)
-        frame.env, frame.grad, frame.eval_mode = after.env, after.grad, after.eval_mode
+            self._body(node.orelse.body, frame)
 
     def _iteration_value(self, iterable: Value) -> Value:
         if iterable.is_graph:

@@ -162,13 +162,3 @@ def join(a: Value, b: Value) -> Value:
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     return replace(best, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items)
-
-
-def join_envs(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
-    """Names bound on only one side keep that side's value (the other side may not bind them)."""
-    merged = dict(a)
-    for name, value in b.items():
-        seen = merged.get(name)
-        if seen is not value:  # the same object: nothing to join (and unbound on one side: None)
-            merged[name] = value if seen is None else join(seen, value)
-    return merged
