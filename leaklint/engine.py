@@ -349,16 +349,9 @@ def lint_text(
 def _lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, gate: bool) -> FileOutcome:
     outcome = FileOutcome(path)
     try:
-        tree = check_syntax(text, path)
-        if gate:
-            contents = read_contents(text, tree)
-            rules = rules_for(contents, rules, settings.min_confidence)
-            depth = contents.depth
-        else:
-            depth = nesting_depth(tree) if rules else 0
+        rules = _rules_to_run(text, path, rules, settings, gate)
         if not rules:
             return outcome
-        refuse_deep_nesting(depth)
         violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules))
         violations = _reportable(violations, path, settings)
         if violations:
@@ -368,6 +361,22 @@ def _lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Sett
     except SourceProblem as problem:
         outcome.errors.append(FileError(path, problem.kind, problem.reason))
     return outcome
+
+
+def _rules_to_run(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, gate: bool) -> Sequence[type[Rule]]:
+    """Python's syntax verdict, then the rules the gate lets through (all of them without the
+    gate); refuses a tree too deep for libcst. The ``ast`` tree is dropped on return: on a large
+    file it is a sizeable part of the memory libcst's parse will need."""
+    tree = check_syntax(text, path)
+    if gate:
+        contents = read_contents(text, tree)
+        rules = rules_for(contents, rules, settings.min_confidence)
+        depth = contents.depth
+    else:
+        depth = nesting_depth(tree) if rules else 0
+    if rules:
+        refuse_deep_nesting(depth)
+    return rules
 
 
 def read_source(path: str, settings: Settings) -> tuple[bytes, str, str]:
