@@ -352,7 +352,7 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
             sys.exit(EXIT_ERROR)
     selected = [rule for c, rule in known.items() if not codes or any(matches_selector(c, code.upper()) for code in codes)]
     if importlib.util.find_spec("torch") is None:
-        _error("the runtime verifier needs torch: pip install 'leaklint[runtime]'")
+        _error("the runtime verifier needs torch: pip install 'leaklint-ml[runtime]'")
         sys.exit(EXIT_ERROR)
     try:
         import torch
@@ -384,6 +384,6 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
         try:
             plot_results(results, plot_file)
         except ImportError:
-            _error("--plot needs matplotlib: pip install 'leaklint[runtime]'")
+            _error("--plot needs matplotlib: pip install 'leaklint-ml[runtime]'")
             sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if any(result.failed for result in results) else EXIT_CLEAN)

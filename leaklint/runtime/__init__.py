@@ -1,6 +1,6 @@
 """The runtime verifier: measured repros for every rule, and a leak guard for your own steps.
 
-Everything here needs torch (``pip install 'leaklint[runtime]'``), and imports it only when a
+Everything here needs torch (``pip install 'leaklint-ml[runtime]'``), and imports it only when a
 measurement starts: the static linter imports ``leaklint.runtime.repro`` (through the rules)
 without ever loading torch.
 """

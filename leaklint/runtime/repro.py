@@ -17,10 +17,10 @@ from typing import ClassVar
 #: Frameworks whose absence *skips* a rule ("skipped: tensorflow not installed") instead of failing
 #: it: a rule about another framework's API cannot be measured without that framework, and its
 #: absence says nothing about the rule. Every other requirement (torch, numpy, psutil, matplotlib)
-#: comes with ``pip install 'leaklint[runtime]'``, so a missing one is a broken install: the rule
+#: comes with ``pip install 'leaklint-ml[runtime]'``, so a missing one is a broken install: the rule
 #: fails with an install hint.
 OPTIONAL_FRAMEWORKS = ("tensorflow",)
-RUNTIME_EXTRA = "pip install 'leaklint[runtime]'"
+RUNTIME_EXTRA = "pip install 'leaklint-ml[runtime]'"
 
 
 def install_hint(module: str) -> str:
