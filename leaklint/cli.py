@@ -227,12 +227,13 @@ def report_options(output_file: str | None, no_color: bool, show_source: bool, q
 def report(result: object, known: dict, output_format: str, options: object, output_file: str | None, *, to_stderr: bool = False) -> bool:
     """Print per-file errors on stderr and the report where it goes; False if it could not be written."""
     from leaklint.report import render
+    from leaklint.report._paths import printable
 
     text = render(output_format, result, known, options)  # type: ignore[arg-type]
     for error in result.errors:  # type: ignore[attr-defined]
-        click.echo(error.describe(), err=True)
+        click.echo(printable(error.describe()), err=True)
     if to_stderr and output_file is None:
-        click.echo(text, nl=False, err=True)
+        echo_text(text, err=True)
         return True
     return _write(text, output_file)
 
@@ -261,14 +262,27 @@ def _warn_unmatched_selectors(settings: object, known: dict) -> None:
 
 def _write(report: str, output_file: str | None) -> bool:
     if output_file is None:
-        click.echo(report, nl=False)
+        echo_text(report)
         return True
+    data = report.encode("utf-8")  # before the file is opened: never an empty report left behind
     try:
-        Path(output_file).write_text(report, encoding="utf-8")
+        Path(output_file).write_bytes(data)
     except OSError as error:
         _error(f"cannot write {output_file}: {error.strerror or error}")
         return False
     return True
+
+
+def echo_text(text: str, *, err: bool = False) -> None:
+    """Print ``text`` as is; on a terminal whose encoding lacks some character (a Latin-1 locale
+    and a U+FFFD in a file name), print that character as ``?`` rather than fail."""
+    try:
+        click.echo(text, nl=False, err=err)
+    except UnicodeEncodeError:  # raised before anything was written
+        stream = click.get_text_stream("stderr" if err else "stdout")
+        stream.flush()
+        stream.buffer.write(text.encode(stream.encoding or "utf-8", "replace"))
+        stream.buffer.flush()
 
 
 @main.command("rules")
