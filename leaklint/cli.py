@@ -58,6 +58,10 @@ def _error(message: str) -> None:
     click.echo(f"leaklint: error: {message}", err=True)
 
 
+def _warning(message: str) -> None:
+    click.echo(f"leaklint: warning: {message}", err=True)
+
+
 def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
     return click.option(name, multiple=True, metavar="CODES", help=help_text)
 
@@ -117,9 +121,14 @@ def check(
 ) -> None:
     """Lint PATHS (files or directories; default '.'; '-' reads standard input)."""
     from leaklint.config import ConfigError, load_settings
+    from leaklint.registry import all_rules
 
+    paths = _paths_to_lint(paths, stdin_filename)
+    if unsafe_fixes and not (apply_fixes or show_diff):
+        _warning("--unsafe-fixes has no effect without --fix or --diff")
+    known_rules = {code: rule.name for code, rule in all_rules().items()}
     try:
-        settings = load_settings(config_file)
+        settings = load_settings(config_file, known_rules=known_rules)
         overrides: dict[str, object] = {}
         if select:
             overrides["select"] = list(select)
@@ -133,7 +142,7 @@ def check(
             overrides["cache_dir"] = cache_dir.absolute()
         if no_cache:
             overrides["cache"] = False
-        settings = settings.with_overrides(**overrides)
+        settings = settings.with_overrides(known_rules=known_rules, **overrides)
     except ConfigError as error:
         _error(str(error))
         sys.exit(EXIT_ERROR)
@@ -144,12 +153,25 @@ def check(
         from leaklint.fix_command import FixRequest, run_fix
 
         request = FixRequest(
-            paths=paths or (".",), settings=settings, unsafe=unsafe_fixes, diff_only=show_diff, show_fixes=show_fixes,
+            paths=paths, settings=settings, unsafe=unsafe_fixes, diff_only=show_diff, show_fixes=show_fixes,
             output_format=output_format, output_file=output_file, exit_zero=exit_zero, jobs=jobs,
             stdin_filename=stdin_filename, force_exclude=force_exclude, show_source=show_source, no_color=no_color, quiet=quiet,
         )
         sys.exit(run_fix(request))
-    sys.exit(_lint(paths or (".",), settings, output_format, output_file, exit_zero, jobs, stdin_filename, force_exclude, show_source, no_color, quiet))
+    sys.exit(_lint(paths, settings, output_format, output_file, exit_zero, jobs, stdin_filename, force_exclude, show_source, no_color, quiet))
+
+
+def _paths_to_lint(paths: tuple[str, ...], stdin_filename: str | None) -> tuple[str, ...]:
+    """PATHS, or what their absence means: '.', or standard input when ``--stdin-filename`` is
+    given (as in Ruff). ``--stdin-filename`` with paths but no '-' names nothing: a usage error."""
+    if stdin_filename is None:
+        return paths or (".",)
+    if not paths:
+        return ("-",)
+    if "-" not in paths:
+        _error("--stdin-filename names standard input, but '-' is not among the paths: add '-' to lint standard input")
+        sys.exit(EXIT_ERROR)
+    return paths
 
 
 def _lint(
@@ -170,6 +192,7 @@ def _lint(
 
     known, rules = selected_rules(settings)
     found = discover(paths, settings, force_exclude=force_exclude)  # type: ignore[arg-type]
+    warn_if_nothing_found(paths, found)
     keep_text = show_source or output_format == "sarif"
     result, texts = lint_paths(
         found.files,
@@ -198,16 +221,26 @@ def _open_cache(settings: object, rules: Sequence[type]) -> object:
 
 
 def selected_rules(settings: object) -> tuple[dict, list]:
-    """All known rules (code -> class) and the enabled ones, in code order; warns about
-    selectors that match nothing."""
+    """All known rules (code -> class) and the enabled ones, in code order. (A selector that
+    matches no rule was refused when the settings were read.)"""
     from leaklint.config import Settings
     from leaklint.registry import all_rules
 
     assert isinstance(settings, Settings)
     known = all_rules()
     enabled = settings.enabled_codes(known)
-    _warn_unmatched_selectors(settings, known)
     return known, [known[code] for code in sorted(enabled)]
+
+
+def warn_if_nothing_found(paths: Sequence[str], found: object) -> None:
+    """Say so when the paths hold no Python file (and none was refused): a run that checks
+    nothing must not look like a clean one."""
+    if found.files or found.errors:  # type: ignore[attr-defined]
+        return
+    from leaklint.report._paths import printable
+
+    shown = ", ".join(printable(path) for path in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    _warning(f"no Python files found in {shown}")
 
 
 def report_options(output_file: str | None, no_color: bool, show_source: bool, quiet: bool, texts: dict[str, str], *, to_stderr: bool = False):  # type: ignore[no-untyped-def]
@@ -244,20 +277,6 @@ def exit_status(result: object, exit_zero: bool) -> int:
     if result.findings and not exit_zero:  # type: ignore[attr-defined]
         return EXIT_FINDINGS
     return EXIT_CLEAN
-
-
-def _warn_unmatched_selectors(settings: object, known: dict) -> None:
-    from leaklint.config import matches_selector
-
-    keys = ("extend_select", "ignore", "fixable", "unfixable", "extend_safe_fixes", "extend_unsafe_fixes")
-    selectors = [*(getattr(settings, "select", None) or ())]
-    for key in keys:
-        selectors.extend(getattr(settings, key, ()))
-    for pattern_codes in getattr(settings, "per_file_ignores", ()):
-        selectors.extend(pattern_codes[1])
-    for selector in dict.fromkeys(selectors):
-        if not any(matches_selector(code, selector) for code in known):
-            click.echo(f"leaklint: warning: '{selector}' matches no known rule", err=True)
 
 
 def _write(report: str, output_file: str | None) -> bool:

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import click
 
-from leaklint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, echo_text, exit_status, report, report_options, selected_rules
+from leaklint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, echo_text, exit_status, report, report_options, selected_rules, warn_if_nothing_found
 from leaklint.config import Settings
 from leaklint.engine import STDIN_PATH, lint_text
 from leaklint.findings import ErrorKind, FileError, Finding, LintResult
@@ -52,6 +52,7 @@ def run_fix(request: FixRequest) -> int:
 
     known, rules = selected_rules(request.settings)
     found = discover(request.paths, request.settings, force_exclude=request.force_exclude)
+    warn_if_nothing_found(request.paths, found)
     outcomes = fix_paths(
         found.files,
         rules,

@@ -109,3 +109,125 @@ def test_a_closed_standard_input_is_a_one_line_error(project, mode):
     assert result.returncode == 2
     assert b"Traceback" not in result.stderr
     assert "-: error: cannot read standard input: it is closed\n" in result.stderr.decode()
+
+
+def test_stdin_filename_alone_reads_standard_input_as_ruff_does(project):
+    result = run_leaklint("--stdin-filename", "train.py", cwd=project, input=LEAKY_LOOP.encode())
+    assert result.returncode == 1
+    assert text(result)[0].startswith("train.py:10:9: LL101")
+
+
+def test_stdin_filename_with_paths_but_no_dash_is_a_usage_error(project):
+    (project / "train.py").write_text(CLEAN_LOOP)
+    result = run_leaklint("--stdin-filename", "x.py", "train.py", cwd=project, input=LEAKY_LOOP.encode())
+    assert result.returncode == 2 and result.stdout == b""
+    assert one_error_line(result) == (
+        "leaklint: error: --stdin-filename names standard input, but '-' is not among the paths: add '-' to lint standard input"
+    )
+
+
+# --- selectors that match no rule ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--select", "LL999"], "--select: unknown rule 'LL999': no rule's code starts with it; 'leaklint rules' lists the rules"),
+        (["--extend-select", "LL1011"], "--extend-select: unknown rule 'LL1011': no rule's code starts with it (did you mean 'LL101'?); 'leaklint rules' lists the rules"),
+        (["--ignore", "LL1,LL9"], "--ignore: unknown rule 'LL9': no rule's code starts with it; 'leaklint rules' lists the rules"),
+        (["--select", "LL1O1"], "--select: invalid selector 'LL1O1' (did you mean 'LL101'?): expected a rule code such as 'LL101', a prefix such as 'LL1', or 'ALL'"),
+        (["--select", "loss-accumulation"], "--select: invalid selector 'loss-accumulation' (did you mean 'LL101', the code of loss-accumulation?): expected a rule code such as 'LL101', a prefix such as 'LL1', or 'ALL'"),
+    ],
+)
+def test_a_selector_on_the_command_line_that_matches_no_rule_is_an_error(project, args, message):
+    (project / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint(*args, "train.py", cwd=project)
+    assert result.returncode == 2 and result.stdout == b""
+    assert one_error_line(result) == f"leaklint: error: {message}"
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('select = ["LL999"]', "select: unknown rule 'LL999'"),
+        ('extend-select = ["LL4O1"]', "extend-select: invalid selector 'LL4O1' (did you mean 'LL401'?)"),
+        ('ignore = ["LL2011"]', "ignore: unknown rule 'LL2011': no rule's code starts with it (did you mean 'LL201'?)"),
+        ('fixable = ["XX"]', "fixable: unknown rule 'XX'"),
+        ('unfixable = ["LL8"]', "unfixable: unknown rule 'LL8'"),
+        ('extend-safe-fixes = ["LL1033"]', "extend-safe-fixes: unknown rule 'LL1033'"),
+        ('extend-unsafe-fixes = ["LL6"]', "extend-unsafe-fixes: unknown rule 'LL6'"),
+        ('[tool.leaklint.per-file-ignores]\n"tests/**" = ["LL301", "LL30111"]', "per-file-ignores 'tests/**': unknown rule 'LL30111'"),
+    ],
+)
+def test_a_selector_in_the_config_that_matches_no_rule_is_an_error(project, table, message):
+    (project / "pyproject.toml").write_text(f"[tool.leaklint]\n{table}\n")
+    (project / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint("train.py", cwd=project)
+    assert result.returncode == 2 and result.stdout == b""
+    assert one_error_line(result).startswith(f"leaklint: error: pyproject.toml: [tool.leaklint] {message}")
+
+
+def test_every_known_code_and_prefix_is_accepted(project):
+    (project / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint("--select", "LL,ALL,LL1,LL101", "--ignore", "LL5", "train.py", cwd=project)
+    assert result.returncode == 1 and result.stderr == b""
+
+
+# --- configuration files that were ignored ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"garbage\n", "pyproject.toml: invalid TOML: Expected '=' after a key in a key/value pair (at line 1, column 8)"),
+        ("[tool.leaklint]\nselect = ['LL1']\n".encode("utf-16"), "pyproject.toml: invalid TOML: not UTF-8 (byte 0xff at offset 0)"),
+        (b"[tools.leaklint]\nselect = ['LL1']\n", "pyproject.toml: [tools.leaklint] is not read: leaklint's settings go in [tool.leaklint]"),
+        (b"[project]\nname = 'x'\n[tool.leak-lint]\nignore = ['LL1']\n", "pyproject.toml: [tool.leak-lint] is not read: leaklint's settings go in [tool.leaklint]"),
+        (b"tool = 'leaklint'\n", "pyproject.toml: 'tool' must be a table, got str 'leaklint'"),
+    ],
+)
+def test_a_garbage_pyproject_is_an_error_not_the_defaults(project, content, message):
+    (project / "pyproject.toml").write_bytes(content)
+    (project / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint("train.py", cwd=project)
+    assert result.returncode == 2 and result.stdout == b""
+    assert one_error_line(result) == f"leaklint: error: {message}"
+
+
+def test_a_pyproject_that_does_not_configure_leaklint_still_gives_the_defaults(project):
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\ndependencies = ['leaklint-ml']\n")
+    (project / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint("train.py", cwd=project)
+    assert result.returncode == 1 and result.stderr == b""
+
+
+# --- nothing to check ----------------------------------------------------------------------------
+def test_an_empty_directory_says_no_file_was_found(project):
+    (project / "empty").mkdir()
+    (project / "empty" / "notes.txt").write_text("not Python\n")
+    result = run_leaklint("empty", cwd=project)
+    out, err = text(result)
+    assert result.returncode == 0
+    assert err == "leaklint: warning: no Python files found in empty\n"
+    assert out == "No Python files found: nothing was checked\n"
+    assert "All checks passed" not in out
+
+
+def test_files_all_excluded_say_so_too(project):
+    (project / "pyproject.toml").write_text('[tool.leaklint]\nextend-exclude = ["generated"]\n')
+    (project / "generated").mkdir()
+    (project / "generated" / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint("--force-exclude", "generated/train.py", cwd=project)
+    assert result.returncode == 0
+    assert text(result) == ("No Python files found: nothing was checked\n", "leaklint: warning: no Python files found in generated/train.py\n")
+
+
+def test_a_path_that_does_not_exist_is_an_error_not_a_warning(project):
+    result = run_leaklint("missing", cwd=project)
+    assert result.returncode == 2
+    assert "no Python files found" not in text(result)[1]
+
+
+# --- options that did nothing ------------------------------------------------------------------------
+def test_unsafe_fixes_without_fix_or_diff_warns(project):
+    (project / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint("--unsafe-fixes", "train.py", cwd=project)
+    assert result.returncode == 1
+    assert text(result)[1] == "leaklint: warning: --unsafe-fixes has no effect without --fix or --diff\n"
+    assert run_leaklint("--unsafe-fixes", "--diff", "train.py", cwd=project).stderr.count(b"warning") == 0

@@ -53,6 +53,10 @@ def test_no_findings() -> None:
     assert text() == "All checks passed!\n"
 
 
+def test_no_files_does_not_claim_success() -> None:
+    assert render("text", result(files_checked=0), RULES, ReportOptions()) == "No Python files found: nothing was checked\n"
+
+
 def test_no_findings_but_errors_does_not_claim_success() -> None:
     assert text(errors=(SYNTAX_ERROR,)) == "No findings; 1 file could not be fully checked\n"
     assert text(APPEND_FINDING, errors=(SYNTAX_ERROR,)).splitlines()[-1] == (

@@ -6,7 +6,8 @@ offending line with carets, Ruff style, for people reading the output without an
 
 File errors are not printed here: the CLI reports them on stderr (see
 :meth:`~leaklint.findings.FileError.describe`). The summary only mentions that some files could not
-be checked, so a run with errors never claims "All checks passed!".
+be checked, so a run with errors never claims "All checks passed!", and neither does a run that
+found no file to check.
 """
 
 from __future__ import annotations
@@ -104,7 +105,9 @@ def _summary(result: LintResult) -> str:
     unchecked = len({error.path for error in result.errors})
     trailer = f"; {_plural(unchecked, 'file')} could not be fully checked" if unchecked else ""
     if not result.findings:
-        return f"No findings{trailer}" if unchecked else "All checks passed!"
+        if unchecked:
+            return f"No findings{trailer}"
+        return "All checks passed!" if result.files_checked else "No Python files found: nothing was checked"
     counts = {severity: 0 for severity in Severity}
     for finding in result.findings:
         counts[Severity(finding.severity)] += 1
