@@ -579,7 +579,7 @@ def _from_cache(jobs: Sequence[_Job], cache: ResultCache) -> tuple[list[FileOutc
             continue
         digest = content_digest(data)
         key = cache.key(job.display_path, job.settings.ignored_codes_for(job.display_path), digest)
-        stored = cache.load(key)
+        stored = cache.load(key, job.display_path)
         if stored is None:
             misses.append(replace(job, cache=cache, cache_key=key, digest=digest))
             continue

@@ -197,6 +197,52 @@ def test_a_pyproject_that_does_not_configure_leaklint_still_gives_the_defaults(p
     assert result.returncode == 1 and result.stderr == b""
 
 
+# --- the result cache ------------------------------------------------------------------------------
+def cached_entry(cache_dir: Path) -> Path:
+    [entry] = cache_dir.rglob("*.json")
+    return entry
+
+
+def corrupt_a_byte(entry: Path) -> None:
+    """A flipped byte inside the message: still valid JSON, but not what was stored."""
+    data = entry.read_bytes()
+    at = data.index(b"autograd graph")
+    entry.write_bytes(data[:at] + b"X" + data[at + 1 :])
+
+
+def move_to_line_14(entry: Path) -> None:
+    """Valid JSON with a valid checksum, but ``"line": "14"``: a string where a number belongs."""
+    from leaklint.cache import _checksum
+
+    data = json.loads(entry.read_bytes())
+    data["findings"][0]["line"] = "14"
+    data["checksum"] = _checksum(data)
+    entry.write_text(json.dumps(data))
+
+
+def claim_another_file(entry: Path) -> None:
+    from leaklint.cache import _checksum
+
+    data = json.loads(entry.read_bytes())
+    data["findings"][0]["path"] = "other.py"
+    data["checksum"] = _checksum(data)
+    entry.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("corrupt", [corrupt_a_byte, move_to_line_14, claim_another_file])
+def test_a_corrupted_cache_entry_is_linted_afresh(project, corrupt):
+    (project / "train.py").write_text(LEAKY_LOOP)
+    args = ("--format", "json", "--cache-dir", "cache", "train.py")
+    fresh = run_leaklint(*args, cwd=project)
+    entry = cached_entry(project / "cache")
+    corrupt(entry)
+    served = run_leaklint(*args, cwd=project)
+    assert served.returncode == fresh.returncode == 1
+    assert json.loads(served.stdout) == json.loads(fresh.stdout)
+    assert json.loads(served.stdout)[0]["line"] == 10
+    assert json.loads(entry.read_bytes())["findings"][0]["line"] == 10, "the entry is rewritten"
+
+
 # --- nothing to check ----------------------------------------------------------------------------
 def test_an_empty_directory_says_no_file_was_found(project):
     (project / "empty").mkdir()
