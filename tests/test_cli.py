@@ -13,7 +13,7 @@ def test_a_leaky_file_is_reported_with_a_hint_and_a_summary(project):
     out, err = text(result)
     assert result.returncode == 1, err
     assert out.splitlines() == [
-        "train.py:10:9: LL101 [leak] 'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive",
+        "train.py:10:9: LL101 [leak, high confidence] 'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive",
         "    help: accumulate loss.item() (a float) or loss.detach() (a tensor)",
         "    fix (safe): Detach 'loss'",
         "Found 1 finding (1 leak) in 1 file; 1 fixable with --fix",
@@ -54,7 +54,7 @@ def test_quiet_prints_only_finding_lines(project):
     (project / "train.py").write_text(LEAKY_LOOP)
     out, _ = text(run_leaklint("-q", "train.py", cwd=project))
     assert out.splitlines() == [
-        "train.py:10:9: LL101 [leak] 'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive"
+        "train.py:10:9: LL101 [leak, high confidence] 'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive"
     ]
 
 
@@ -241,3 +241,9 @@ def test_gitignored_files_are_skipped_when_walking_but_not_when_named(project):
     assert run_leaklint(".", cwd=project).returncode == 0
     assert run_leaklint("generated/train.py", cwd=project).returncode == 1
     assert run_leaklint("--force-exclude", "generated/train.py", cwd=project).returncode == 0
+
+
+def test_text_findings_show_their_confidence(project):
+    (project / "guess.py").write_text("total = 0\nfor batch in loader:\n    loss = compute(batch)\n    total += loss\n")
+    out, _ = text(run_leaklint("--min-confidence", "low", "-q", "guess.py", cwd=project))
+    assert out.startswith("guess.py:4:5: LL101 [leak, low confidence] ")

@@ -1,4 +1,5 @@
-"""The human format (the default): one ``path:line:col: CODE [severity] message`` line per finding.
+"""The human format (the default): one ``path:line:col: CODE [severity, confidence] message`` line
+per finding, e.g. ``train.py:42:9: LL101 [leak, high confidence] 'loss' is accumulated ...``.
 
 The location prefix is the one editors and terminals already recognise as a link (the same shape as
 Ruff, flake8 and compilers), and the ``help:`` line carries the fix hint. ``--show-source`` adds the
@@ -60,10 +61,10 @@ def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportO
 
 def _headline(finding: Finding, style: Style) -> str:
     color = _SEVERITY_COLOR.get(finding.severity)
-    severity = str(finding.severity)
+    label = f"[{finding.severity}, {finding.confidence} confidence]"
     return (
         f"{style(finding.path, bold=True)}:{finding.line}:{finding.column}: "
-        f"{style(finding.code, fg=color, bold=True)} {style(f'[{severity}]', fg=color)} {finding.message}"
+        f"{style(finding.code, fg=color, bold=True)} {style(label, fg=color)} {finding.message}"
     )
 
 
