@@ -20,19 +20,46 @@ EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 LINT_COMMAND = "check"
+LINT_EXIT_STATUS = "Exit status: 0 no findings, 1 findings, 2 usage/config error or a file that could not be linted."
 
 
 class LeaklintGroup(click.Group):
     """Routes ``leaklint [OPTIONS] [PATHS]`` to the ``check`` command.
 
     Only an exact subcommand name as the first argument selects a subcommand, so a directory
-    called ``rules`` is still lintable as ``./rules`` or ``rules/``.
+    called ``rules`` is still lintable as ``./rules`` or ``rules/``. ``-h``/``--help`` first shows
+    the overview (:mod:`leaklint.cli_help`), and a first word that is no path but close to a
+    command's name is a usage error that names the command.
     """
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("prog_name", "leaklint")  # not "python -m leaklint" in usage lines
+        return super().main(*args, **kwargs)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in ctx.help_option_names:
+            return super().parse_args(ctx, args)
         if not args or args[0] not in self.commands:
+            if args:
+                self._refuse_command_typo(args[0])
             args = [LINT_COMMAND, *args]
         return super().parse_args(ctx, args)
+
+    def _refuse_command_typo(self, word: str) -> None:
+        from leaklint.cli_help import command_typo
+
+        problem = command_typo(word, self.list_commands(click.Context(self)))
+        if problem is not None:
+            _error(problem)
+            sys.exit(EXIT_ERROR)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # in the order they are defined: check first
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from leaklint.cli_help import format_overview
+
+        format_overview(self, ctx, formatter, LINT_COMMAND, epilog=LINT_EXIT_STATUS)
 
 
 @click.group(cls=LeaklintGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,10 +95,11 @@ def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
 
 @main.command(
     LINT_COMMAND,
+    short_help="Lint PATHS (the default command: 'leaklint src/' runs it).",
     epilog=(
         "Other commands: 'leaklint rules' lists the rules, 'leaklint rule LL101' shows one rule's "
-        "documentation. Exit status: 0 no findings, 1 findings, 2 usage/config error or a file "
-        "that could not be linted."
+        "documentation, 'leaklint verify' measures the rules' repros; 'leaklint --help' lists them all. "
+        + LINT_EXIT_STATUS
     ),
 )
 @click.argument("paths", nargs=-1, metavar="[PATHS]...")
@@ -304,7 +332,7 @@ def echo_text(text: str, *, err: bool = False) -> None:
         stream.buffer.flush()
 
 
-@main.command("rules")
+@main.command("rules", short_help="List every rule: code, name, severity, fixable, summary.")
 @click.option("--format", "output_format", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 def list_rules(output_format: str) -> None:
     """List every rule: code, name, severity, fixable, summary."""
@@ -316,7 +344,7 @@ def list_rules(output_format: str) -> None:
     click.echo(render(known), nl=False)
 
 
-@main.command("rule")
+@main.command("rule", short_help="Show one rule's documentation and its last measurement.")
 @click.argument("code")
 def show_rule(code: str) -> None:
     """Print the documentation of one rule (by code, e.g. LL101, or by name), with its runtime repro and
@@ -356,6 +384,7 @@ def _store_results(results, device: str, iterations: int, warmup: int, torch_ver
 
 @main.command(
     "verify",
+    short_help="Measure each rule's leaky and fixed repro at runtime (needs torch).",
     epilog=(
         "Exit status: 0 every selected rule confirmed (rules whose framework is not installed, e.g. "
         "tensorflow, are skipped and do not fail the run), 1 a rule not confirmed or its repro "
@@ -420,3 +449,24 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
             _error("--plot needs matplotlib: pip install 'leaklint-ml[runtime]'")
             sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if any(result.failed for result in results) else EXIT_CLEAN)
+
+
+@main.command("help", short_help="Show this help, or a command's: 'leaklint help verify'.")
+@click.argument("command", required=False)
+@click.pass_context
+def show_help(ctx: click.Context, command: str | None) -> None:
+    """Show the overview of leaklint's commands and options, or COMMAND's own help."""
+    from leaklint.cli_help import unknown_command
+
+    parent = ctx.parent
+    assert parent is not None
+    group = parent.command
+    assert isinstance(group, click.Group)
+    if command is None:
+        click.echo(group.get_help(parent))
+        return
+    chosen = group.get_command(parent, command)
+    if chosen is None:
+        _error(unknown_command(command, group.list_commands(parent)))
+        sys.exit(EXIT_ERROR)
+    click.echo(chosen.get_help(click.Context(chosen, info_name=command, parent=parent)))
