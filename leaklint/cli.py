@@ -46,6 +46,8 @@ class LeaklintGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def _refuse_command_typo(self, word: str) -> None:
+        if not word.isalpha():
+            return  # a path ('src/', 'train.py') or an option: nothing to import
         from leaklint.cli_help import command_typo
 
         problem = command_typo(word, self.list_commands(click.Context(self)))

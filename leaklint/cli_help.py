@@ -9,7 +9,6 @@ about it alone would leave the user guessing.
 
 from __future__ import annotations
 
-import difflib
 import os
 
 import click
@@ -47,6 +46,8 @@ def command_typo(word: str, commands: list[str]) -> str | None:
     """
     if not word.isalpha() or os.path.lexists(word):
         return None
+    import difflib  # only for a word that may be a typo: every run asks this of its first argument
+
     close = difflib.get_close_matches(word.lower(), commands, n=2, cutoff=0.75)
     if not close:
         return None
@@ -56,6 +57,8 @@ def command_typo(word: str, commands: list[str]) -> str | None:
 
 def unknown_command(word: str, commands: list[str]) -> str:
     """The error of ``leaklint help WORD`` for a command that does not exist."""
+    import difflib
+
     close = difflib.get_close_matches(word.lower(), commands, n=2, cutoff=0.6)
     hint = f" (did you mean {' or '.join(repr(name) for name in close)}?)" if close else ""
     return f"no command '{word}'{hint}; the commands are {', '.join(commands)}"
