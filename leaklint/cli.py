@@ -415,8 +415,10 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
             _error(f"unknown rule '{code}'; 'leaklint rules' lists them")
             sys.exit(EXIT_ERROR)
     selected = [rule for c, rule in known.items() if not codes or any(matches_selector(c, code.upper()) for code in codes)]
+    from leaklint.runtime.repro import TORCH_INSTALL, torch_too_old
+
     if importlib.util.find_spec("torch") is None:
-        _error("the runtime verifier needs torch: pip install 'leaklint-ml[runtime]'")
+        _error(f"the runtime verifier needs torch 2.1 or newer, which leaklint does not install for you: {TORCH_INSTALL}")
         sys.exit(EXIT_ERROR)
     try:
         import torch
@@ -426,6 +428,9 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
             "  reinstall it: pip install --force-reinstall torch (for a CUDA or CPU-only build pick the "
             "command for your platform at https://pytorch.org/get-started/locally/), then run leaklint verify again"
         )
+        sys.exit(EXIT_ERROR)
+    if torch_too_old(torch.__version__):
+        _error(f"the runtime verifier needs torch 2.1 or newer, found {torch.__version__}: {TORCH_INSTALL.replace('install', 'install --upgrade', 1)}")
         sys.exit(EXIT_ERROR)
 
     from leaklint.runtime.driver import resolve_device, verify_rules

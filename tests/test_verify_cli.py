@@ -26,12 +26,13 @@ def private_cache(tmp_path, monkeypatch):
     return tmp_path / "xdg-cache"
 
 
-def test_without_torch_it_says_how_to_install_the_extra(monkeypatch):
+def test_without_torch_it_says_how_to_install_torch_for_this_machine(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
     result = invoke("LL101")
     assert result.exit_code == 2
-    assert "pip install 'leaklint-ml[runtime]'" in result.output
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in result.output
+    assert "leaklint-ml[runtime]" not in result.output  # the extra does not bring torch
 
 
 def test_an_unknown_code_is_a_usage_error():
