@@ -406,13 +406,14 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
     """
     import importlib.util
 
-    from leaklint.config import matches_selector
+    from leaklint.config import did_you_mean, matches_selector
     from leaklint.registry import all_rules
 
     known = all_rules()
     for code in codes:
         if not any(matches_selector(known_code, code.upper()) for known_code in known):
-            _error(f"unknown rule '{code}'; 'leaklint rules' lists them")
+            hint = did_you_mean(code, {c: rule.name for c, rule in known.items()})
+            _error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
             sys.exit(EXIT_ERROR)
     selected = [rule for c, rule in known.items() if not codes or any(matches_selector(c, code.upper()) for code in codes)]
     from leaklint.runtime.repro import TORCH_INSTALL, torch_too_old

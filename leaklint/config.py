@@ -92,14 +92,14 @@ def parse_selectors(value: str | Sequence[str], *, key: str, rules: RuleNames | 
                 continue
             selector = part.upper()
             if not _SELECTOR.match(selector):
-                hint = _did_you_mean(part, rules) if rules is not None else ""
+                hint = did_you_mean(part, rules) if rules is not None else ""
                 raise ConfigError(
                     f"{key}: invalid selector {part!r}{hint}: expected a rule code such as 'LL101', "
                     "a prefix such as 'LL1', or 'ALL'"
                 )
             if rules is not None and not any(matches_selector(code, selector) for code in rules):
                 raise ConfigError(
-                    f"{key}: unknown rule {part!r}: no rule's code starts with it{_did_you_mean(part, rules)}; "
+                    f"{key}: unknown rule {part!r}: no rule's code starts with it{did_you_mean(part, rules)}; "
                     "'leaklint rules' lists the rules"
                 )
             if selector not in selectors:
@@ -107,7 +107,7 @@ def parse_selectors(value: str | Sequence[str], *, key: str, rules: RuleNames | 
     return tuple(selectors)
 
 
-def _did_you_mean(text: str, rules: RuleNames) -> str:
+def did_you_mean(text: str, rules: RuleNames) -> str:
     """`` (did you mean 'LL101'?)`` for a close code, or for a rule's name; else nothing."""
     import difflib
 

@@ -39,6 +39,7 @@ def test_an_unknown_code_is_a_usage_error():
     result = invoke("LL999")
     assert result.exit_code == 2
     assert "unknown rule 'LL999'" in result.output
+    assert "unknown rule 'LL1011' (did you mean 'LL101'?)" in invoke("LL1011").output
 
 
 def test_verify_is_a_subcommand_not_a_path_to_lint():
