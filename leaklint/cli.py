@@ -116,7 +116,7 @@ def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Keep the result cache here [default: .leaklint_cache at the project root; config: cache-dir].")
 @click.option("--no-cache", is_flag=True, help="Lint every file afresh: neither read nor write the result cache (also LEAKLINT_NO_CACHE=1).")
 @click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), help="Hide findings below this confidence [config default: medium].")
-@click.option("--stdin-filename", metavar="NAME", help="The name to report (and match per-file-ignores against) for '-' (standard input).")
+@click.option("--stdin-filename", metavar="NAME", help="The name to report (and match per-file-ignores against) for '-' (standard input); with no PATHS, standard input is read.")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude and .gitignore even to files named on the command line (for pre-commit).")
 @click.option("--show-source", is_flag=True, help="Show the offending source line with a caret under each finding.")
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes in place, then report what remains ('-' prints the fixed source to standard output).")
