@@ -1,8 +1,8 @@
 """What a user gets from ``pip install leaklint-ml``, and what importing it costs.
 
 * The distribution is ``leaklint-ml`` (``leaklint`` on PyPI is an unrelated project); the command
-  and the import package are ``leaklint``. Its ``runtime`` extra never requires torch (pip would
-  replace the user's torch, or fetch a multi-GB CUDA build on a CPU-only machine).
+  and the import package are ``leaklint``. Its ``runtime`` extra never requires torch (without
+  torch installed, pip would fetch a multi-GB CUDA build, even on a CPU-only machine).
 
 * The wheel carries every module of the source tree (``rules/`` installs as ``leaklint.rules``),
   nothing else, and works from a fresh virtual environment: the ``leaklint`` script,

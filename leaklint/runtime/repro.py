@@ -23,9 +23,9 @@ OPTIONAL_FRAMEWORKS = ("tensorflow",)
 RUNTIME_EXTRA = "pip install 'leaklint-ml[runtime]'"
 #: The oldest torch the runtime verifier and the guard are tested with.
 MINIMUM_TORCH = (2, 1)
-#: torch is in no extra: a requirement on it makes pip fetch its default wheel (on Linux a
-#: multi-gigabyte CUDA build, even on a CPU-only machine) or replace the build the user chose. So
-#: every message names torch on its own, with the CPU wheel index and pytorch.org's selector.
+#: torch is in no extra: where it is not installed yet, a requirement on it makes pip fetch its
+#: default wheel (on Linux a multi-gigabyte CUDA build, even on a CPU-only machine). So every
+#: message names torch on its own, with the CPU wheel index and pytorch.org's selector.
 TORCH_INSTALL = (
     "pip install torch --index-url https://download.pytorch.org/whl/cpu (CPU only; for CUDA, "
     "the command https://pytorch.org/get-started/locally/ gives)"
