@@ -68,7 +68,7 @@ def read_bytes(path: str) -> bytes:
     """The file's bytes, or a :class:`SourceProblem` with a one-line reason."""
     try:
         if path == STDIN_PATH:
-            return sys.stdin.buffer.read()
+            return _read_stdin()
         with open(path, "rb") as handle:
             return handle.read()
     except FileNotFoundError:
@@ -79,6 +79,15 @@ def read_bytes(path: str) -> bytes:
         raise SourceProblem(ErrorKind.IO, "permission denied") from None
     except OSError as error:
         raise SourceProblem(ErrorKind.IO, error.strerror or str(error)) from None
+
+
+def _read_stdin() -> bytes:
+    """All of standard input. Python sets ``sys.stdin`` to None when descriptor 0 is closed
+    (``leaklint - <&-``), and an embedding program may give a stream without bytes."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise SourceProblem(ErrorKind.IO, "cannot read standard input: it is closed")
+    return stream.read()  # type: ignore[no-any-return]
 
 
 def decode(data: bytes) -> str:
@@ -570,7 +579,7 @@ def _from_cache(jobs: Sequence[_Job], cache: ResultCache) -> tuple[list[FileOutc
             continue
         digest = content_digest(data)
         key = cache.key(job.display_path, job.settings.ignored_codes_for(job.display_path), digest)
-        stored = cache.load(key)
+        stored = cache.load(key, job.display_path)
         if stored is None:
             misses.append(replace(job, cache=cache, cache_key=key, digest=digest))
             continue

@@ -16,12 +16,13 @@ from typing import Sequence
 
 import click
 
-from leaklint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, exit_status, report, report_options, selected_rules
+from leaklint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, echo_text, exit_status, report, report_options, selected_rules, warn_if_nothing_found
 from leaklint.config import Settings
 from leaklint.engine import STDIN_PATH, lint_text
 from leaklint.findings import ErrorKind, FileError, Finding, LintResult
 from leaklint.fix import FileChangedError, unified_diff, write_atomically
 from leaklint.fixer import FileFixes, fix_paths
+from leaklint.report._paths import printable
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ def run_fix(request: FixRequest) -> int:
 
     known, rules = selected_rules(request.settings)
     found = discover(request.paths, request.settings, force_exclude=request.force_exclude)
+    warn_if_nothing_found(request.paths, found)
     outcomes = fix_paths(
         found.files,
         rules,
@@ -67,9 +69,9 @@ def run_fix(request: FixRequest) -> int:
 
 def _show_diff(outcomes: list[FileFixes], errors: list[FileError]) -> int:
     changed = [outcome for outcome in outcomes if outcome.changed]
-    click.echo("".join(unified_diff(o.display_path, o.original, o.fixed) for o in changed), nl=False)
+    echo_text(printable("".join(unified_diff(o.display_path, o.original, o.fixed) for o in changed)))
     for error in sorted(errors, key=FileError.sort_key):
-        click.echo(error.describe(), err=True)
+        click.echo(printable(error.describe()), err=True)
     count = sum(len(o.applied) for o in changed)
     if count:
         click.echo(f"Would fix {_plural(count, 'finding')} in {_plural(len(changed), 'file')}.", err=True)
@@ -101,7 +103,7 @@ def _write_and_report(request: FixRequest, known: dict, rules: list, outcomes: l
         texts[outcome.display_path] = outcome.fixed
     to_stderr = STDIN_PATH in {o.path for o in outcomes}
     if request.show_fixes and fixed:
-        click.echo(_fix_listing(fixed), nl=False, err=to_stderr or request.output_format != "text")
+        echo_text(printable(_fix_listing(fixed)), err=to_stderr or request.output_format != "text")
     result = LintResult(tuple(sorted(remaining, key=Finding.sort_key)), tuple(sorted(errors, key=FileError.sort_key)), files_checked)
     options = report_options(request.output_file, request.no_color, request.show_source, request.quiet, texts, to_stderr=to_stderr)
     if not report(result, known, request.output_format, options, request.output_file, to_stderr=to_stderr):

@@ -130,6 +130,12 @@ class Rule:
         needs = ", ".join(repro.requires)
         frameworks = [name for name in repro.requires if name in OPTIONAL_FRAMEWORKS]
         install = f"`{RUNTIME_EXTRA}` for the verifier"
+        if "torch" in repro.requires:
+            install = (
+                "first torch 2.1 or newer, the build for your machine, which no extra of leaklint "
+                "brings: `pip install torch --index-url https://download.pytorch.org/whl/cpu` on a "
+                f"CPU-only one; then {install}"
+            )
         for name in frameworks:
             install += f" and `pip install {name}`, which no extra of leaklint installs; without {name} the rule is reported as skipped"
         host = HOST_METER_WORDS.get(repro.host_meter, repro.host_meter)

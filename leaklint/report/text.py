@@ -1,4 +1,5 @@
-"""The human format (the default): one ``path:line:col: CODE [severity] message`` line per finding.
+"""The human format (the default): one ``path:line:col: CODE [severity, confidence] message`` line
+per finding, e.g. ``train.py:42:9: LL101 [leak, high confidence] 'loss' is accumulated ...``.
 
 The location prefix is the one editors and terminals already recognise as a link (the same shape as
 Ruff, flake8 and compilers), and the ``help:`` line carries the fix hint. ``--show-source`` adds the
@@ -6,7 +7,8 @@ offending line with carets, Ruff style, for people reading the output without an
 
 File errors are not printed here: the CLI reports them on stderr (see
 :meth:`~leaklint.findings.FileError.describe`). The summary only mentions that some files could not
-be checked, so a run with errors never claims "All checks passed!".
+be checked, so a run with errors never claims "All checks passed!", and neither does a run that
+found no file to check.
 """
 
 from __future__ import annotations
@@ -59,10 +61,10 @@ def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportO
 
 def _headline(finding: Finding, style: Style) -> str:
     color = _SEVERITY_COLOR.get(finding.severity)
-    severity = str(finding.severity)
+    label = f"[{finding.severity}, {finding.confidence} confidence]"
     return (
         f"{style(finding.path, bold=True)}:{finding.line}:{finding.column}: "
-        f"{style(finding.code, fg=color, bold=True)} {style(f'[{severity}]', fg=color)} {finding.message}"
+        f"{style(finding.code, fg=color, bold=True)} {style(label, fg=color)} {finding.message}"
     )
 
 
@@ -104,7 +106,9 @@ def _summary(result: LintResult) -> str:
     unchecked = len({error.path for error in result.errors})
     trailer = f"; {_plural(unchecked, 'file')} could not be fully checked" if unchecked else ""
     if not result.findings:
-        return f"No findings{trailer}" if unchecked else "All checks passed!"
+        if unchecked:
+            return f"No findings{trailer}"
+        return "All checks passed!" if result.files_checked else "No Python files found: nothing was checked"
     counts = {severity: 0 for severity in Severity}
     for finding in result.findings:
         counts[Severity(finding.severity)] += 1
