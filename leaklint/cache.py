@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from leaklint.rule import Rule
 
 #: Bump when the entry layout changes; old entries then sit in another folder, unread.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: findings and fix edits carry a notebook cell
 DEFAULT_CACHE_DIR_NAME = ".leaklint_cache"
 #: Any value but "" or "0" turns the cache off, like --no-cache.
 NO_CACHE_ENV = "LEAKLINT_NO_CACHE"
