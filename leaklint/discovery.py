@@ -1,7 +1,7 @@
 """Turn command-line paths into the files to lint, plus one error per path that cannot be used.
 
-Directories are walked in sorted order for stable output, skipping what the settings exclude and
-what ``.gitignore`` ignores. A file named explicitly is linted whatever its name, since the user
+Directories are walked in sorted order for stable output, picking up Python files and Jupyter
+notebooks (``.ipynb``) and skipping what the settings exclude and what ``.gitignore`` ignores. A file named explicitly is linted whatever its name, since the user
 asked for it, unless ``force_exclude`` (pre-commit passes every staged file by name). Nothing here
 opens a file to lint: the file type is checked with ``stat`` first, so a FIFO cannot hang the run,
 and a bad path becomes a :class:`FileError` instead of an exception.
@@ -20,7 +20,9 @@ from leaklint.findings import ErrorKind, FileError
 from leaklint.gitignore import GitIgnore, IgnoreStack
 
 STDIN = "-"
-PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIX = ".ipynb"
+#: What a directory walk picks up: Python files and Jupyter notebooks (see leaklint/notebook.py).
+PYTHON_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
 NO_SUCH_FILE = "no such file or directory"
 BROKEN_LINK = "broken symbolic link"
@@ -262,6 +264,12 @@ def describe_os_error(error: OSError | ValueError) -> tuple[ErrorKind, str]:
 
 def is_python_file(name: str) -> bool:
     return name.endswith(PYTHON_SUFFIXES)
+
+
+def is_notebook_path(path: str) -> bool:
+    """Whether ``path`` (as reported: ``--stdin-filename`` counts) names a Jupyter notebook, which
+    is linted cell by cell rather than as Python source."""
+    return path.endswith(NOTEBOOK_SUFFIX)
 
 
 def display_path(argument: str) -> str:
