@@ -6,6 +6,11 @@ measures the rule's repro (``leaklint verify LL101``), ``null`` for a rule witho
 no fix for the finding, else its title, applicability (``safe``/``unsafe``/``display-only``) and
 edits (1-based lines and columns, end exclusive; ``content`` replaces the span). File errors are
 not part of the list: the CLI reports them on stderr and through the exit code (2).
+
+In a Jupyter notebook a finding has a ``cell`` key after ``path`` (the cell's number, 1-based,
+markdown cells counted) and its lines are lines of that cell; each fix edit has its own ``cell``
+(an added import may go into another cell than the finding). Findings in Python files have no
+``cell`` key.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ def finding_to_dict(finding: Finding, rules: Mapping[str, type[Rule]] | None = N
     """One finding as a JSON-ready dict, keys in output order."""
     return {
         "path": finding.path,
+        **({"cell": finding.cell} if finding.cell is not None else {}),
         "line": finding.line,
         "column": finding.column,
         "end_line": finding.end_line,
@@ -56,6 +62,7 @@ def fix_to_dict(fix: Fix) -> dict[str, Any]:
         "edits": [
             {
                 "content": edit.replacement,
+                **({"cell": edit.cell} if edit.cell is not None else {}),
                 "location": {"line": edit.line, "column": edit.column},
                 "end_location": {"line": edit.end_line, "column": edit.end_column},
             }

@@ -14,6 +14,11 @@ Choices worth knowing:
   in the file. Adding or removing unrelated lines above a finding therefore keeps its fingerprint,
   which is what lets code scanning track an alert across commits instead of closing and reopening it.
 * File errors become ``toolExecutionNotifications`` and make ``executionSuccessful`` false.
+* In a Jupyter notebook the artifact is the ``.ipynb`` file and the region's lines count within a
+  cell: the result's ``properties.cell`` names it (1-based, markdown cells counted), as does each
+  fix replacement's, and the message starts with ``Cell 3, line 2:`` for viewers that show the
+  file's JSON. The fingerprint's anchor is the text of the cell's line, so it survives cells being
+  added above.
 """
 
 from __future__ import annotations
@@ -106,8 +111,9 @@ def _results(
 ) -> Iterable[dict[str, Any]]:
     occurrences: dict[tuple[str, str, str], int] = {}
     for finding in findings:
-        line_text = source_lines.get(finding.path, finding.line)
-        anchor = f"text:{line_text.strip()}" if line_text and line_text.strip() else f"line:{finding.line}"
+        line_text = source_lines.get(finding.path, finding.line, finding.cell)
+        where = f"cell:{finding.cell}:line:{finding.line}" if finding.cell is not None else f"line:{finding.line}"
+        anchor = f"text:{line_text.strip()}" if line_text and line_text.strip() else where
         key = (finding.code, finding.path, anchor)
         occurrence = occurrences.get(key, 0)
         occurrences[key] = occurrence + 1
@@ -116,6 +122,8 @@ def _results(
         if finding.code in rule_index:
             result["ruleIndex"] = rule_index[finding.code]
         message = f"{finding.message} Help: {finding.help}" if finding.help else finding.message
+        if finding.cell is not None:
+            message = f"Cell {finding.cell}, line {finding.line}: {message}"
         result.update(
             {
                 "level": _level(finding.severity),
@@ -135,6 +143,7 @@ def _results(
                 ],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(*key, occurrence)},
                 "properties": {
+                    **({"cell": finding.cell} if finding.cell is not None else {}),
                     "confidence": str(finding.confidence),
                     "severity": str(finding.severity),
                     **_runtime(rules.get(finding.code)),
@@ -165,6 +174,7 @@ def _fix(finding: Finding) -> dict[str, Any]:
                             "endColumn": edit.end_column,
                         },
                         "insertedContent": {"text": edit.replacement},
+                        **({"properties": {"cell": edit.cell}} if edit.cell is not None else {}),
                     }
                     for edit in fix.edits
                 ],
