@@ -61,8 +61,6 @@ class Cell:
     kind: str
     #: The source, joined when the file stores it as a list of lines.
     source: str
-    #: Whether the file stores the source as a list of strings (nbformat's usual form).
-    is_list: bool
 
 
 @dataclass(frozen=True)
@@ -124,7 +122,7 @@ class Notebook:
                 if not _valid_with_top_level_await(masked_source):
                     problems.append(problem)
                 continue
-            added_newline = not masked_source.endswith(("\n", "\r"))
+            added_newline = not masked_source.endswith("\n")  # (a lone \r would join the separator)
             text = masked_source + "\n" if added_newline else masked_source
             count = len(split_lines(text))
             blocks.append(CellBlock(cell, offset, offset + len(text), line, count, text, masked, added_newline))
@@ -143,8 +141,8 @@ class Notebook:
         pieces: list[str] = []
         cursor = 0
         for number in sorted(sources):
-            cell, value = self.cells[number - 1], values[number - 1]
-            token = _encode_source(sources[number], cell, value, self.text, style)
+            value = values[number - 1]
+            token = _encode_source(sources[number], value, self.text, style)
             pieces += [self.text[cursor:value.start], token]
             cursor = value.end
         pieces.append(self.text[cursor:])
@@ -319,9 +317,9 @@ def _cell(number: int, data: object) -> Cell:
         raise NotebookError(f"not a valid notebook: cell {number} has no 'cell_type'")
     source = data.get("source")
     if isinstance(source, str):
-        return Cell(number, kind, source, False)
+        return Cell(number, kind, source)
     if isinstance(source, list) and all(isinstance(part, str) for part in source):
-        return Cell(number, kind, "".join(source), True)
+        return Cell(number, kind, "".join(source))
     what = "missing" if "source" not in data else f"{_json_kind(source)}, not a string or a list of strings"
     raise NotebookError(f"not a valid notebook: the source of cell {number} is {what}")
 
@@ -399,8 +397,6 @@ class _Style:
     """How the notebook's JSON was written, for new text to match it."""
 
     ensure_ascii: bool
-    #: One level of indentation; None when the JSON is all on one line.
-    indent: str | None
     #: Between list items on one line: ", " (json's default) or "," (compact).
     item_separator: str
 
@@ -410,8 +406,7 @@ class _Style:
             ensure_ascii = False  # nbformat writes ensure_ascii=False
         else:
             ensure_ascii = _NON_ASCII_ESCAPE.search(text) is not None
-        indent = re.match(r"\{\r?\n([ \t]+)", text)
-        return cls(ensure_ascii, indent.group(1) if indent else None, ", " if '": ' in text else ",")
+        return cls(ensure_ascii, ", " if '": ' in text else ",")
 
 
 def _skip_space(text: str, index: int) -> int:
@@ -472,7 +467,7 @@ def notebook_lines(source: str) -> list[str]:
     return _NOTEBOOK_LINE.findall(source)
 
 
-def _encode_source(source: str, cell: Cell, value: _SourceValue, text: str, style: _Style) -> str:
+def _encode_source(source: str, value: _SourceValue, text: str, style: _Style) -> str:
     """The JSON for a cell's new source, in the form and layout of the value it replaces."""
     if value.items is None:
         return json.dumps(source, ensure_ascii=style.ensure_ascii)
@@ -494,22 +489,15 @@ def _encode_source(source: str, cell: Cell, value: _SourceValue, text: str, styl
 
 
 def _list_layout(value: _SourceValue, text: str, style: _Style) -> tuple[str, str, str]:
-    """What goes after ``[``, between items and before ``]``: copied from the value replaced, or,
-    for an empty list, from the file's indentation."""
+    """What goes after ``[``, between items and before ``]``, copied from the value replaced (an
+    empty source is never linted, so never fixed: the list has an item)."""
     items = value.items or ()
-    if items:
-        opening = text[value.start + 1 : items[0][0]]
-        closing = text[items[-1][1] : value.end - 1]
-        if len(items) > 1:
-            separator = text[items[0][1] : items[1][0]]
-        else:
-            separator = "," + opening if "\n" in opening else "," + style.item_separator[1:]
-        return opening, separator, closing
-    if style.indent is None:
+    if not items:
         return "", style.item_separator, ""
-    line_start = text.rfind("\n", 0, value.start) + 1
-    key_indent = text[line_start : _skip_space(text, line_start)].strip("\r\n")
-    newline = "\r\n" if text[max(line_start - 2, 0) : line_start] == "\r\n" else "\n"
-    opening = newline + key_indent + style.indent
-    return opening, "," + opening, newline + key_indent
-
+    opening = text[value.start + 1 : items[0][0]]
+    closing = text[items[-1][1] : value.end - 1]
+    if len(items) > 1:
+        separator = text[items[0][1] : items[1][0]]
+    else:
+        separator = "," + opening if "\n" in opening else style.item_separator
+    return opening, separator, closing
