@@ -240,16 +240,30 @@ class Program:
         )
 
     def _localize_edit(self, edit: TextEdit) -> TextEdit:
-        block = self.block_at(edit.line)
-        line, end_line = block.line_in_cell(edit.line), block.line_in_cell(edit.end_line)
+        """A program edit as an edit of its cell's source: what applying it to the cell gives is
+        what ``--fix`` writes (an insertion past a cell's last line, where the program added a
+        line break, becomes a line break and the text after the cell's last character)."""
+        index = bisect.bisect_right([block.start for block in self.blocks], edit.start) - 1
+        block = self.blocks[max(index, 0)]
+        source_end = len(block.text) - 1 if block.added_newline else len(block.text)
+        start = edit.start - block.start
+        end = min(edit.end - block.start, len(block.text))
+        replacement = edit.replacement
+        if end > source_end:  # the edit reaches the line break the program added: see unmasked()
+            after = block.text[:start] + replacement + block.text[end:]
+            written = after[:-1] if after.endswith("\n") else after
+            start = min(start, source_end, len(written))
+            replacement, end = written[start:], source_end
+        starts = line_starts(block.text)
+        (line, column), (end_line, end_column) = _line_column(starts, start), _line_column(starts, end)
         return TextEdit(
-            block.offset_in_source(line, edit.column),
-            block.offset_in_source(end_line, edit.end_column),
-            edit.replacement,
+            block.offset_in_source(line, column),
+            block.offset_in_source(end_line, end_column),
+            replacement,
             line,
-            edit.column,
+            column,
             end_line,
-            edit.end_column,
+            end_column,
             cell=block.cell.number,
         )
 
@@ -283,6 +297,12 @@ class Program:
             if source != block.cell.source:
                 sources[block.cell.number] = source
         return sources
+
+
+def _line_column(starts: Sequence[int], offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset`` in a text whose lines start at ``starts``."""
+    line = bisect.bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
 
 
 def cell_diff(path: str, number: int, before: str, after: str) -> str:

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT, run_leaklint, text
 
-from leaklint.findings import TextEdit
+from leaklint.findings import Applicability, Confidence, Finding, Fix, Severity, TextEdit
 from leaklint.magics import mask_ipython, restore_line
 from leaklint.notebook import Notebook, NotebookError, Program
 
@@ -101,6 +101,13 @@ def lint_json(*args: str, cwd: Path) -> tuple[int, list[dict[str, Any]], str]:
 
 def cells_of(path: Path) -> list[dict[str, Any]]:
     return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def apply_edit(source: str, edit: dict[str, Any]) -> str:
+    """A JSON fix edit applied to a cell's source by its lines and columns."""
+    lines = source.splitlines(keepends=True) + [""]
+    offset = lambda where: sum(len(line) for line in lines[: where["line"] - 1]) + where["column"] - 1  # noqa: E731
+    return source[: offset(edit["location"])] + edit["content"] + source[offset(edit["end_location"]) :]
 
 
 # --- finding notebooks ----------------------------------------------------------------------------
@@ -297,11 +304,18 @@ def test_json_gives_the_cell_and_lines_within_it_for_the_finding_and_each_edit(p
     assert list(finding)[:3] == ["path", "cell", "line"]
     assert (finding["cell"], finding["line"], finding["column"], finding["end_line"]) == (2, 5, 15, 5)
     edits = finding["fix"]["edits"]
-    # An added import goes into the imports' cell; the decorator before line 1 of the function's.
-    assert [(e["cell"], e["location"]["line"], e["content"]) for e in edits] == [
-        (1, 2, "import torch\n"),
-        (2, 1, "@torch.no_grad()\n"),
+    # An added import goes after the imports' cell's last character; the decorator before line 1
+    # of the function's cell.
+    assert [(e["cell"], e["location"]["line"], e["location"]["column"], e["content"]) for e in edits] == [
+        (1, 1, 21, "\nimport torch"),
+        (2, 1, 1, "@torch.no_grad()\n"),
     ]
+    # Applied to the cells' sources, the edits give what --fix writes.
+    sources = {number: "".join(cell["source"]) for number, cell in enumerate(cells_of(project / "nb.ipynb"), start=1)}
+    for edit in reversed(edits):
+        sources[edit["cell"]] = apply_edit(sources[edit["cell"]], edit)
+    assert run_leaklint("--no-cache", "--fix", "--unsafe-fixes", "nb.ipynb", cwd=project).returncode == 0
+    assert sources == {number: "".join(cell["source"]) for number, cell in enumerate(cells_of(project / "nb.ipynb"), start=1)}
 
 
 def test_json_of_a_python_file_has_no_cell_key(project: Path) -> None:
@@ -344,7 +358,7 @@ def test_sarif_is_valid_and_places_results_in_cells(project: Path, sarif_validat
     assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "nb.ipynb"
     assert results[0]["message"]["text"].startswith("Cell 3, line 7: 'loss' is accumulated")
     replacements = results[1]["fixes"][0]["artifactChanges"][0]["replacements"]
-    assert [(r["properties"]["cell"], r["deletedRegion"]["startLine"]) for r in replacements] == [(1, 2), (4, 1)]
+    assert [(r["properties"]["cell"], r["deletedRegion"]["startLine"]) for r in replacements] == [(1, 1), (4, 1)]
 
 
 def test_sarif_fingerprints_survive_a_cell_added_above(project: Path) -> None:
@@ -585,3 +599,31 @@ def test_an_edit_across_two_cells_or_into_masked_syntax_is_refused() -> None:
 def test_a_masked_line_comes_back_with_the_indentation_its_mask_was_given(fixed_line: str, restored: str | None) -> None:
     _, (masked,) = mask_ipython("for i in x:\n    %time f()", 1)
     assert restore_line(fixed_line, masked) == restored
+
+
+@pytest.mark.parametrize(
+    "target, replacement",
+    [
+        ("y = 2\n", ""),  # the cell's last statement removed, with the line break the program added
+        ("2\n", "3\n"),  # the last line's end rewritten
+        ("\n\n", "\nz = 3\n\n"),  # an insertion past the cell's last line
+        ("x = 1\n", "x = 1\nw = 0\n"),  # inside the cell
+    ],
+)
+def test_a_reported_edit_applied_to_its_cell_gives_what_fix_writes(target: str, replacement: str) -> None:
+    _, program = _program("%matplotlib inline\nx = 1\ny = 2", "print(x)")
+    start = program.text.index(target)
+    if target == "\n\n":  # an insertion at the separator: past the first cell's last line
+        start, end, replacement = start + 1, start + 1, "z = 3\n"
+    else:
+        end = start + len(target)
+    edit = TextEdit(start, end, replacement, 0, 0, 0, 0)
+    fixed = program.text[:start] + replacement + program.text[end:]
+    written = program.fixed_sources(fixed, [[edit]])[1]
+    finding = Finding("nb.ipynb", 2, 1, 2, 2, "LL101", "name", Severity.LEAK, Confidence.HIGH, "m", "h", fix=Fix("t", Applicability.SAFE, (edit,)))
+    [local] = program.localize(finding).fix.edits
+    source = "%matplotlib inline\nx = 1\ny = 2"
+    assert local.cell == 1 and source[: local.start] + local.replacement + source[local.end :] == written
+    assert apply_edit(source, {"location": {"line": local.line, "column": local.column},
+                               "end_location": {"line": local.end_line, "column": local.end_column},
+                               "content": local.replacement}) == written
