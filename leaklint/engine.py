@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from leaklint.config import Settings, matches_selector
-from leaklint.findings import Confidence, ErrorKind, FileError, Finding, Fix, LintResult
 from leaklint.discovery import is_notebook_path
+from leaklint.findings import Confidence, ErrorKind, FileError, Finding, Fix, LintResult
 from leaklint.rule import Rule, Violation
 
 if TYPE_CHECKING:
@@ -422,6 +422,7 @@ def read_source(path: str, settings: Settings, *, notebook: bool = False) -> tup
 
 
 def check_size(size: int, settings: Settings, what: str) -> None:
+    """Refuse more than ``max-file-size`` (``what`` starts the reason: "file is")."""
     if size > settings.max_file_size:
         raise SourceProblem(
             ErrorKind.TOO_LARGE,
