@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from leaklint.rule import Rule
 
 #: Bump when the entry layout changes; old entries then sit in another folder, unread.
-#: 2: entries carry a checksum.
+#: 2: entries carry a checksum; findings and fix edits carry a notebook cell.
 CACHE_FORMAT = 2
 DEFAULT_CACHE_DIR_NAME = ".leaklint_cache"
 #: Any value but "" or "0" turns the cache off, like --no-cache.

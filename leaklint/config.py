@@ -40,6 +40,7 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".mypy_cache",
     ".pytest_cache",
     ".leaklint_cache",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies of the notebooks beside them
 )
 
 #: libcst parses roughly 1 MB/s of dense code here; a bigger .py file is generated data.

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from leaklint.config import Settings, matches_selector
+from leaklint.discovery import is_notebook_path
 from leaklint.findings import Confidence, ErrorKind, FileError, Finding, Fix, LintResult
 from leaklint.rule import Rule, Violation
 
@@ -419,29 +420,56 @@ def _lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Sett
     return outcome
 
 
-def read_source(path: str, settings: Settings) -> tuple[bytes, str, str]:
-    """The file's bytes, decoded text and encoding; raises :class:`SourceProblem` for a bad file."""
+def read_source(path: str, settings: Settings, *, notebook: bool = False) -> tuple[bytes, str, str]:
+    """The file's bytes, decoded text and encoding; raises :class:`SourceProblem` for a bad file.
+    A notebook's size limit is checked on its code (:func:`lint_document`), not on its outputs."""
     data = read_bytes(path)
-    if len(data) > settings.max_file_size:
-        raise SourceProblem(
-            ErrorKind.TOO_LARGE,
-            f"file is {_size(len(data))}, above max-file-size ({_size(settings.max_file_size)}); not linted "
-            "(raise max-file-size in [tool.leaklint] or exclude the file)",
-        )
+    if not notebook:
+        check_size(len(data), settings, "file is")
     text, encoding = decode_source(data)
     return data, text, encoding
+
+
+def check_size(size: int, settings: Settings, what: str) -> None:
+    """Refuse more than ``max-file-size`` (``what`` starts the reason: "file is")."""
+    if size > settings.max_file_size:
+        raise SourceProblem(
+            ErrorKind.TOO_LARGE,
+            f"{what} {_size(size)}, above max-file-size ({_size(settings.max_file_size)}); not linted "
+            "(raise max-file-size in [tool.leaklint] or exclude the file)",
+        )
 
 
 def lint_file(path: str, rules: Sequence[type[Rule]], settings: Settings, *, display_path: str | None = None, keep_text: bool = False) -> FileOutcome:
     """Read and lint one file (``-`` is standard input); never raises for a bad file."""
     shown = display_path or path
     try:
-        _, text, _ = read_source(path, settings)
+        _, text, _ = read_source(path, settings, notebook=is_notebook_path(shown))
     except SourceProblem as problem:
         return FileOutcome(shown, errors=[FileError(shown, problem.kind, problem.reason)])
-    outcome = lint_text(text, shown, rules, settings)
+    outcome = lint_document(text, shown, rules, settings)
     if keep_text:
         outcome.text = text
+    return outcome
+
+
+def lint_document(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings) -> FileOutcome:
+    """:func:`lint_text` for a whole file's text; a Jupyter notebook (by its name) is linted as the
+    program its code cells make, and its findings are placed in their cells (:mod:`leaklint.notebook`)."""
+    if not is_notebook_path(path):
+        return lint_text(text, path, rules, settings)
+    from leaklint.notebook import Notebook, NotebookError
+
+    try:
+        program = Notebook.parse(text).program()
+        check_size(len(program.text), settings, "the code cells hold")
+    except NotebookError as error:
+        return FileOutcome(path, errors=[FileError(path, ErrorKind.INVALID_NOTEBOOK, error.reason)])
+    except SourceProblem as problem:
+        return FileOutcome(path, errors=[FileError(path, problem.kind, problem.reason)])
+    outcome = lint_text(program.text, path, rules, settings) if program.blocks else FileOutcome(path)
+    outcome.findings = [program.localize(finding) for finding in outcome.findings]
+    outcome.errors = [*program.errors(path), *(program.localize_error(error) for error in outcome.errors)]
     return outcome
 
 
@@ -574,7 +602,7 @@ def _from_cache(jobs: Sequence[_Job], cache: ResultCache) -> tuple[list[FileOutc
         except SourceProblem:
             misses.append(job)  # reported by the normal path, never cached
             continue
-        if len(data) > job.settings.max_file_size:
+        if len(data) > job.settings.max_file_size and not is_notebook_path(job.display_path):
             misses.append(job)
             continue
         digest = content_digest(data)

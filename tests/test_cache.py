@@ -160,6 +160,17 @@ def test_findings_with_fixes_and_errors_round_trip(tmp_path):
     assert loaded.errors == (error,)
 
 
+def test_a_notebook_finding_keeps_its_cell_and_its_edits_cells(tmp_path):
+    cache = ResultCache(tmp_path, "fingerprint")
+    edits = (TextEdit(0, 0, "import torch\n", 3, 1, 3, 1, cell=2), TextEdit(40, 44, "loss.detach()", 2, 9, 2, 13, cell=5))
+    finding = Finding("nb.ipynb", 2, 9, 2, 13, "LL101", "loss-accumulation", Severity.LEAK, Confidence.HIGH,
+                      "message", "help", fix=Fix("detach", Applicability.SAFE, edits), cell=5)
+    assert cache.store("n" * 40, [finding], [])
+    loaded = cache.load("n" * 40).findings[0]
+    assert loaded == finding and loaded.cell == 5
+    assert [edit.cell for edit in loaded.fix.edits] == [2, 5]
+
+
 def test_syntax_errors_come_back_from_the_cache(tmp_path, settings, monkeypatch):
     broken = write(tmp_path / "broken.py", "def f(:\n")
     first = lint([broken], settings, open_cache(settings, rules(settings)))
@@ -304,7 +315,9 @@ def test_fixtures_report_the_same_with_and_without_the_cache(tmp_path):
     warm = json_report("--cache-dir", str(cache_dir), str(FIXTURES), cwd=tmp_path)
     assert plain == cold == warm
     assert plain[1], "the fixtures have findings"
-    assert len(list(cache_dir.rglob("*.json"))) == len(list(FIXTURES.rglob("*.py")))
+    assert any(finding.get("cell") for finding in plain[1]), "the fixtures include a notebook"
+    linted = [*FIXTURES.rglob("*.py"), *FIXTURES.rglob("*.ipynb")]
+    assert len(list(cache_dir.rglob("*.json"))) == len(linted)
 
 
 def test_the_default_cache_lives_at_the_project_root_with_a_gitignore(project):

@@ -13,6 +13,7 @@ its own in a throw-away store every time).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -142,6 +143,16 @@ def test_the_hook_fails_a_commit_with_a_leak(tmp_path: Path, hook_repo: Path, pr
     assert code == 1, output
     assert re.search(r"^leaklint\.+Failed$", output, re.MULTILINE), output
     assert "train.py:10:9: LL101" in output
+
+
+@pytest.mark.slow
+def test_the_hook_lints_a_staged_notebook(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": LEAKY_LOOP.splitlines(keepends=True)}
+    notebook = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    repo = user_repo(tmp_path / "project", hook_repo, {"train.ipynb": notebook})
+    code, output = pre_commit_run(repo, pre_commit_home)
+    assert code == 1, output
+    assert "train.ipynb:cell 1:10:9: LL101" in output
 
 
 @pytest.mark.slow

@@ -7,6 +7,11 @@ no fix for the finding, else its title, applicability (``safe``/``unsafe``/``dis
 edits (1-based lines and columns, end exclusive; ``content`` replaces the span). A byte of a file
 name that is not UTF-8 is written as U+FFFD (:mod:`leaklint.report._paths`). File errors are
 not part of the list: the CLI reports them on stderr and through the exit code (2).
+
+In a Jupyter notebook a finding has a ``cell`` key after ``path`` (the cell's number, 1-based,
+markdown cells counted) and its lines are lines of that cell; each fix edit has its own ``cell``
+(an added import may go into another cell than the finding). Findings in Python files have no
+``cell`` key.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ def finding_to_dict(finding: Finding, rules: Mapping[str, type[Rule]] | None = N
     """One finding as a JSON-ready dict, keys in output order."""
     return {
         "path": printable(finding.path),
+        **({"cell": finding.cell} if finding.cell is not None else {}),
         "line": finding.line,
         "column": finding.column,
         "end_line": finding.end_line,
@@ -59,6 +65,7 @@ def fix_to_dict(fix: Fix) -> dict[str, Any]:
         "edits": [
             {
                 "content": edit.replacement,
+                **({"cell": edit.cell} if edit.cell is not None else {}),
                 "location": {"line": edit.line, "column": edit.column},
                 "end_location": {"line": edit.end_line, "column": edit.end_column},
             }

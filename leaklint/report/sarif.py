@@ -16,6 +16,11 @@ Choices worth knowing:
 * File errors become ``toolExecutionNotifications`` and make ``executionSuccessful`` false.
 * A file name that is not UTF-8 keeps its bytes in the URI, percent-encoded (``tr%FFain.py``);
   texts show such a byte as U+FFFD (:mod:`leaklint.report._paths`).
+* In a Jupyter notebook the artifact is the ``.ipynb`` file and the region's lines count within a
+  cell: the result's ``properties.cell`` names it (1-based, markdown cells counted), as does each
+  fix replacement's, and the message starts with ``Cell 3, line 2:`` for viewers that show the
+  file's JSON. The fingerprint's anchor is the text of the cell's line, so it survives cells being
+  added above.
 """
 
 from __future__ import annotations
@@ -109,8 +114,9 @@ def _results(
 ) -> Iterable[dict[str, Any]]:
     occurrences: dict[tuple[str, str, str], int] = {}
     for finding in findings:
-        line_text = source_lines.get(finding.path, finding.line)
-        anchor = f"text:{line_text.strip()}" if line_text and line_text.strip() else f"line:{finding.line}"
+        line_text = source_lines.get(finding.path, finding.line, finding.cell)
+        where = f"cell:{finding.cell}:line:{finding.line}" if finding.cell is not None else f"line:{finding.line}"
+        anchor = f"text:{line_text.strip()}" if line_text and line_text.strip() else where
         key = (finding.code, finding.path, anchor)
         occurrence = occurrences.get(key, 0)
         occurrences[key] = occurrence + 1
@@ -119,6 +125,8 @@ def _results(
         if finding.code in rule_index:
             result["ruleIndex"] = rule_index[finding.code]
         message = printable(f"{finding.message} Help: {finding.help}" if finding.help else finding.message)
+        if finding.cell is not None:
+            message = f"Cell {finding.cell}, line {finding.line}: {message}"
         result.update(
             {
                 "level": _level(finding.severity),
@@ -138,6 +146,7 @@ def _results(
                 ],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(*key, occurrence)},
                 "properties": {
+                    **({"cell": finding.cell} if finding.cell is not None else {}),
                     "confidence": str(finding.confidence),
                     "severity": str(finding.severity),
                     **_runtime(rules.get(finding.code)),
@@ -168,6 +177,7 @@ def _fix(finding: Finding) -> dict[str, Any]:
                             "endColumn": edit.end_column,
                         },
                         "insertedContent": {"text": edit.replacement},
+                        **({"properties": {"cell": edit.cell}} if edit.cell is not None else {}),
                     }
                     for edit in fix.edits
                 ],

@@ -1,5 +1,6 @@
 """The human format (the default): one ``path:line:col: CODE [severity, confidence] message`` line
-per finding, e.g. ``train.py:42:9: LL101 [leak, high confidence] 'loss' is accumulated ...``.
+per finding, e.g. ``train.py:42:9: LL101 [leak, high confidence] 'loss' is accumulated ...``
+(``path:cell N:line:col: ...`` in a Jupyter notebook, the line counted within cell N).
 
 The location prefix is the one editors and terminals already recognise as a link (the same shape as
 Ruff, flake8 and compilers), and the ``help:`` line carries the fix hint. ``--show-source`` adds the
@@ -46,7 +47,7 @@ def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportO
         if options.quiet:
             continue
         if options.show_source:
-            lines.extend(_snippet(finding, source_lines.get(finding.path, finding.line), style))
+            lines.extend(_snippet(finding, source_lines.get(finding.path, finding.line, finding.cell), style))
         if finding.help:
             lines.append(f"    {style('help', fg='green', bold=True)}: {finding.help}")
         if finding.fix is not None:
@@ -59,11 +60,17 @@ def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportO
     return "\n".join(lines) + "\n" if lines else ""
 
 
+def location(path: str, line: int, column: int, cell: int | None = None) -> str:
+    """``train.py:12:9``, or in a notebook ``train.ipynb:cell 3:2:5`` (line 2 of cell 3, as Ruff
+    writes it); ``path`` may be styled."""
+    return f"{path}:cell {cell}:{line}:{column}" if cell is not None else f"{path}:{line}:{column}"
+
+
 def _headline(finding: Finding, style: Style) -> str:
     color = _SEVERITY_COLOR.get(finding.severity)
     label = f"[{finding.severity}, {finding.confidence} confidence]"
     return (
-        f"{style(finding.path, bold=True)}:{finding.line}:{finding.column}: "
+        f"{location(style(finding.path, bold=True), finding.line, finding.column, finding.cell)}: "
         f"{style(finding.code, fg=color, bold=True)} {style(label, fg=color)} {finding.message}"
     )
 
