@@ -289,6 +289,11 @@ def _number(value: object, minimum: int) -> int:
     return value
 
 
+def _cell(value: object) -> int | None:
+    """A notebook cell's number, or None outside notebooks."""
+    return None if value is None else _number(value, 1)
+
+
 def _finding_from_json(data: object) -> Finding:
     fields = _fields(data, Finding)
     fix = fields["fix"]
@@ -307,6 +312,7 @@ def _finding_from_json(data: object) -> Finding:
         statement_start=_number(fields["statement_start"], 0),
         statement_end=_number(fields["statement_end"], 0),
         fix=None if fix is None else _fix_from_json(fix),
+        cell=_cell(fields["cell"]),
     )
 
 
@@ -331,6 +337,7 @@ def _edit_from_json(data: object) -> TextEdit:
         column=_number(fields["column"], 1),
         end_line=_number(fields["end_line"], 1),
         end_column=_number(fields["end_column"], 0),
+        cell=_cell(fields["cell"]),
     )
 
 

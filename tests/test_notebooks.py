@@ -117,8 +117,8 @@ def test_a_directory_walk_lints_notebooks_next_to_python_files(project: Path) ->
     result = run_leaklint("--no-cache", ".", cwd=project)
     out, err = text(result)
     assert result.returncode == 1, err
-    assert "notebooks/train.ipynb:cell 3:7:5: LL101 [leak]" in out
-    assert "train.py:12:5: LL101 [leak]" in out
+    assert "notebooks/train.ipynb:cell 3:7:5: LL101 [leak, high confidence]" in out
+    assert "train.py:12:5: LL101 [leak, high confidence]" in out
     assert "in 2 files" in out
 
 
@@ -132,7 +132,7 @@ def test_jupyter_checkpoints_excludes_and_gitignore_keep_notebooks_out(project: 
     write(project / "pyproject.toml", '[tool.leaklint]\nextend-exclude = ["scratch/*.ipynb"]\n')
     result = run_leaklint("--no-cache", ".", cwd=project)
     assert result.returncode == 0, text(result)
-    assert text(result)[0] == "All checks passed!\n"
+    assert text(result)[0] == "No Python files found: nothing was checked\n"
 
 
 def test_extend_exclude_turns_notebooks_off(project: Path) -> None:
@@ -291,7 +291,7 @@ def test_text_names_the_cell_and_shows_the_cells_line(project: Path) -> None:
     write(project / "nb.ipynb", notebook(IMPORTS, MODEL, LEAKY_LOOP))
     out, _ = text(run_leaklint("--no-cache", "--show-source", "nb.ipynb", cwd=project))
     assert out.startswith(
-        "nb.ipynb:cell 3:7:5: LL101 [leak] 'loss' is accumulated into 'total_loss' with its autograd graph"
+        "nb.ipynb:cell 3:7:5: LL101 [leak, high confidence] 'loss' is accumulated into 'total_loss' with its autograd graph"
     )
     assert "7 |     total_loss += loss\n  |     ^^^^^^^^^^^^^^^^^^\n" in out
 
