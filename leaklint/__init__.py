@@ -3,5 +3,5 @@
 The static linter never imports torch; only ``leaklint verify`` (the runtime extra) does.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 

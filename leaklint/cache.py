@@ -11,11 +11,15 @@ One entry per linted file, named by a key that covers everything its result depe
 * every setting that can change a file's result (min-confidence, max-file-size, the fix settings,
   and any setting added later: settings are in the key unless listed in :data:`_RUN_ONLY_SETTINGS`).
 
-Entries are JSON files under ``<cache dir>/v1/<key[:2]>/<key>.json``. They are written to a
+Entries are JSON files under ``<cache dir>/v2/<key[:2]>/<key>.json``. They are written to a
 temporary file and moved into place with :func:`os.replace`, so a concurrent run reads either a
-whole entry or none; two runs writing the same key write the same content. An entry that cannot be
-read or decoded (truncated, garbled, from another format) is a miss, never an error. When the cache
-directory cannot be created or written, caching turns itself off for the run after one warning.
+whole entry or none; two runs writing the same key write the same content. An entry is trusted only
+when its checksum (BLAKE2b of the rest of the entry) matches and every field has the type and range
+a result has: a flipped byte or a hand edit (``"line": "14"``) would otherwise be served as this
+file's findings. An entry that cannot be read, decoded or trusted (truncated, garbled, corrupted,
+from another format) is a miss, never an error: the file is linted afresh and the entry rewritten.
+When the cache directory cannot be created or written, caching turns itself off for the run after
+one warning.
 
 Only whole results are cached: the findings (with their fixes, so ``--fix`` could replay them) and
 the errors that follow from the file's content (syntax, decoding, nesting, internal errors). Read
@@ -52,7 +56,8 @@ if TYPE_CHECKING:
     from leaklint.rule import Rule
 
 #: Bump when the entry layout changes; old entries then sit in another folder, unread.
-CACHE_FORMAT = 1
+#: 2: entries carry a checksum; findings and fix edits carry a notebook cell.
+CACHE_FORMAT = 2
 DEFAULT_CACHE_DIR_NAME = ".leaklint_cache"
 #: Any value but "" or "0" turns the cache off, like --no-cache.
 NO_CACHE_ENV = "LEAKLINT_NO_CACHE"
@@ -102,19 +107,26 @@ class ResultCache:
         return self.directory / f"v{CACHE_FORMAT}" / key[:2] / f"{key}.json"
 
     # --- reading -------------------------------------------------------------------------------
-    def load(self, key: str) -> CachedResult | None:
-        """The stored result for ``key``, or None when there is none or it is unusable."""
+    def load(self, key: str, path: str | None = None) -> CachedResult | None:
+        """The stored result for ``key``, or None when there is none or it is unusable: not
+        readable, not JSON, its checksum wrong, a field of the wrong type, or (given ``path``) a
+        finding or error about another file."""
         try:
             with open(self._entry(key), "rb") as handle:
                 data = json.loads(handle.read())
-            if data.get("key") != key:
+            if not isinstance(data, dict) or data.get("key") != key or data.get("checksum") != _checksum(data):
                 return None
-            return CachedResult(
+            if not isinstance(data["findings"], list) or not isinstance(data["errors"], list):
+                return None
+            result = CachedResult(
                 tuple(_finding_from_json(f) for f in data["findings"]),
                 tuple(_error_from_json(e) for e in data["errors"]),
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None  # missing, truncated, garbled or foreign: a miss
+            return None  # missing, truncated, garbled, corrupted or foreign: a miss
+        if path is not None and any(item.path != path for item in (*result.findings, *result.errors)):
+            return None
+        return result
 
     # --- writing -------------------------------------------------------------------------------
     def store(self, key: str, findings: Iterable[Finding], errors: Iterable[FileError]) -> bool:
@@ -123,11 +135,12 @@ class ResultCache:
         errors = tuple(errors)
         if any(error.kind in _UNCACHED_ERRORS for error in errors):
             return False
-        payload = {
+        payload: dict[str, Any] = {
             "key": key,
             "findings": [_to_json(f) for f in findings],
             "errors": [_to_json(e) for e in errors],
         }
+        payload["checksum"] = _checksum(payload)
         target = self._entry(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -240,29 +253,100 @@ def _code_fingerprint(rules: Sequence[type[Rule]]) -> str:
 
 
 # --- JSON ----------------------------------------------------------------------------------------
+def _checksum(entry: dict[str, Any]) -> str:
+    """BLAKE2b of the entry without its checksum, as :meth:`ResultCache.store` serialises it.
+
+    Computed over the parsed value, so any change to what the entry means shows."""
+    body = {name: value for name, value in entry.items() if name != "checksum"}
+    return hashlib.blake2b(json.dumps(body, separators=(",", ":")).encode("utf-8"), digest_size=20).hexdigest()
+
+
 def _to_json(value: Finding | FileError) -> dict[str, Any]:
     return dataclasses.asdict(value)  # enums are str subclasses: json writes their values
 
 
-def _finding_from_json(data: dict[str, Any]) -> Finding:
-    fix = data.pop("fix", None)
+class _Untrusted(ValueError):
+    """A field of a cache entry without the type or range a result has."""
+
+
+def _fields(data: object, cls: type) -> dict[str, Any]:
+    """``data`` as keyword arguments of dataclass ``cls``: a dict with exactly its fields."""
+    if not isinstance(data, dict) or set(data) != {f.name for f in dataclasses.fields(cls)}:
+        raise _Untrusted(cls.__name__)
+    return data
+
+
+def _text(value: object) -> str:
+    if type(value) is not str:
+        raise _Untrusted(repr(value))
+    return value
+
+
+def _number(value: object, minimum: int) -> int:
+    """An ``int`` (not a bool, not ``"14"``) of at least ``minimum``."""
+    if type(value) is not int or value < minimum:
+        raise _Untrusted(repr(value))
+    return value
+
+
+def _cell(value: object) -> int | None:
+    """A notebook cell's number, or None outside notebooks."""
+    return None if value is None else _number(value, 1)
+
+
+def _finding_from_json(data: object) -> Finding:
+    fields = _fields(data, Finding)
+    fix = fields["fix"]
     return Finding(
-        **{
-            **data,
-            "severity": Severity(data["severity"]),
-            "confidence": Confidence(data["confidence"]),
-        },
+        path=_text(fields["path"]),
+        line=_number(fields["line"], 1),
+        column=_number(fields["column"], 1),
+        end_line=_number(fields["end_line"], 1),
+        end_column=_number(fields["end_column"], 0),
+        code=_text(fields["code"]),
+        name=_text(fields["name"]),
+        severity=Severity(_text(fields["severity"])),
+        confidence=Confidence(_text(fields["confidence"])),
+        message=_text(fields["message"]),
+        help=_text(fields["help"]),
+        statement_start=_number(fields["statement_start"], 0),
+        statement_end=_number(fields["statement_end"], 0),
         fix=None if fix is None else _fix_from_json(fix),
+        cell=_cell(fields["cell"]),
     )
 
 
-def _fix_from_json(data: dict[str, Any]) -> Fix:
+def _fix_from_json(data: object) -> Fix:
+    fields = _fields(data, Fix)
+    if not isinstance(fields["edits"], list):
+        raise _Untrusted("edits")
     return Fix(
-        title=data["title"],
-        applicability=Applicability(data["applicability"]),
-        edits=tuple(TextEdit(**edit) for edit in data["edits"]),
+        title=_text(fields["title"]),
+        applicability=Applicability(_text(fields["applicability"])),
+        edits=tuple(_edit_from_json(edit) for edit in fields["edits"]),
     )
 
 
-def _error_from_json(data: dict[str, Any]) -> FileError:
-    return FileError(**{**data, "kind": ErrorKind(data["kind"])})
+def _edit_from_json(data: object) -> TextEdit:
+    fields = _fields(data, TextEdit)
+    return TextEdit(
+        start=_number(fields["start"], 0),
+        end=_number(fields["end"], 0),
+        replacement=_text(fields["replacement"]),
+        line=_number(fields["line"], 1),
+        column=_number(fields["column"], 1),
+        end_line=_number(fields["end_line"], 1),
+        end_column=_number(fields["end_column"], 0),
+        cell=_cell(fields["cell"]),
+    )
+
+
+def _error_from_json(data: object) -> FileError:
+    fields = _fields(data, FileError)
+    rule = fields["rule"]
+    return FileError(
+        path=_text(fields["path"]),
+        kind=ErrorKind(_text(fields["kind"])),
+        reason=_text(fields["reason"]),
+        rule=None if rule is None else _text(rule),
+    )

@@ -20,19 +20,48 @@ EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 LINT_COMMAND = "check"
+LINT_EXIT_STATUS = "Exit status: 0 no findings, 1 findings, 2 usage/config error or a file that could not be linted."
 
 
 class LeaklintGroup(click.Group):
     """Routes ``leaklint [OPTIONS] [PATHS]`` to the ``check`` command.
 
     Only an exact subcommand name as the first argument selects a subcommand, so a directory
-    called ``rules`` is still lintable as ``./rules`` or ``rules/``.
+    called ``rules`` is still lintable as ``./rules`` or ``rules/``. ``-h``/``--help`` first shows
+    the overview (:mod:`leaklint.cli_help`), and a first word that is no path but close to a
+    command's name is a usage error that names the command.
     """
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("prog_name", "leaklint")  # not "python -m leaklint" in usage lines
+        return super().main(*args, **kwargs)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in ctx.help_option_names:
+            return super().parse_args(ctx, args)
         if not args or args[0] not in self.commands:
+            if args:
+                self._refuse_command_typo(args[0])
             args = [LINT_COMMAND, *args]
         return super().parse_args(ctx, args)
+
+    def _refuse_command_typo(self, word: str) -> None:
+        if not word.isalpha():
+            return  # a path ('src/', 'train.py') or an option: nothing to import
+        from leaklint.cli_help import command_typo
+
+        problem = command_typo(word, self.list_commands(click.Context(self)))
+        if problem is not None:
+            _error(problem)
+            sys.exit(EXIT_ERROR)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # in the order they are defined: check first
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from leaklint.cli_help import format_overview
+
+        format_overview(self, ctx, formatter, LINT_COMMAND, epilog=LINT_EXIT_STATUS)
 
 
 @click.group(cls=LeaklintGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -49,16 +78,21 @@ def _error(message: str) -> None:
     click.echo(f"leaklint: error: {message}", err=True)
 
 
+def _warning(message: str) -> None:
+    click.echo(f"leaklint: warning: {message}", err=True)
+
+
 def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
     return click.option(name, multiple=True, metavar="CODES", help=help_text)
 
 
 @main.command(
     LINT_COMMAND,
+    short_help="Lint PATHS (the default command: 'leaklint src/' runs it).",
     epilog=(
         "Other commands: 'leaklint rules' lists the rules, 'leaklint rule LL101' shows one rule's "
-        "documentation. Exit status: 0 no findings, 1 findings, 2 usage/config error or a file "
-        "that could not be linted."
+        "documentation, 'leaklint verify' measures the rules' repros; 'leaklint --help' lists them all. "
+        + LINT_EXIT_STATUS
     ),
 )
 @click.argument("paths", nargs=-1, metavar="[PATHS]...")
@@ -73,7 +107,7 @@ def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Keep the result cache here [default: .leaklint_cache at the project root; config: cache-dir].")
 @click.option("--no-cache", is_flag=True, help="Lint every file afresh: neither read nor write the result cache (also LEAKLINT_NO_CACHE=1).")
 @click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), help="Hide findings below this confidence [config default: medium].")
-@click.option("--stdin-filename", metavar="NAME", help="The name to report (and match per-file-ignores against) for '-' (standard input).")
+@click.option("--stdin-filename", metavar="NAME", help="The name to report (and match per-file-ignores against) for '-' (standard input); with no PATHS, standard input is read.")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude and .gitignore even to files named on the command line (for pre-commit).")
 @click.option("--show-source", is_flag=True, help="Show the offending source line with a caret under each finding.")
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes in place, then report what remains ('-' prints the fixed source to standard output).")
@@ -108,9 +142,14 @@ def check(
 ) -> None:
     """Lint PATHS (files or directories; default '.'; '-' reads standard input)."""
     from leaklint.config import ConfigError, load_settings
+    from leaklint.registry import all_rules
 
+    paths = _paths_to_lint(paths, stdin_filename)
+    if unsafe_fixes and not (apply_fixes or show_diff):
+        _warning("--unsafe-fixes has no effect without --fix or --diff")
+    known_rules = {code: rule.name for code, rule in all_rules().items()}
     try:
-        settings = load_settings(config_file)
+        settings = load_settings(config_file, known_rules=known_rules)
         overrides: dict[str, object] = {}
         if select:
             overrides["select"] = list(select)
@@ -124,7 +163,7 @@ def check(
             overrides["cache_dir"] = cache_dir.absolute()
         if no_cache:
             overrides["cache"] = False
-        settings = settings.with_overrides(**overrides)
+        settings = settings.with_overrides(known_rules=known_rules, **overrides)
     except ConfigError as error:
         _error(str(error))
         sys.exit(EXIT_ERROR)
@@ -135,12 +174,25 @@ def check(
         from leaklint.fix_command import FixRequest, run_fix
 
         request = FixRequest(
-            paths=paths or (".",), settings=settings, unsafe=unsafe_fixes, diff_only=show_diff, show_fixes=show_fixes,
+            paths=paths, settings=settings, unsafe=unsafe_fixes, diff_only=show_diff, show_fixes=show_fixes,
             output_format=output_format, output_file=output_file, exit_zero=exit_zero, jobs=jobs,
             stdin_filename=stdin_filename, force_exclude=force_exclude, show_source=show_source, no_color=no_color, quiet=quiet,
         )
         sys.exit(run_fix(request))
-    sys.exit(_lint(paths or (".",), settings, output_format, output_file, exit_zero, jobs, stdin_filename, force_exclude, show_source, no_color, quiet))
+    sys.exit(_lint(paths, settings, output_format, output_file, exit_zero, jobs, stdin_filename, force_exclude, show_source, no_color, quiet))
+
+
+def _paths_to_lint(paths: tuple[str, ...], stdin_filename: str | None) -> tuple[str, ...]:
+    """PATHS, or what their absence means: '.', or standard input when ``--stdin-filename`` is
+    given (as in Ruff). ``--stdin-filename`` with paths but no '-' names nothing: a usage error."""
+    if stdin_filename is None:
+        return paths or (".",)
+    if not paths:
+        return ("-",)
+    if "-" not in paths:
+        _error("--stdin-filename names standard input, but '-' is not among the paths: add '-' to lint standard input")
+        sys.exit(EXIT_ERROR)
+    return paths
 
 
 def _lint(
@@ -161,6 +213,7 @@ def _lint(
 
     known, rules = selected_rules(settings)
     found = discover(paths, settings, force_exclude=force_exclude)  # type: ignore[arg-type]
+    warn_if_nothing_found(paths, found)
     keep_text = show_source or output_format == "sarif"
     result, texts = lint_paths(
         found.files,
@@ -189,16 +242,26 @@ def _open_cache(settings: object, rules: Sequence[type]) -> object:
 
 
 def selected_rules(settings: object) -> tuple[dict, list]:
-    """All known rules (code -> class) and the enabled ones, in code order; warns about
-    selectors that match nothing."""
+    """All known rules (code -> class) and the enabled ones, in code order. (A selector that
+    matches no rule was refused when the settings were read.)"""
     from leaklint.config import Settings
     from leaklint.registry import all_rules
 
     assert isinstance(settings, Settings)
     known = all_rules()
     enabled = settings.enabled_codes(known)
-    _warn_unmatched_selectors(settings, known)
     return known, [known[code] for code in sorted(enabled)]
+
+
+def warn_if_nothing_found(paths: Sequence[str], found: object) -> None:
+    """Say so when the paths hold no Python file (and none was refused): a run that checks
+    nothing must not look like a clean one."""
+    if found.files or found.errors:  # type: ignore[attr-defined]
+        return
+    from leaklint.report._paths import printable
+
+    shown = ", ".join(printable(path) for path in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    _warning(f"no Python files found in {shown}")
 
 
 def report_options(output_file: str | None, no_color: bool, show_source: bool, quiet: bool, texts: dict[str, str], *, to_stderr: bool = False):  # type: ignore[no-untyped-def]
@@ -218,12 +281,13 @@ def report_options(output_file: str | None, no_color: bool, show_source: bool, q
 def report(result: object, known: dict, output_format: str, options: object, output_file: str | None, *, to_stderr: bool = False) -> bool:
     """Print per-file errors on stderr and the report where it goes; False if it could not be written."""
     from leaklint.report import render
+    from leaklint.report._paths import printable
 
     text = render(output_format, result, known, options)  # type: ignore[arg-type]
     for error in result.errors:  # type: ignore[attr-defined]
-        click.echo(error.describe(), err=True)
+        click.echo(printable(error.describe()), err=True)
     if to_stderr and output_file is None:
-        click.echo(text, nl=False, err=True)
+        echo_text(text, err=True)
         return True
     return _write(text, output_file)
 
@@ -236,33 +300,32 @@ def exit_status(result: object, exit_zero: bool) -> int:
     return EXIT_CLEAN
 
 
-def _warn_unmatched_selectors(settings: object, known: dict) -> None:
-    from leaklint.config import matches_selector
-
-    keys = ("extend_select", "ignore", "fixable", "unfixable", "extend_safe_fixes", "extend_unsafe_fixes")
-    selectors = [*(getattr(settings, "select", None) or ())]
-    for key in keys:
-        selectors.extend(getattr(settings, key, ()))
-    for pattern_codes in getattr(settings, "per_file_ignores", ()):
-        selectors.extend(pattern_codes[1])
-    for selector in dict.fromkeys(selectors):
-        if not any(matches_selector(code, selector) for code in known):
-            click.echo(f"leaklint: warning: '{selector}' matches no known rule", err=True)
-
-
 def _write(report: str, output_file: str | None) -> bool:
     if output_file is None:
-        click.echo(report, nl=False)
+        echo_text(report)
         return True
+    data = report.encode("utf-8")  # before the file is opened: never an empty report left behind
     try:
-        Path(output_file).write_text(report, encoding="utf-8")
+        Path(output_file).write_bytes(data)
     except OSError as error:
         _error(f"cannot write {output_file}: {error.strerror or error}")
         return False
     return True
 
 
-@main.command("rules")
+def echo_text(text: str, *, err: bool = False) -> None:
+    """Print ``text`` as is; on a terminal whose encoding lacks some character (a Latin-1 locale
+    and a U+FFFD in a file name), print that character as ``?`` rather than fail."""
+    try:
+        click.echo(text, nl=False, err=err)
+    except UnicodeEncodeError:  # raised before anything was written
+        stream = click.get_text_stream("stderr" if err else "stdout")
+        stream.flush()
+        stream.buffer.write(text.encode(stream.encoding or "utf-8", "replace"))
+        stream.buffer.flush()
+
+
+@main.command("rules", short_help="List every rule: code, name, severity, fixable, summary.")
 @click.option("--format", "output_format", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 def list_rules(output_format: str) -> None:
     """List every rule: code, name, severity, fixable, summary."""
@@ -274,7 +337,7 @@ def list_rules(output_format: str) -> None:
     click.echo(render(known), nl=False)
 
 
-@main.command("rule")
+@main.command("rule", short_help="Show one rule's documentation and its last measurement.")
 @click.argument("code")
 def show_rule(code: str) -> None:
     """Print the documentation of one rule (by code, e.g. LL101, or by name), with its runtime repro and
@@ -314,6 +377,7 @@ def _store_results(results, device: str, iterations: int, warmup: int, torch_ver
 
 @main.command(
     "verify",
+    short_help="Measure each rule's leaky and fixed repro at runtime (needs torch).",
     epilog=(
         "Exit status: 0 every selected rule confirmed (rules whose framework is not installed, e.g. "
         "tensorflow, are skipped and do not fail the run), 1 a rule not confirmed or its repro "
@@ -333,17 +397,20 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
     """
     import importlib.util
 
-    from leaklint.config import matches_selector
+    from leaklint.config import did_you_mean, matches_selector
     from leaklint.registry import all_rules
 
     known = all_rules()
     for code in codes:
         if not any(matches_selector(known_code, code.upper()) for known_code in known):
-            _error(f"unknown rule '{code}'; 'leaklint rules' lists them")
+            hint = did_you_mean(code, {c: rule.name for c, rule in known.items()})
+            _error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
             sys.exit(EXIT_ERROR)
     selected = [rule for c, rule in known.items() if not codes or any(matches_selector(c, code.upper()) for code in codes)]
+    from leaklint.runtime.repro import TORCH_INSTALL, torch_too_old
+
     if importlib.util.find_spec("torch") is None:
-        _error("the runtime verifier needs torch: pip install 'leaklint[runtime]'")
+        _error(f"the runtime verifier needs torch 2.1 or newer, which leaklint does not install for you: {TORCH_INSTALL}")
         sys.exit(EXIT_ERROR)
     try:
         import torch
@@ -353,6 +420,9 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
             "  reinstall it: pip install --force-reinstall torch (for a CUDA or CPU-only build pick the "
             "command for your platform at https://pytorch.org/get-started/locally/), then run leaklint verify again"
         )
+        sys.exit(EXIT_ERROR)
+    if torch_too_old(torch.__version__):
+        _error(f"the runtime verifier needs torch 2.1 or newer, found {torch.__version__}: {TORCH_INSTALL.replace('install', 'install --upgrade', 1)}")
         sys.exit(EXIT_ERROR)
 
     from leaklint.runtime.driver import resolve_device, verify_rules
@@ -375,6 +445,27 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
         try:
             plot_results(results, plot_file)
         except ImportError:
-            _error("--plot needs matplotlib: pip install 'leaklint[runtime]'")
+            _error("--plot needs matplotlib: pip install 'leaklint-ml[runtime]'")
             sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if any(result.failed for result in results) else EXIT_CLEAN)
+
+
+@main.command("help", short_help="Show this help, or a command's: 'leaklint help verify'.")
+@click.argument("command", required=False)
+@click.pass_context
+def show_help(ctx: click.Context, command: str | None) -> None:
+    """Show the overview of leaklint's commands and options, or COMMAND's own help."""
+    from leaklint.cli_help import unknown_command
+
+    parent = ctx.parent
+    assert parent is not None
+    group = parent.command
+    assert isinstance(group, click.Group)
+    if command is None:
+        click.echo(group.get_help(parent))
+        return
+    chosen = group.get_command(parent, command)
+    if chosen is None:
+        _error(unknown_command(command, group.list_commands(parent)))
+        sys.exit(EXIT_ERROR)
+    click.echo(chosen.get_help(click.Context(chosen, info_name=command, parent=parent)))

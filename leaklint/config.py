@@ -40,6 +40,7 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".mypy_cache",
     ".pytest_cache",
     ".leaklint_cache",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies of the notebooks beside them
 )
 
 #: libcst parses roughly 1 MB/s of dense code here; a bigger .py file is generated data.
@@ -57,15 +58,23 @@ class ConfigError(Exception):
     """The configuration is unusable; the message names the file and the key."""
 
 
+#: Every rule a run knows, code -> name (``leaklint-rules`` plug-ins included). Given to
+#: :func:`load_settings` and :meth:`Settings.with_overrides`, it makes a selector that matches no
+#: rule an error: ``select = ["LL999"]`` would otherwise check nothing and pass.
+RuleNames = Mapping[str, str]
+
+
 # --------------------------------------------------------------------------------------------------
 # Selectors
 
 
-def parse_selectors(value: str | Sequence[str], *, key: str) -> tuple[str, ...]:
+def parse_selectors(value: str | Sequence[str], *, key: str, rules: RuleNames | None = None) -> tuple[str, ...]:
     """Normalise ``"LL1, LL201"`` or ``["LL1", "LL201"]`` to ``("LL1", "LL201")``.
 
     Items of a list may themselves hold several selectors (``--select LL1,LL2 --select LL3``).
-    Order is kept and duplicates dropped so messages and caches stay stable.
+    Order is kept and duplicates dropped so messages and caches stay stable. With ``rules``, every
+    selector must match one of them; errors then suggest a close code (or the code of a rule
+    named instead of coded).
     """
     if isinstance(value, str):
         items: Sequence[object] = [value]
@@ -84,13 +93,38 @@ def parse_selectors(value: str | Sequence[str], *, key: str) -> tuple[str, ...]:
                 continue
             selector = part.upper()
             if not _SELECTOR.match(selector):
+                hint = did_you_mean(part, rules) if rules is not None else ""
                 raise ConfigError(
-                    f"{key}: invalid selector {part!r}: expected a rule code such as 'LL101', "
+                    f"{key}: invalid selector {part!r}{hint}: expected a rule code such as 'LL101', "
                     "a prefix such as 'LL1', or 'ALL'"
+                )
+            if rules is not None and not any(matches_selector(code, selector) for code in rules):
+                raise ConfigError(
+                    f"{key}: unknown rule {part!r}: no rule's code starts with it{did_you_mean(part, rules)}; "
+                    "'leaklint rules' lists the rules"
                 )
             if selector not in selectors:
                 selectors.append(selector)
     return tuple(selectors)
+
+
+def did_you_mean(text: str, rules: RuleNames) -> str:
+    """`` (did you mean 'LL101'?)`` for a close code, or for a rule's name; else nothing."""
+    import difflib
+
+    wanted = text.strip()
+    names = {name.lower(): code for code, name in rules.items()}
+    spelled = wanted.lower().replace("_", "-")
+    if spelled in names:
+        return f" (did you mean {names[spelled]!r}, the code of {spelled}?)"
+    codes = [*rules, "ALL"] if wanted.isalpha() else list(rules)  # 'LL9' is no typo of 'ALL'
+    close = difflib.get_close_matches(wanted.upper(), codes, n=1)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    close = difflib.get_close_matches(spelled, list(names), n=1)
+    if close:
+        return f" (did you mean {names[close[0]]!r}, the code of {close[0]}?)"
+    return ""
 
 
 def matches_selector(code: str, selector: str) -> bool:
@@ -257,7 +291,8 @@ class Settings:
     def enabled_codes(self, rules: Mapping[str, type[Rule]]) -> frozenset[str]:
         """Codes of ``rules`` (code -> class) this configuration turns on.
 
-        Selectors that match no known rule are fine: they may name a plugin that is not installed.
+        A selector that matches no rule selects nothing here; the command refuses one before it
+        gets here (``known_rules`` of :func:`load_settings` and :meth:`with_overrides`).
         """
         if self.select is None:
             enabled = {
@@ -304,11 +339,12 @@ class Settings:
         """
         return _exclusion_matcher((*self.exclude, *self.extend_exclude))(_relative_posix(path, self.root))
 
-    def with_overrides(self, **changes: Any) -> Settings:
+    def with_overrides(self, known_rules: RuleNames | None = None, **changes: Any) -> Settings:
         """A copy with command-line overrides applied, validated like the config file.
 
         Keys are field names (``extend_select=...``); values may be raw strings or lists as the CLI
-        receives them. A bad value raises :class:`ConfigError` naming the option (``--select``).
+        receives them. A bad value raises :class:`ConfigError` naming the option (``--select``),
+        and so does a selector that matches none of ``known_rules``, when given.
         """
         fields = {f.name for f in dataclasses.fields(self)}
         unknown = sorted(set(changes) - fields)
@@ -318,7 +354,7 @@ class Settings:
         for name, value in changes.items():
             if name in ("exclude", "extend_exclude") and isinstance(value, str):
                 value = (value,)  # a single pattern from the command line
-            normalised[name] = _normalise_field(name, value, key="--" + name.replace("_", "-"))
+            normalised[name] = _normalise_field(name, value, key="--" + name.replace("_", "-"), rules=known_rules)
         return dataclasses.replace(self, **normalised)
 
 
@@ -330,12 +366,12 @@ def _describe(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def _check_optional_selectors(value: object, key: str) -> tuple[str, ...] | None:
-    return None if value is None else parse_selectors(value, key=key)  # type: ignore[arg-type]
+def _check_optional_selectors(value: object, key: str, rules: RuleNames | None = None) -> tuple[str, ...] | None:
+    return None if value is None else parse_selectors(value, key=key, rules=rules)  # type: ignore[arg-type]
 
 
-def _check_selectors(value: object, key: str) -> tuple[str, ...]:
-    return parse_selectors(value, key=key)  # type: ignore[arg-type]
+def _check_selectors(value: object, key: str, rules: RuleNames | None = None) -> tuple[str, ...]:
+    return parse_selectors(value, key=key, rules=rules)  # type: ignore[arg-type]
 
 
 def _check_patterns(value: object, key: str) -> tuple[str, ...]:
@@ -351,7 +387,7 @@ def _check_patterns(value: object, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _check_per_file_ignores(value: object, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _check_per_file_ignores(value: object, key: str, rules: RuleNames | None = None) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if isinstance(value, Mapping):
         pairs = list(value.items())
     elif isinstance(value, (list, tuple)) and all(
@@ -364,7 +400,7 @@ def _check_per_file_ignores(value: object, key: str) -> tuple[tuple[str, tuple[s
     for pattern, codes in pairs:
         if not isinstance(pattern, str) or not _clean_pattern(pattern):
             raise ConfigError(f"{key}: invalid glob pattern {pattern!r}")
-        result.append((pattern, parse_selectors(codes, key=f"{key} {pattern!r}")))
+        result.append((pattern, parse_selectors(codes, key=f"{key} {pattern!r}", rules=rules)))
     return tuple(result)
 
 
@@ -441,7 +477,15 @@ CONFIG_KEYS: dict[str, str] = {
 }
 
 
-def _normalise_field(name: str, value: object, *, key: str) -> Any:
+#: The fields that hold rule selectors: checked against the known rules when those are given.
+_SELECTOR_FIELDS = frozenset(
+    {"select", "extend_select", "ignore", "per_file_ignores", "fixable", "unfixable", "extend_safe_fixes", "extend_unsafe_fixes"}
+)
+
+
+def _normalise_field(name: str, value: object, *, key: str, rules: RuleNames | None = None) -> Any:
+    if name in _SELECTOR_FIELDS:
+        return _FIELD_CHECKERS[name](value, key, rules)  # type: ignore[call-arg]
     return _FIELD_CHECKERS[name](value, key)
 
 
@@ -468,14 +512,18 @@ def _read_toml(path: Path, display: str) -> dict[str, Any]:
             return tomllib.load(handle)
     except OSError as exc:
         raise ConfigError(f"{display}: cannot read config file: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{display}: invalid TOML: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{display}: invalid TOML: {exc}") from None
 
 
 def _leaklint_table(data: Mapping[str, Any], display: str) -> dict[str, Any] | None:
     """The ``[tool.leaklint]`` table, or None when the file has none."""
     tool = data.get("tool")
-    if not isinstance(tool, Mapping) or "leaklint" not in tool:
+    if tool is not None and not isinstance(tool, Mapping):
+        raise ConfigError(f"{display}: 'tool' must be a table, got {_describe(tool)}")
+    if tool is None or "leaklint" not in tool:
         return None
     table = tool["leaklint"]
     if not isinstance(table, Mapping):
@@ -483,18 +531,41 @@ def _leaklint_table(data: Mapping[str, Any], display: str) -> dict[str, Any] | N
     return dict(table)
 
 
-def _pyproject_has_table(path: Path, display: str) -> bool:
-    """Whether a pyproject.toml configures leaklint; files that never mention it are not parsed.
+def _misplaced_table(data: Mapping[str, Any]) -> str | None:
+    """The dotted name of a table meant for leaklint but not read as ``[tool.leaklint]``:
+    ``[leaklint]``, ``[tools.leaklint]``, ``[tool.leak-lint]``, ``[tool.LeakLint]``..."""
 
-    Skipping unrelated files keeps a broken pyproject.toml higher up from failing the run.
+    def meant(name: object) -> bool:
+        return isinstance(name, str) and re.sub(r"[-_. ]", "", name.lower()) == "leaklint"
+
+    for key, value in data.items():
+        if meant(key):
+            return str(key)
+        if isinstance(value, Mapping):
+            for inner in value:
+                if meant(inner) and not (key == "tool" and inner == "leaklint"):
+                    return f"{key}.{inner}"
+    return None
+
+
+def _pyproject_has_table(path: Path, display: str) -> bool:
+    """Whether a pyproject.toml configures leaklint.
+
+    Every pyproject.toml the search meets is parsed, as Ruff does: a broken one is an error, and
+    so is leaklint's table under another name (``[tools.leaklint]``). Skipping either would lint
+    with the defaults without a word, whatever the file meant to configure.
     """
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise ConfigError(f"{display}: cannot read config file: {exc.strerror or exc}") from None
-    if "leaklint" not in text:
-        return False
-    return _leaklint_table(_read_toml(path, display), display) is not None
+    data = _read_toml(path, display)
+    table = _leaklint_table(data, display)
+    if table is None:
+        _refuse_misplaced_table(data, display)
+    return table is not None
+
+
+def _refuse_misplaced_table(data: Mapping[str, Any], display: str) -> None:
+    misplaced = _misplaced_table(data)
+    if misplaced is not None:
+        raise ConfigError(f"{display}: [{misplaced}] is not read: leaklint's settings go in [tool.leaklint]")
 
 
 def find_config_file(start: Path) -> Path | None:
@@ -528,21 +599,22 @@ def _field_for_key(key: object, where: str) -> str:
     raise ConfigError(f"{where}unknown key {key!r}{hint}; valid keys: {', '.join(valid)}")
 
 
-def _settings_from_table(table: Mapping[str, Any], *, where: str, config_path: Path) -> Settings:
+def _settings_from_table(table: Mapping[str, Any], *, where: str, config_path: Path, rules: RuleNames | None) -> Settings:
     changes = {}
     for key, value in table.items():
         name = _field_for_key(key, where)
-        changes[name] = _normalise_field(name, value, key=f"{where}{key}")
+        changes[name] = _normalise_field(name, value, key=f"{where}{key}", rules=rules)
     return Settings(root=config_path.parent, config_path=config_path, **changes)
 
 
-def load_settings(config_file: Path | None = None, *, cwd: Path | None = None) -> Settings:
+def load_settings(config_file: Path | None = None, *, cwd: Path | None = None, known_rules: RuleNames | None = None) -> Settings:
     """Read the settings for a run.
 
     ``config_file`` (``--config``) must exist. A file with ``[tool.leaklint]`` uses that table; a
     ``pyproject.toml`` without one gives defaults rooted at its directory; any other TOML file is
     read by its top-level keys. Without ``config_file`` the nearest config above ``cwd`` is used,
-    and with none at all the defaults, rooted at ``cwd``.
+    and with none at all the defaults, rooted at ``cwd``. With ``known_rules``, a selector that
+    matches none of them is an error.
     """
     cwd = Path(os.path.abspath(cwd if cwd is not None else Path.cwd()))
     if config_file is None:
@@ -558,7 +630,8 @@ def load_settings(config_file: Path | None = None, *, cwd: Path | None = None) -
     data = _read_toml(path, display)
     table = _leaklint_table(data, display)
     if table is not None:
-        return _settings_from_table(table, where=f"{display}: [tool.leaklint] ", config_path=path)
+        return _settings_from_table(table, where=f"{display}: [tool.leaklint] ", config_path=path, rules=known_rules)
     if path.name == PYPROJECT:
+        _refuse_misplaced_table(data, display)
         return Settings(root=path.parent, config_path=path)
-    return _settings_from_table(data, where=f"{display}: ", config_path=path)
+    return _settings_from_table(data, where=f"{display}: ", config_path=path, rules=known_rules)

@@ -1,7 +1,7 @@
 """Turn command-line paths into the files to lint, plus one error per path that cannot be used.
 
-Directories are walked in sorted order for stable output, skipping what the settings exclude and
-what ``.gitignore`` ignores. A file named explicitly is linted whatever its name, since the user
+Directories are walked in sorted order for stable output, picking up Python files and Jupyter
+notebooks (``.ipynb``) and skipping what the settings exclude and what ``.gitignore`` ignores. A file named explicitly is linted whatever its name, since the user
 asked for it, unless ``force_exclude`` (pre-commit passes every staged file by name). Nothing here
 opens a file to lint: the file type is checked with ``stat`` first, so a FIFO cannot hang the run,
 and a bad path becomes a :class:`FileError` instead of an exception.
@@ -21,6 +21,9 @@ from leaklint.gitignore import GitIgnore, IgnoreStack
 
 STDIN = "-"
 PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIX = ".ipynb"
+#: What a directory walk picks up: Python files and Jupyter notebooks (see leaklint/notebook.py).
+LINTED_SUFFIXES = (*PYTHON_SUFFIXES, NOTEBOOK_SUFFIX)
 
 NO_SUCH_FILE = "no such file or directory"
 BROKEN_LINK = "broken symbolic link"
@@ -146,7 +149,7 @@ class _Walker:
                 stack.append(self._scan(subdirectory))
 
     def _scan(self, directory: _Directory) -> Iterator[_Directory]:
-        """Collect the Python files of one directory, yielding each subdirectory to walk in turn."""
+        """Collect the lintable files of one directory, yielding each subdirectory to walk in turn."""
         try:
             with os.scandir(directory.path) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
@@ -176,7 +179,7 @@ class _Walker:
             if not self._skipped(display, entry.path, True, parent, ignores):
                 real = os.path.join(parent.real, entry.name)
                 return _Directory(display, entry.path, real, ignores, parent.apply_excludes)
-        elif entry.is_file(follow_symlinks=False) and is_python_file(entry.name):
+        elif entry.is_file(follow_symlinks=False) and is_lintable_file(entry.name):
             if not self._skipped(display, entry.path, False, parent, ignores):
                 self._add_file(display, os.path.join(parent.real, entry.name))
         return None
@@ -184,9 +187,9 @@ class _Walker:
     def _visit_symlink(
         self, entry: os.DirEntry[str], display: str, parent: _Directory, ignores: IgnoreStack
     ) -> None:
-        """A link named like a Python file is linted by its own name if it points at a regular
+        """A link named like a lintable file is linted by its own name if it points at a regular
         file. Links to directories are never followed, so a walk cannot loop."""
-        if not is_python_file(entry.name):
+        if not is_lintable_file(entry.name):
             return
         if self._skipped(display, entry.path, False, parent, ignores):
             return
@@ -260,8 +263,15 @@ def describe_os_error(error: OSError | ValueError) -> tuple[ErrorKind, str]:
     return ErrorKind.IO, (error.strerror or str(error)).lower()
 
 
-def is_python_file(name: str) -> bool:
-    return name.endswith(PYTHON_SUFFIXES)
+def is_lintable_file(name: str) -> bool:
+    """Whether a directory walk lints a file of this name: Python source or a notebook."""
+    return name.endswith(LINTED_SUFFIXES)
+
+
+def is_notebook_path(path: str) -> bool:
+    """Whether ``path`` (as reported: ``--stdin-filename`` counts) names a Jupyter notebook, which
+    is linted cell by cell rather than as Python source."""
+    return path.endswith(NOTEBOOK_SUFFIX)
 
 
 def display_path(argument: str) -> str:

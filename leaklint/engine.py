@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from leaklint.config import Settings, matches_selector
+from leaklint.discovery import is_notebook_path
 from leaklint.findings import Confidence, ErrorKind, FileError, Finding, Fix, LintResult
 from leaklint.gate import read_contents, rules_for
 from leaklint.rule import Rule, Violation
@@ -69,7 +70,7 @@ def read_bytes(path: str) -> bytes:
     """The file's bytes, or a :class:`SourceProblem` with a one-line reason."""
     try:
         if path == STDIN_PATH:
-            return sys.stdin.buffer.read()
+            return _read_stdin()
         with open(path, "rb") as handle:
             return handle.read()
     except FileNotFoundError:
@@ -80,6 +81,15 @@ def read_bytes(path: str) -> bytes:
         raise SourceProblem(ErrorKind.IO, "permission denied") from None
     except OSError as error:
         raise SourceProblem(ErrorKind.IO, error.strerror or str(error)) from None
+
+
+def _read_stdin() -> bytes:
+    """All of standard input. Python sets ``sys.stdin`` to None when descriptor 0 is closed
+    (``leaklint - <&-``), and an embedding program may give a stream without bytes."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise SourceProblem(ErrorKind.IO, "cannot read standard input: it is closed")
+    return stream.read()  # type: ignore[no-any-return]
 
 
 def decode(data: bytes) -> str:
@@ -379,29 +389,56 @@ def _rules_to_run(text: str, path: str, rules: Sequence[type[Rule]], settings: S
     return rules
 
 
-def read_source(path: str, settings: Settings) -> tuple[bytes, str, str]:
-    """The file's bytes, decoded text and encoding; raises :class:`SourceProblem` for a bad file."""
+def read_source(path: str, settings: Settings, *, notebook: bool = False) -> tuple[bytes, str, str]:
+    """The file's bytes, decoded text and encoding; raises :class:`SourceProblem` for a bad file.
+    A notebook's size limit is checked on its code (:func:`lint_document`), not on its outputs."""
     data = read_bytes(path)
-    if len(data) > settings.max_file_size:
-        raise SourceProblem(
-            ErrorKind.TOO_LARGE,
-            f"file is {_size(len(data))}, above max-file-size ({_size(settings.max_file_size)}); not linted "
-            "(raise max-file-size in [tool.leaklint] or exclude the file)",
-        )
+    if not notebook:
+        check_size(len(data), settings, "file is")
     text, encoding = decode_source(data)
     return data, text, encoding
+
+
+def check_size(size: int, settings: Settings, what: str) -> None:
+    """Refuse more than ``max-file-size`` (``what`` starts the reason: "file is")."""
+    if size > settings.max_file_size:
+        raise SourceProblem(
+            ErrorKind.TOO_LARGE,
+            f"{what} {_size(size)}, above max-file-size ({_size(settings.max_file_size)}); not linted "
+            "(raise max-file-size in [tool.leaklint] or exclude the file)",
+        )
 
 
 def lint_file(path: str, rules: Sequence[type[Rule]], settings: Settings, *, display_path: str | None = None, keep_text: bool = False) -> FileOutcome:
     """Read and lint one file (``-`` is standard input); never raises for a bad file."""
     shown = display_path or path
     try:
-        _, text, _ = read_source(path, settings)
+        _, text, _ = read_source(path, settings, notebook=is_notebook_path(shown))
     except SourceProblem as problem:
         return FileOutcome(shown, errors=[FileError(shown, problem.kind, problem.reason)])
-    outcome = lint_text(text, shown, rules, settings)
+    outcome = lint_document(text, shown, rules, settings)
     if keep_text:
         outcome.text = text
+    return outcome
+
+
+def lint_document(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings) -> FileOutcome:
+    """:func:`lint_text` for a whole file's text; a Jupyter notebook (by its name) is linted as the
+    program its code cells make, and its findings are placed in their cells (:mod:`leaklint.notebook`)."""
+    if not is_notebook_path(path):
+        return lint_text(text, path, rules, settings)
+    from leaklint.notebook import Notebook, NotebookError
+
+    try:
+        program = Notebook.parse(text).program()
+        check_size(len(program.text), settings, "the code cells hold")
+    except NotebookError as error:
+        return FileOutcome(path, errors=[FileError(path, ErrorKind.INVALID_NOTEBOOK, error.reason)])
+    except SourceProblem as problem:
+        return FileOutcome(path, errors=[FileError(path, problem.kind, problem.reason)])
+    outcome = lint_text(program.text, path, rules, settings) if program.blocks else FileOutcome(path)
+    outcome.findings = [program.localize(finding) for finding in outcome.findings]
+    outcome.errors = [*program.errors(path), *(program.localize_error(error) for error in outcome.errors)]
     return outcome
 
 
@@ -534,12 +571,12 @@ def _from_cache(jobs: Sequence[_Job], cache: ResultCache) -> tuple[list[FileOutc
         except SourceProblem:
             misses.append(job)  # reported by the normal path, never cached
             continue
-        if len(data) > job.settings.max_file_size:
+        if len(data) > job.settings.max_file_size and not is_notebook_path(job.display_path):
             misses.append(job)
             continue
         digest = content_digest(data)
         key = cache.key(job.display_path, job.settings.ignored_codes_for(job.display_path), digest)
-        stored = cache.load(key)
+        stored = cache.load(key, job.display_path)
         if stored is None:
             misses.append(replace(job, cache=cache, cache_key=key, digest=digest))
             continue

@@ -80,6 +80,8 @@ class TextEdit:
     """Replace ``[start, end)`` (character offsets in the decoded source) with ``replacement``.
 
     Lines and columns (1-based, end exclusive) describe the same span for reports and editors.
+    In a notebook's reported findings, ``cell`` names the cell (1-based, every cell counted) and
+    the offsets, lines and columns are within that cell's source.
     """
 
     start: int
@@ -89,6 +91,7 @@ class TextEdit:
     column: int
     end_line: int
     end_column: int
+    cell: int | None = None
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,11 @@ class Fix:
 
 @dataclass(frozen=True)
 class Finding:
-    """One reported anti-pattern. Lines are 1-based; columns are 1-based, ``end_column`` exclusive."""
+    """One reported anti-pattern. Lines are 1-based; columns are 1-based, ``end_column`` exclusive.
+
+    In a Jupyter notebook, ``cell`` is the cell's number (1-based, markdown cells counted, as Ruff
+    numbers them) and every line is a line of that cell; ``cell`` is None in a Python file.
+    """
 
     path: str
     line: int
@@ -123,9 +130,11 @@ class Finding:
     statement_end: int = field(default=0, compare=False)
     #: The suggested fix, if the rule has one for this finding.
     fix: Fix | None = None
+    #: The notebook cell the lines are in (None outside notebooks).
+    cell: int | None = None
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.line, self.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
 
 
 class ErrorKind(str, enum.Enum):
@@ -141,6 +150,8 @@ class ErrorKind(str, enum.Enum):
     #: in the file.
     UNSUPPORTED = "unsupported-syntax"
     INTERNAL = "internal-error"
+    #: A ``.ipynb`` file that is not a Jupyter notebook leaklint can read (bad JSON, not nbformat 4).
+    INVALID_NOTEBOOK = "invalid-notebook"
 
     def __str__(self) -> str:
         return self.value

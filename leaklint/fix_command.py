@@ -16,12 +16,14 @@ from typing import Sequence
 
 import click
 
-from leaklint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, exit_status, report, report_options, selected_rules
+from leaklint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, echo_text, exit_status, report, report_options, selected_rules, warn_if_nothing_found
 from leaklint.config import Settings
-from leaklint.engine import STDIN_PATH, lint_text
+from leaklint.engine import STDIN_PATH, lint_document
 from leaklint.findings import ErrorKind, FileError, Finding, LintResult
-from leaklint.fix import FileChangedError, unified_diff, write_atomically
+from leaklint.fix import FileChangedError, write_atomically
 from leaklint.fixer import FileFixes, fix_paths
+from leaklint.report._paths import printable
+from leaklint.report.text import location
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ def run_fix(request: FixRequest) -> int:
 
     known, rules = selected_rules(request.settings)
     found = discover(request.paths, request.settings, force_exclude=request.force_exclude)
+    warn_if_nothing_found(request.paths, found)
     outcomes = fix_paths(
         found.files,
         rules,
@@ -67,9 +70,9 @@ def run_fix(request: FixRequest) -> int:
 
 def _show_diff(outcomes: list[FileFixes], errors: list[FileError]) -> int:
     changed = [outcome for outcome in outcomes if outcome.changed]
-    click.echo("".join(unified_diff(o.display_path, o.original, o.fixed) for o in changed), nl=False)
+    echo_text(printable("".join(o.diff() for o in changed)))
     for error in sorted(errors, key=FileError.sort_key):
-        click.echo(error.describe(), err=True)
+        click.echo(printable(error.describe()), err=True)
     count = sum(len(o.applied) for o in changed)
     if count:
         click.echo(f"Would fix {_plural(count, 'finding')} in {_plural(len(changed), 'file')}.", err=True)
@@ -93,7 +96,7 @@ def _write_and_report(request: FixRequest, known: dict, rules: list, outcomes: l
             if problem is not None:
                 errors.append(problem)
                 # Nothing was written: what remains is what the file had.
-                remaining.extend(lint_text(outcome.original, outcome.display_path, rules, request.settings).findings)
+                remaining.extend(lint_document(outcome.original, outcome.display_path, rules, request.settings).findings)
                 continue
         if outcome.applied:
             fixed.append(outcome)
@@ -101,7 +104,7 @@ def _write_and_report(request: FixRequest, known: dict, rules: list, outcomes: l
         texts[outcome.display_path] = outcome.fixed
     to_stderr = STDIN_PATH in {o.path for o in outcomes}
     if request.show_fixes and fixed:
-        click.echo(_fix_listing(fixed), nl=False, err=to_stderr or request.output_format != "text")
+        echo_text(printable(_fix_listing(fixed)), err=to_stderr or request.output_format != "text")
     result = LintResult(tuple(sorted(remaining, key=Finding.sort_key)), tuple(sorted(errors, key=FileError.sort_key)), files_checked)
     options = report_options(request.output_file, request.no_color, request.show_source, request.quiet, texts, to_stderr=to_stderr)
     if not report(result, known, request.output_format, options, request.output_file, to_stderr=to_stderr):
@@ -129,14 +132,16 @@ def _write(outcome: FileFixes) -> FileError | None:
 
 def _fix_listing(fixed: list[FileFixes]) -> str:
     """``Fixed 3 findings:`` then one line per fix, where it is in the fixed file:
-    ``train.py:12:9: LL101 Detach 'loss' (safe)``."""
+    ``train.py:12:9: LL101 Detach 'loss' (safe)`` (``train.ipynb:cell 3:2:5: ...`` in a notebook)."""
     count = sum(len(o.applied) for o in fixed)
     lines = [f"Fixed {_plural(count, 'finding')}:"]
     for outcome in fixed:
-        located = sorted(zip(outcome.applied_at, outcome.applied), key=lambda pair: (pair[0], pair[1].code))
-        for (line, column), finding in located:
+        cells = outcome.applied_cells or [None] * len(outcome.applied)
+        located = sorted(zip(cells, outcome.applied_at, outcome.applied), key=lambda item: (item[0] or 0, item[1], item[2].code))
+        for cell, (line, column), finding in located:
             assert finding.fix is not None
-            lines.append(f"{outcome.display_path}:{line}:{column}: {finding.code} {finding.fix.title} ({finding.fix.applicability.value})")
+            where = location(outcome.display_path, line, column, cell)
+            lines.append(f"{where}: {finding.code} {finding.fix.title} ({finding.fix.applicability.value})")
     return "\n".join(lines) + "\n"
 
 

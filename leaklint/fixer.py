@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from leaklint.config import Settings
-from leaklint.engine import STDIN_PATH, SourceProblem, lint_text, map_in_workers, read_source
+from leaklint.discovery import is_notebook_path
+from leaklint.engine import STDIN_PATH, SourceProblem, check_size, lint_text, map_in_workers, read_source
 from leaklint.findings import Applicability, ErrorKind, FileError, Finding, TextEdit
-from leaklint.fix import apply_fixes, line_starts
+from leaklint.fix import apply_fixes, line_starts, unified_diff
 from leaklint.rule import Rule
 
 #: Enough for fixes that overlap several deep (each pass applies at least one fix).
@@ -38,8 +39,12 @@ class FileFixes:
     errors: list[FileError] = field(default_factory=list)
     #: The edits each pass applied, in that pass's text coordinates (for audits such as bench/fix_corpus.py).
     passes: list[tuple[TextEdit, ...]] = field(default_factory=list)
-    #: Where each of ``applied`` is in the fixed text: 1-based (line, column), for ``--show-fixes``.
+    #: Where each of ``applied`` is in the fixed text: 1-based (line, column), for ``--show-fixes``;
+    #: in a notebook, within the cell ``applied_cells`` names.
     applied_at: list[tuple[int, int]] = field(default_factory=list)
+    applied_cells: list[int | None] = field(default_factory=list)
+    #: A notebook's changed cells: (number, source before, source after).
+    cell_changes: list[tuple[int, str, str]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -48,6 +53,14 @@ class FileFixes:
     def fixed_bytes(self) -> bytes:
         """The fixed text in the file's own encoding (a UTF-8 BOM stays; line endings were never touched)."""
         return self.fixed.encode(self.encoding)
+
+    def diff(self) -> str:
+        """What fixing changed, as a unified diff; one per changed cell in a notebook."""
+        if self.cell_changes:
+            from leaklint.notebook import cell_diff
+
+            return "".join(cell_diff(self.display_path, number, before, after) for number, before, after in self.cell_changes)
+        return unified_diff(self.display_path, self.original, self.fixed)
 
 
 def allowed_by(unsafe: bool):  # type: ignore[no-untyped-def]
@@ -166,12 +179,56 @@ class _FixJob:
 
 
 def _run_fix_job(job: _FixJob) -> FileFixes:
+    notebook = is_notebook_path(job.display_path)
     try:
-        data, text, encoding = read_source(job.path, job.settings)
+        data, text, encoding = read_source(job.path, job.settings, notebook=notebook)
     except SourceProblem as problem:
         return FileFixes(job.path, job.display_path, errors=[FileError(job.display_path, problem.kind, problem.reason)])
-    outcome = fix_text(text, job.display_path, job.rules, job.settings, unsafe=job.unsafe)
+    fix = fix_notebook if notebook else fix_text
+    outcome = fix(text, job.display_path, job.rules, job.settings, unsafe=job.unsafe)
     outcome.path, outcome.data, outcome.encoding = job.path, data, encoding
+    return outcome
+
+
+def fix_notebook(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, *, unsafe: bool) -> FileFixes:
+    """Fix a notebook's text: :func:`fix_text` on the program its code cells make, then the changed
+    cells spliced back into the JSON (:mod:`leaklint.notebook`); findings are placed in their cells."""
+    from leaklint.notebook import Notebook, NotebookError
+
+    outcome = FileFixes(path, path, original=text, fixed=text)
+    try:
+        notebook = Notebook.parse(text)
+        program = notebook.program()
+        check_size(len(program.text), settings, "the code cells hold")
+    except NotebookError as error:
+        outcome.errors.append(FileError(path, ErrorKind.INVALID_NOTEBOOK, error.reason))
+        return outcome
+    except SourceProblem as problem:
+        outcome.errors.append(FileError(path, problem.kind, problem.reason))
+        return outcome
+    outcome.errors.extend(program.errors(path))
+    if not program.blocks:
+        return outcome
+    fixed = fix_text(program.text, path, rules, settings, unsafe=unsafe)
+    outcome.errors.extend(program.localize_error(error) for error in fixed.errors)
+    try:
+        sources = program.fixed_sources(fixed.fixed, fixed.passes)
+        outcome.fixed = notebook.with_sources(sources)
+        after = Notebook.parse(outcome.fixed).program() if sources else program
+    except NotebookError as error:
+        outcome.errors.append(FileError(path, ErrorKind.INTERNAL, f"internal error: {error.reason}; no fix applied (please report this)"))
+        outcome.fixed = text
+        outcome.remaining = [program.localize(f) for f in lint_text(program.text, path, rules, settings).findings]
+        return outcome
+    outcome.cell_changes = [(number, notebook.cells[number - 1].source, source) for number, source in sorted(sources.items())]
+    outcome.passes = fixed.passes
+    remaining = fixed.remaining if after.text == fixed.fixed else lint_text(after.text, path, rules, settings).findings
+    outcome.remaining = [after.localize(f) for f in remaining]
+    for finding, (line, column) in zip(fixed.applied, fixed.applied_at):
+        block = after.block_at(line)
+        outcome.applied.append(finding)
+        outcome.applied_at.append((block.line_in_cell(line), column))
+        outcome.applied_cells.append(block.cell.number)
     return outcome
 
 

@@ -5,14 +5,10 @@ A rule is a class with its metadata, its documentation and its examples as class
 :class:`Violation` objects. The engine turns violations into positioned :class:`Finding` objects, so
 rules never deal with line numbers, paths, suppressions or configuration.
 
-Every run imports every rule module (the registry needs the metadata, the gate ``may_report``), but
-most files never need a rule's ``check``: a rule module therefore imports neither libcst nor the
-analysis. leaklint's own rules keep ``check`` and its helpers in ``rules/checks/llNNN_name.py`` and
-import that module inside ``check``, so the analysis loads with the first file that passes the
-gate (and libcst with the first file a rule fires in: see :mod:`leaklint.analysis.nodes`).
-
-A plugin rule's ``check`` gets libcst's own trees: with a plugin installed, the command analyses
-with libcst's classes rather than the mirror the built-in rules are also written for.
+A rule is one module, ``rules/llNNN_name.py``: its metadata and documentation, what a file must
+contain before it can fire (``needs``, read by :mod:`leaklint.gate`), its detection (``check``
+and the module's helpers), its fixes, its ``VALID``/``INVALID`` examples and its runtime repro.
+``docs/adding-a-rule.md`` walks through writing one; ``tools/new_rule.py`` writes the skeleton.
 """
 
 from __future__ import annotations
@@ -116,6 +112,12 @@ class Rule:
         needs = ", ".join(repro.requires)
         frameworks = [name for name in repro.requires if name in OPTIONAL_FRAMEWORKS]
         install = f"`{RUNTIME_EXTRA}` for the verifier"
+        if "torch" in repro.requires:
+            install = (
+                "first torch 2.1 or newer, the build for your machine, which no extra of leaklint "
+                "brings: `pip install torch --index-url https://download.pytorch.org/whl/cpu` on a "
+                f"CPU-only one; then {install}"
+            )
         for name in frameworks:
             install += f" and `pip install {name}`, which no extra of leaklint installs; without {name} the rule is reported as skipped"
         host = HOST_METER_WORDS.get(repro.host_meter, repro.host_meter)

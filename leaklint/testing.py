@@ -1,7 +1,8 @@
 """Helpers for testing rules (ours and third-party packs): expectations written in the code.
 
 A line ending in ``# expect: LL101`` (or ``# expect: LL101, LL102``) must produce exactly those
-findings; every other line must produce none. Rule examples (``VALID``/``INVALID``) and the
+findings; every other line must produce none. In a notebook the comment marks a line of a code
+cell, and the finding must be in that cell. Rule examples (``VALID``/``INVALID``) and the
 ``fixtures/`` scripts both use this convention, so a test reads like the code it checks.
 """
 
@@ -30,6 +31,19 @@ def expected_findings(source: str) -> set[tuple[int, str]]:
     return expected
 
 
+def expected_cell_findings(notebook_text: str) -> set[tuple[int, int, str]]:
+    """``(cell, line, code)`` triples marked with ``# expect:`` comments in a notebook's code cells."""
+    from leaklint.notebook import Notebook
+
+    notebook = Notebook.parse(notebook_text)
+    return {
+        (cell.number, line, code)
+        for cell in notebook.cells
+        if cell.kind == "code"
+        for line, code in expected_findings(cell.source)
+    }
+
+
 def lint_snippet(
     source: str,
     rules: Iterable[type[Rule]] | None = None,
@@ -45,6 +59,10 @@ def lint_snippet(
 
 def found_pairs(findings: Iterable[Finding]) -> set[tuple[int, str]]:
     return {(f.line, f.code) for f in findings}
+
+
+def found_cell_triples(findings: Iterable[Finding]) -> set[tuple[int | None, int, str]]:
+    return {(f.cell, f.line, f.code) for f in findings}
 
 
 GATE_LEVELS = (Confidence.LOW, Confidence.MEDIUM, Confidence.HIGH)

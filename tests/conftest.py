@@ -56,3 +56,31 @@ def project(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "pyproject.toml").write_text("[tool.leaklint]\n")
     return root
+
+
+# A ``sitecustomize`` that makes torch look uninstalled to the interpreter that loads it: the path
+# finder no longer sees it, so ``importlib.util.find_spec("torch")`` is None and ``import torch``
+# raises ModuleNotFoundError, exactly as in an environment without torch.
+HIDE_TORCH = """\
+import importlib.machinery
+
+_find_spec = importlib.machinery.PathFinder.find_spec.__func__
+
+
+def _without_torch(cls, name, path=None, target=None):
+    if name == "torch" or name.startswith("torch."):
+        return None
+    return _find_spec(cls, name, path, target)
+
+
+importlib.machinery.PathFinder.find_spec = classmethod(_without_torch)
+"""
+
+
+@pytest.fixture
+def without_torch(tmp_path: Path) -> dict[str, str]:
+    """Environment variables for a subprocess that runs as if torch were not installed."""
+    site = tmp_path / "hide-torch"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(HIDE_TORCH)
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}

@@ -14,7 +14,7 @@ import pytest
 import leaklint.cache as cache_module
 import leaklint.engine as engine
 from conftest import CLEAN_LOOP, LEAKY_LOOP, ROOT, run_leaklint, text
-from leaklint.cache import ResultCache, open_cache, run_fingerprint
+from leaklint.cache import CACHE_FORMAT, ResultCache, open_cache, run_fingerprint
 from leaklint.config import Settings
 from leaklint.findings import (
     Applicability,
@@ -160,6 +160,17 @@ def test_findings_with_fixes_and_errors_round_trip(tmp_path):
     assert loaded.errors == (error,)
 
 
+def test_a_notebook_finding_keeps_its_cell_and_its_edits_cells(tmp_path):
+    cache = ResultCache(tmp_path, "fingerprint")
+    edits = (TextEdit(0, 0, "import torch\n", 3, 1, 3, 1, cell=2), TextEdit(40, 44, "loss.detach()", 2, 9, 2, 13, cell=5))
+    finding = Finding("nb.ipynb", 2, 9, 2, 13, "LL101", "loss-accumulation", Severity.LEAK, Confidence.HIGH,
+                      "message", "help", fix=Fix("detach", Applicability.SAFE, edits), cell=5)
+    assert cache.store("n" * 40, [finding], [])
+    loaded = cache.load("n" * 40).findings[0]
+    assert loaded == finding and loaded.cell == 5
+    assert [edit.cell for edit in loaded.fix.edits] == [2, 5]
+
+
 def test_syntax_errors_come_back_from_the_cache(tmp_path, settings, monkeypatch):
     broken = write(tmp_path / "broken.py", "def f(:\n")
     first = lint([broken], settings, open_cache(settings, rules(settings)))
@@ -195,11 +206,61 @@ def test_a_corrupted_entry_is_a_miss(tmp_path, settings, garbage):
     assert json.loads(entries[0].read_bytes())["findings"], "the entry is rewritten"
 
 
+def _resealed(entry: dict, change) -> dict:
+    """``entry`` changed by ``change``, with a checksum that matches again (a hand edit)."""
+    from leaklint.cache import _checksum
+
+    change(entry)
+    entry["checksum"] = _checksum(entry)
+    return entry
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda e: e["findings"][0].update(line="14"),
+        lambda e: e["findings"][0].update(line=True),
+        lambda e: e["findings"][0].update(column=0),
+        lambda e: e["findings"][0].update(severity="catastrophic"),
+        lambda e: e["findings"][0].update(message=None),
+        lambda e: e["findings"][0].update(extra=1),
+        lambda e: e["findings"][0]["fix"]["edits"][0].update(start=-1),
+        lambda e: e["errors"][0].update(rule=7),
+        lambda e: e.update(findings={}),
+    ],
+)
+def test_an_entry_with_a_field_of_the_wrong_type_is_a_miss(tmp_path, change):
+    cache = ResultCache(tmp_path, "fingerprint")
+    fix = Fix("detach", Applicability.SAFE, (TextEdit(10, 14, "loss.detach()", 3, 5, 3, 9),))
+    finding = Finding("a.py", 3, 5, 3, 9, "LL101", "loss-accumulation", Severity.LEAK, Confidence.HIGH, "m", "h", fix=fix)
+    assert cache.store("k" * 40, [finding], [FileError("a.py", ErrorKind.INTERNAL, "boom", "LL102")])
+    [entry] = tmp_path.rglob("*.json")
+    entry.write_text(json.dumps(_resealed(json.loads(entry.read_bytes()), change)))
+    assert cache.load("k" * 40) is None
+
+
+def test_an_entry_whose_checksum_does_not_match_is_a_miss(tmp_path):
+    cache = ResultCache(tmp_path, "fingerprint")
+    finding = Finding("a.py", 3, 5, 3, 9, "LL101", "loss-accumulation", Severity.LEAK, Confidence.HIGH, "message", "h")
+    assert cache.store("k" * 40, [finding], [])
+    [entry] = tmp_path.rglob("*.json")
+    entry.write_bytes(entry.read_bytes().replace(b'"message"', b'"massage"'))
+    assert cache.load("k" * 40) is None
+
+
+def test_an_entry_about_another_file_is_a_miss(tmp_path):
+    cache = ResultCache(tmp_path, "fingerprint")
+    finding = Finding("a.py", 3, 5, 3, 9, "LL101", "loss-accumulation", Severity.LEAK, Confidence.HIGH, "m", "h")
+    assert cache.store("k" * 40, [finding], [])
+    assert cache.load("k" * 40, "a.py") is not None
+    assert cache.load("k" * 40, "b.py") is None
+
+
 def test_an_entry_of_another_key_is_a_miss(tmp_path):
     """An entry copied or renamed under another key (a broken sync, a hand edit) is not trusted."""
     cache = ResultCache(tmp_path, "fingerprint")
     cache.store("a" * 40, [], [])
-    moved = tmp_path / "v1" / "bb" / ("b" * 40 + ".json")
+    moved = tmp_path / f"v{CACHE_FORMAT}" / "bb" / ("b" * 40 + ".json")
     moved.parent.mkdir(parents=True)
     os.replace(next(tmp_path.rglob("*.json")), moved)
     assert cache.load("b" * 40) is None
@@ -254,7 +315,9 @@ def test_fixtures_report_the_same_with_and_without_the_cache(tmp_path):
     warm = json_report("--cache-dir", str(cache_dir), str(FIXTURES), cwd=tmp_path)
     assert plain == cold == warm
     assert plain[1], "the fixtures have findings"
-    assert len(list(cache_dir.rglob("*.json"))) == len(list(FIXTURES.rglob("*.py")))
+    assert any(finding.get("cell") for finding in plain[1]), "the fixtures include a notebook"
+    linted = [*FIXTURES.rglob("*.py"), *FIXTURES.rglob("*.ipynb")]
+    assert len(list(cache_dir.rglob("*.json"))) == len(linted)
 
 
 def test_the_default_cache_lives_at_the_project_root_with_a_gitignore(project):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import CLEAN_LOOP, LEAKY_LOOP, ROOT, run_leaklint, text
 
 
@@ -13,7 +15,7 @@ def test_a_leaky_file_is_reported_with_a_hint_and_a_summary(project):
     out, err = text(result)
     assert result.returncode == 1, err
     assert out.splitlines() == [
-        "train.py:10:9: LL101 [leak] 'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive",
+        "train.py:10:9: LL101 [leak, high confidence] 'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive",
         "    help: accumulate loss.item() (a float) or loss.detach() (a tensor)",
         "    fix (safe): Detach 'loss'",
         "Found 1 finding (1 leak) in 1 file; 1 fixable with --fix",
@@ -54,7 +56,7 @@ def test_quiet_prints_only_finding_lines(project):
     (project / "train.py").write_text(LEAKY_LOOP)
     out, _ = text(run_leaklint("-q", "train.py", cwd=project))
     assert out.splitlines() == [
-        "train.py:10:9: LL101 [leak] 'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive"
+        "train.py:10:9: LL101 [leak, high confidence] 'loss' is accumulated into 'total_loss' with its autograd graph; every iteration's graph stays alive"
     ]
 
 
@@ -241,3 +243,72 @@ def test_gitignored_files_are_skipped_when_walking_but_not_when_named(project):
     assert run_leaklint(".", cwd=project).returncode == 0
     assert run_leaklint("generated/train.py", cwd=project).returncode == 1
     assert run_leaklint("--force-exclude", "generated/train.py", cwd=project).returncode == 0
+
+
+# --- help and command names ------------------------------------------------------------------------
+COMMANDS = ("check", "rules", "rule", "verify", "help")
+
+
+def test_help_shows_both_usages_every_command_and_the_lint_options():
+    out, err = text(run_leaklint("--help"))
+    lines = out.splitlines()
+    assert lines[0] == "Usage: leaklint [OPTIONS] [PATHS]... | leaklint COMMAND [ARGS]..."
+    commands = lines[lines.index("Commands:") + 1 : lines.index("Options:") - 1]
+    assert [line.split()[0] for line in commands] == list(COMMANDS)
+    assert all(len(line.split(maxsplit=1)) == 2 for line in commands), "every command has its one-line description"
+    assert "--select CODES" in out and "--stdin-filename NAME" in out and "Exit status: 0 no findings" in out
+    assert err == ""
+    assert text(run_leaklint("-h"))[0] == out
+    assert text(run_leaklint("help"))[0].rstrip("\n") == out.rstrip("\n")
+
+
+@pytest.mark.parametrize("command", ["verify", "rules", "rule", "check"])
+def test_help_command_shows_a_commands_own_help(command):
+    result = run_leaklint("help", command)
+    assert result.returncode == 0
+    assert text(result)[0].rstrip("\n") == text(run_leaklint(command, "--help"))[0].rstrip("\n")
+    assert text(result)[0].startswith(f"Usage: leaklint {command} ")
+
+
+def test_help_for_a_command_that_does_not_exist():
+    result = run_leaklint("help", "verfy")
+    assert result.returncode == 2
+    assert text(result)[1] == (
+        "leaklint: error: no command 'verfy' (did you mean 'verify'?); the commands are check, rules, rule, verify, help\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("word", "suggestion"), [("verfy", "'verify'"), ("rulez", "'rule' or 'rules'"), ("chek", "'check'"), ("hepl", "'help'")]
+)
+def test_a_misspelt_command_is_not_taken_for_a_missing_file(project, word, suggestion):
+    result = run_leaklint(word, cwd=project)
+    assert result.returncode == 2 and result.stdout == b""
+    assert text(result)[1] == f"leaklint: error: {word}: no such file or directory; did you mean the command {suggestion}?\n"
+
+
+def test_a_word_close_to_a_command_that_exists_as_a_path_is_linted(project):
+    (project / "verfy").mkdir()
+    (project / "verfy" / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint("verfy", cwd=project)
+    assert result.returncode == 1
+    assert text(result)[0].startswith("verfy/train.py:10:9: LL101")
+
+
+def test_a_missing_path_that_is_no_command_typo_is_a_plain_file_error(project):
+    result = run_leaklint("train.py", cwd=project)
+    assert result.returncode == 2
+    assert text(result)[1] == "train.py: error: no such file or directory\n"
+
+
+def test_a_directory_named_help_is_lintable_as_a_path(project):
+    (project / "help").mkdir()
+    (project / "help" / "train.py").write_text(LEAKY_LOOP)
+    assert text(run_leaklint("help", cwd=project))[0].startswith("Usage: leaklint ")
+    assert text(run_leaklint("./help", cwd=project))[0].startswith("help/train.py:10:9: LL101")
+
+
+def test_text_findings_show_their_confidence(project):
+    (project / "guess.py").write_text("total = 0\nfor batch in loader:\n    loss = compute(batch)\n    total += loss\n")
+    out, _ = text(run_leaklint("--min-confidence", "low", "-q", "guess.py", cwd=project))
+    assert out.startswith("guess.py:4:5: LL101 [leak, low confidence] ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -108,10 +109,19 @@ def test_a_pyproject_that_only_mentions_leaklint_elsewhere_is_skipped(tmp_path: 
     assert find_config_file(tmp_path / "sub") == outer
 
 
-def test_an_unrelated_broken_pyproject_does_not_stop_the_search(tmp_path: Path) -> None:
-    outer = write(tmp_path / "pyproject.toml", "[tool.leaklint]\n")
+def test_a_broken_pyproject_on_the_way_up_is_an_error(tmp_path: Path) -> None:
+    """It may hold leaklint's table (in UTF-16, or after the error): the run does not guess."""
+    write(tmp_path / "pyproject.toml", "[tool.leaklint]\n")
     write(tmp_path / "sub" / "pyproject.toml", "[project\n")
-    assert find_config_file(tmp_path / "sub") == outer
+    with pytest.raises(ConfigError, match=r"^pyproject.toml: invalid TOML: "):
+        find_config_file(tmp_path / "sub")
+
+
+@pytest.mark.parametrize("table", ["[leaklint]", "[tools.leaklint]", "[tool.leak-lint]", "[tool.LeakLint]"])
+def test_leaklints_table_under_another_name_is_an_error(tmp_path: Path, table: str) -> None:
+    write(tmp_path / "pyproject.toml", f"{table}\nselect = ['LL1']\n")
+    with pytest.raises(ConfigError, match=rf"^pyproject.toml: \[{re.escape(table[1:-1])}\] is not read: leaklint's settings go in \[tool.leaklint\]$"):
+        load_settings(cwd=tmp_path)
 
 
 def test_the_search_may_start_from_a_file(tmp_path: Path) -> None:

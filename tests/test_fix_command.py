@@ -167,14 +167,15 @@ def test_configuration_can_make_a_rule_unfixable_or_its_fixes_unsafe(tmp_path):
     assert run_leaklint("--fix", "--unsafe-fixes", "train.py", cwd=tmp_path).returncode == 0
 
 
-def test_fix_selectors_that_match_no_rule_are_warned_about_like_select(tmp_path):
+def test_fix_selectors_that_match_no_rule_are_errors_like_select(tmp_path):
     (tmp_path / "train.py").write_text(LEAKY_LOOP)
-    (tmp_path / "pyproject.toml").write_text('[tool.leaklint]\nfixable = ["XX"]\nextend-unsafe-fixes = ["LL101", "YY1"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.leaklint]\nfixable = ["LL1"]\nextend-unsafe-fixes = ["LL101", "YY1"]\n')
     result = run_leaklint("--fix", "train.py", cwd=tmp_path)
-    assert "leaklint: warning: 'XX' matches no known rule" in result.stderr
-    assert "leaklint: warning: 'YY1' matches no known rule" in result.stderr
-    assert "'LL101'" not in result.stderr
-    assert result.returncode == 1 and (tmp_path / "train.py").read_text() == LEAKY_LOOP
+    assert result.stderr == (
+        "leaklint: error: pyproject.toml: [tool.leaklint] extend-unsafe-fixes: unknown rule 'YY1': "
+        "no rule's code starts with it; 'leaklint rules' lists the rules\n"
+    )
+    assert result.returncode == 2 and (tmp_path / "train.py").read_text() == LEAKY_LOOP
 
 
 def test_json_after_fix_reports_what_remains(tmp_path):

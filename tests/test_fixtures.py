@@ -1,5 +1,6 @@
-"""Every fixture script is linted with every rule on; findings must match its ``# expect:``
-comments exactly, both ways: nothing missing, nothing extra."""
+"""Every fixture script and notebook is linted with every rule on; findings must match its
+``# expect:`` comments exactly, both ways: nothing missing, nothing extra (in a notebook, in the
+cell and at the line within it)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from conftest import ROOT
 from leaklint.config import Settings
 from leaklint.engine import lint_file
 from leaklint.registry import all_rules
-from leaklint.testing import expected_findings, found_pairs
+from leaklint.testing import expected_cell_findings, expected_findings, found_cell_triples, found_pairs
 
 FIXTURES = sorted((ROOT / "fixtures").glob("*.py"))
+NOTEBOOKS = sorted((ROOT / "fixtures").glob("*.ipynb"))
 
 
 def test_there_are_enough_fixtures_of_both_kinds():
@@ -34,6 +36,25 @@ def test_fixture_findings_match_expectations(path):
         assert expected, "a leaky fixture must expect at least one finding"
     else:
         assert not expected, "a clean fixture must expect no finding"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_fixture_findings_match_expectations_cell_by_cell(path):
+    outcome = lint_file(str(path), list(all_rules().values()), Settings(select=("ALL",)))
+    assert outcome.errors == []
+    expected = expected_cell_findings(path.read_text(encoding="utf-8"))
+    found = found_cell_triples(outcome.findings)
+    assert sorted(found - expected) == [], "unexpected findings (false positives)"
+    assert sorted(expected - found) == [], "missing findings (false negatives)"
+    if path.name.startswith("leaky_"):
+        assert expected, "a leaky notebook must expect at least one finding"
+    else:
+        assert not expected, "a clean notebook must expect no finding"
+
+
+def test_there_are_notebooks_of_both_kinds():
+    names = [path.name for path in NOTEBOOKS]
+    assert any(name.startswith("leaky_") for name in names) and any(name.startswith("clean_") for name in names)
 
 
 @pytest.mark.parametrize("code", list(all_rules()))

@@ -1,4 +1,8 @@
-"""What a user gets from ``pip install leaklint``, and what importing it costs.
+"""What a user gets from ``pip install leaklint-ml``, and what importing it costs.
+
+* The distribution is ``leaklint-ml`` (``leaklint`` on PyPI is an unrelated project); the command
+  and the import package are ``leaklint``. Its ``runtime`` extra never requires torch (without
+  torch installed, pip would fetch a multi-GB CUDA build, even on a CPU-only machine).
 
 * The wheel carries every module of the source tree (``rules/`` installs as ``leaklint.rules``),
   nothing else, and works from a fresh virtual environment: the ``leaklint`` script,
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -47,6 +52,11 @@ def ok(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
     return result
 
 
+#: The distribution name, as pip spells it and as wheel file names normalise it.
+DISTRIBUTION = "leaklint-ml"
+WHEEL_NAME = "leaklint_ml"
+
+
 def build_wheel(tmp_path: Path) -> Path:
     """``pip wheel`` a copy of the source tree, as ``pip install .`` would build it.
 
@@ -59,7 +69,7 @@ def build_wheel(tmp_path: Path) -> Path:
     shutil.copytree(ROOT, source, ignore=NOT_SOURCE)
     dist = tmp_path / "dist"
     ok(run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", dist, source, cwd=tmp_path))
-    (wheel,) = dist.glob("leaklint-*.whl")
+    (wheel,) = dist.glob(f"{WHEEL_NAME}-*.whl")
     return wheel
 
 
@@ -82,7 +92,11 @@ def test_the_wheel_carries_the_rules_and_runs(tmp_path: Path) -> None:
     assert {"leaklint/cli.py", "leaklint/__main__.py", "leaklint/rules/ll101_loss_accumulation.py"} <= files
     assert modules_in_source_tree(tmp_path / "source") <= files
     # One top-level package and its metadata: no tests/, fixtures/, bench/, no top-level rules/.
-    assert {name.split("/")[0] for name in files} == {"leaklint", f"leaklint-{version}.dist-info"}
+    assert {name.split("/")[0] for name in files} == {"leaklint", f"{WHEEL_NAME}-{version}.dist-info"}
+    metadata = zipfile.ZipFile(wheel).read(f"{WHEEL_NAME}-{version}.dist-info/METADATA").decode()
+    assert f"Name: {DISTRIBUTION}\n" in metadata
+    runtime = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra == \"runtime\"" in line]
+    assert runtime and not [line for line in runtime if "torch" in line], runtime
 
     # A fresh environment that sees only the wheel and its dependencies from PyPI.
     venv = tmp_path / "venv"
@@ -102,11 +116,44 @@ def test_the_wheel_carries_the_rules_and_runs(tmp_path: Path) -> None:
     assert "train.py:10:9: LL101" in lint.stdout
 
     assert ok(run(python, "-m", "leaklint", "--version", cwd=project)).stdout.strip() == f"leaklint {version}"
+    installed = ok(run(python, "-c", f"import importlib.metadata as m; print(m.version({DISTRIBUTION!r}))", cwd=project))
+    assert installed.stdout.strip() == version
+    # The advice leaklint's messages give, run where leaklint-ml is installed: the extra's
+    # packages come from the installed metadata, and torch is not among them.
+    plan = ok(run(python, "-m", "pip", "install", "--dry-run", f"{DISTRIBUTION}[runtime]", cwd=project)).stdout
+    would_install = next(line for line in plan.splitlines() if line.startswith("Would install"))
+    assert {"psutil", "numpy", "matplotlib"} <= {name.rsplit("-", 1)[0] for name in would_install.split()[2:]}, plan
+    assert "torch" not in would_install and DISTRIBUTION not in would_install, plan
 
     imported = ok(run(python, "-c", "import leaklint.rules, leaklint.rules.ll101_loss_accumulation as m; print(m.__file__)", cwd=project))
     assert Path(imported.stdout.strip()).resolve().is_relative_to(venv.resolve()), "imported from outside the venv"
 
     assert "LL101" in ok(run(leaklint, "rules", cwd=project)).stdout
+
+
+# --- every install command names the distribution ------------------------------------------------
+WRONG_EXTRA = re.compile(r"(?<![-\w])leaklint\[")  # 'leaklint[runtime]': the unrelated project's name
+WRONG_INSTALL = re.compile(r"pip install +['\"]?leaklint(?![-\w])")
+
+
+def texts_users_read() -> dict[str, str]:
+    """The README, the hook definitions and every module (messages, docstrings, rule pages)."""
+    files = [ROOT / "README.md", ROOT / ".pre-commit-hooks.yaml", ROOT / "pyproject.toml"]
+    files += sorted((ROOT / "leaklint").rglob("*.py")) + sorted((ROOT / "rules").rglob("*.py"))
+    return {str(path.relative_to(ROOT)): path.read_text(encoding="utf-8") for path in files}
+
+
+def test_install_commands_name_leaklint_ml_not_the_unrelated_leaklint() -> None:
+    wrong = [
+        f"{name}: {line.strip()}"
+        for name, content in texts_users_read().items()
+        for line in content.splitlines()
+        if WRONG_EXTRA.search(line) or (WRONG_INSTALL.search(line) and "unrelated project" not in line)
+    ]
+    assert wrong == []
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert 'pip install "leaklint-ml @ git+https://github.com/leaklint/leaklint"' in readme
+    assert "pip install .  " in readme
 
 
 # A stand-in torch that records who imported it. It shadows a real torch (PYTHONPATH comes before

@@ -13,12 +13,12 @@ its own in a throw-away store every time).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -77,20 +77,25 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
-def user_repo(path: Path, hook_repo: Path, files: dict[str, str]) -> Path:
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+FIXED_LOOP = LEAKY_LOOP.replace("total_loss += loss", "total_loss += loss.detach()")
+
+
+def readme_config(hook_repo: Path, hook: str = "leaklint") -> str:
+    """The README's ``.pre-commit-config.yaml`` as written, pointed at the local hook repository
+    (and, for ``hook="leaklint-fix"``, with the hook id the README tells fixers to use)."""
+    match = re.search(r"^## pre-commit\n\n```yaml\n(.*?)```", README, re.S | re.M)
+    assert match, "README.md lost its pre-commit block"
+    config = match.group(1)
+    assert f"    rev: v{__version__}\n" in config, "the README's rev must be this version's tag"
+    assert "      - id: leaklint " in config
+    return config.replace("https://github.com/leaklint/leaklint", hook_repo.as_posix()).replace("- id: leaklint ", f"- id: {hook} ")
+
+
+def user_repo(path: Path, hook_repo: Path, files: dict[str, str], hook: str = "leaklint") -> Path:
     """A user's git repository with ``files`` and the README's pre-commit configuration, committed."""
     path.mkdir()
-    (path / ".pre-commit-config.yaml").write_text(
-        textwrap.dedent(
-            f"""\
-            repos:
-              - repo: {hook_repo.as_posix()}
-                rev: v{__version__}
-                hooks:
-                  - id: leaklint
-            """
-        )
-    )
+    (path / ".pre-commit-config.yaml").write_text(readme_config(hook_repo, hook))
     for name, content in files.items():
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_text(content)
@@ -141,6 +146,16 @@ def test_the_hook_fails_a_commit_with_a_leak(tmp_path: Path, hook_repo: Path, pr
 
 
 @pytest.mark.slow
+def test_the_hook_lints_a_staged_notebook(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": LEAKY_LOOP.splitlines(keepends=True)}
+    notebook = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    repo = user_repo(tmp_path / "project", hook_repo, {"train.ipynb": notebook})
+    code, output = pre_commit_run(repo, pre_commit_home)
+    assert code == 1, output
+    assert "train.ipynb:cell 1:10:9: LL101" in output
+
+
+@pytest.mark.slow
 def test_the_hook_passes_clean_code(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
     repo = user_repo(tmp_path / "project", hook_repo, {"train.py": CLEAN_LOOP})
     code, output = pre_commit_run(repo, pre_commit_home)
@@ -160,3 +175,49 @@ def test_the_hook_respects_leaklint_excludes(tmp_path: Path, hook_repo: Path, pr
     code, output = pre_commit_run(repo, pre_commit_home)
     assert code == 0, output
     assert "generated" not in output
+
+
+# --- the fixing hook -----------------------------------------------------------------------------
+EXCLUDING_PROJECT = {
+    "pyproject.toml": '[tool.leaklint]\nextend-exclude = ["generated"]\n',
+    "train.py": LEAKY_LOOP,
+    "generated/train_copy.py": LEAKY_LOOP,
+}
+
+
+@pytest.mark.slow
+def test_try_repo_fix_hook_fixes_staged_files_but_never_excluded_ones(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    repo = user_repo(tmp_path / "project", hook_repo, EXCLUDING_PROJECT)
+    code, output = pre_commit_run(repo, pre_commit_home, "try-repo", str(hook_repo), "leaklint-fix")
+    assert code == 1, output
+    assert re.search(r"^leaklint \(apply safe fixes\)\.+Failed$", output, re.MULTILINE), output
+    assert "- files were modified by this hook" in output
+    assert (repo / "train.py").read_text() == FIXED_LOOP
+    assert (repo / "generated" / "train_copy.py").read_text() == LEAKY_LOOP, "an excluded file was rewritten"
+
+
+@pytest.mark.slow
+def test_the_readme_fix_hook_passes_once_its_fixes_are_committed(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    repo = user_repo(tmp_path / "project", hook_repo, EXCLUDING_PROJECT, hook="leaklint-fix")
+    code, output = pre_commit_run(repo, pre_commit_home)
+    assert code == 1 and "- files were modified by this hook" in output, output
+    assert (repo / "train.py").read_text() == FIXED_LOOP
+    assert (repo / "generated" / "train_copy.py").read_text() == LEAKY_LOOP
+    commit_all(repo)
+    code, output = pre_commit_run(repo, pre_commit_home)
+    assert code == 0, output
+    assert re.search(r"^leaklint \(apply safe fixes\)\.+Passed$", output, re.MULTILINE), output
+
+
+def test_every_hook_keeps_excluded_files_out() -> None:
+    """pre-commit names every staged file: each hook's args start with --force-exclude."""
+    hooks = yaml_hooks()
+    assert [hook["id"] for hook in hooks] == ["leaklint", "leaklint-fix"]
+    for hook in hooks:
+        assert hook["args"][0] == "--force-exclude", hook
+    assert next(h for h in hooks if h["id"] == "leaklint-fix")["args"] == ["--force-exclude", "--fix"]
+
+
+def yaml_hooks() -> list[dict]:
+    yaml = pytest.importorskip("yaml")  # PyYAML comes with pre-commit
+    return yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())

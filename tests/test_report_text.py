@@ -27,12 +27,12 @@ def text(*findings, errors=(), **options) -> str:
 
 def test_findings_with_help_and_plural_summary() -> None:
     assert text(*FINDINGS) == (
-        "src/eval.py:3:9: LL401 [peak] 'model(batch)' runs with autograd enabled inside 'evaluate'\n"
+        "src/eval.py:3:9: LL401 [peak, medium confidence] 'model(batch)' runs with autograd enabled inside 'evaluate'\n"
         "    help: wrap the evaluation loop in `with torch.no_grad():`\n"
-        "train.py:6:5: LL101 [leak] 'loss' is accumulated into 'total_loss' with its autograd graph;"
+        "train.py:6:5: LL101 [leak, high confidence] 'loss' is accumulated into 'total_loss' with its autograd graph;"
         " every iteration's graph stays alive\n"
         "    help: accumulate loss.item() or loss.detach()\n"
-        "train.py:7:20: LL102 [leak] 'loss' is appended to 'history' with its autograd graph\n"
+        "train.py:7:20: LL102 [leak, high confidence] 'loss' is appended to 'history' with its autograd graph\n"
         "    help: append t.detach() (or t.item())\n"
         "Found 3 findings (2 leak, 1 peak) in 2 files\n"
     )
@@ -53,6 +53,10 @@ def test_no_findings() -> None:
     assert text() == "All checks passed!\n"
 
 
+def test_no_files_does_not_claim_success() -> None:
+    assert render("text", result(files_checked=0), RULES, ReportOptions()) == "No Python files found: nothing was checked\n"
+
+
 def test_no_findings_but_errors_does_not_claim_success() -> None:
     assert text(errors=(SYNTAX_ERROR,)) == "No findings; 1 file could not be fully checked\n"
     assert text(APPEND_FINDING, errors=(SYNTAX_ERROR,)).splitlines()[-1] == (
@@ -62,10 +66,10 @@ def test_no_findings_but_errors_does_not_claim_success() -> None:
 
 def test_quiet_prints_only_finding_lines() -> None:
     assert text(*FINDINGS, quiet=True, show_source=True, sources=SOURCES) == (
-        "src/eval.py:3:9: LL401 [peak] 'model(batch)' runs with autograd enabled inside 'evaluate'\n"
-        "train.py:6:5: LL101 [leak] 'loss' is accumulated into 'total_loss' with its autograd graph;"
+        "src/eval.py:3:9: LL401 [peak, medium confidence] 'model(batch)' runs with autograd enabled inside 'evaluate'\n"
+        "train.py:6:5: LL101 [leak, high confidence] 'loss' is accumulated into 'total_loss' with its autograd graph;"
         " every iteration's graph stays alive\n"
-        "train.py:7:20: LL102 [leak] 'loss' is appended to 'history' with its autograd graph\n"
+        "train.py:7:20: LL102 [leak, high confidence] 'loss' is appended to 'history' with its autograd graph\n"
     )
     assert text(quiet=True) == ""
 
@@ -73,18 +77,18 @@ def test_quiet_prints_only_finding_lines() -> None:
 def test_show_source() -> None:
     # The eval.py line is tab-indented: the caret line repeats the tabs so the carets line up.
     assert text(*FINDINGS, show_source=True, sources=SOURCES) == (
-        "src/eval.py:3:9: LL401 [peak] 'model(batch)' runs with autograd enabled inside 'evaluate'\n"
+        "src/eval.py:3:9: LL401 [peak, medium confidence] 'model(batch)' runs with autograd enabled inside 'evaluate'\n"
         "3 | \t\tout = model(batch)\n"
         "  | \t\t      ^^^^^^^^^^^^\n"
         "    help: wrap the evaluation loop in `with torch.no_grad():`\n"
         "\n"
-        "train.py:6:5: LL101 [leak] 'loss' is accumulated into 'total_loss' with its autograd graph;"
+        "train.py:6:5: LL101 [leak, high confidence] 'loss' is accumulated into 'total_loss' with its autograd graph;"
         " every iteration's graph stays alive\n"
         "6 |     total_loss += loss\n"
         "  |     ^^^^^^^^^^^^^^^^^^\n"
         "    help: accumulate loss.item() or loss.detach()\n"
         "\n"
-        "train.py:7:20: LL102 [leak] 'loss' is appended to 'history' with its autograd graph\n"
+        "train.py:7:20: LL102 [leak, high confidence] 'loss' is appended to 'history' with its autograd graph\n"
         "7 |     history.append(loss)\n"
         "  |                    ^^^^\n"
         "    help: append t.detach() (or t.item())\n"
@@ -96,7 +100,7 @@ def test_show_source() -> None:
 def test_show_source_skips_files_without_source() -> None:
     out = text(EVAL_FINDING, ACCUMULATE_FINDING, show_source=True, sources={"train.py": SOURCES["train.py"]})
     assert out.startswith(
-        "src/eval.py:3:9: LL401 [peak] 'model(batch)' runs with autograd enabled inside 'evaluate'\n"
+        "src/eval.py:3:9: LL401 [peak, medium confidence] 'model(batch)' runs with autograd enabled inside 'evaluate'\n"
         "    help: wrap the evaluation loop in `with torch.no_grad():`\n"
         "\n"
         "train.py:6:5: LL101"

@@ -156,4 +156,4 @@ def test_plugin_rules_are_given_libcsts_trees(project: Path, tmp_path: Path) -> 
     (site / "demo_leaklint_pack.py").write_text(TREE_REPORTING_RULE)
     code, _, output = run_cli("--no-cache", "--select", "XYZ901", "train.py", cwd=project, pythonpath=str(site))
     assert code == 1, output
-    assert "XYZ901 [perf] libcst._nodes.module" in output
+    assert "XYZ901 [perf, high confidence] libcst._nodes.module" in output

@@ -26,18 +26,20 @@ def private_cache(tmp_path, monkeypatch):
     return tmp_path / "xdg-cache"
 
 
-def test_without_torch_it_says_how_to_install_the_extra(monkeypatch):
+def test_without_torch_it_says_how_to_install_torch_for_this_machine(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
     result = invoke("LL101")
     assert result.exit_code == 2
-    assert "pip install 'leaklint[runtime]'" in result.output
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in result.output
+    assert "leaklint-ml[runtime]" not in result.output  # the extra does not bring torch
 
 
 def test_an_unknown_code_is_a_usage_error():
     result = invoke("LL999")
     assert result.exit_code == 2
     assert "unknown rule 'LL999'" in result.output
+    assert "unknown rule 'LL1011' (did you mean 'LL101'?)" in invoke("LL1011").output
 
 
 def test_verify_is_a_subcommand_not_a_path_to_lint():
@@ -133,12 +135,13 @@ def test_a_missing_psutil_or_matplotlib_fails_the_rule_with_an_install_hint(monk
     result = invoke("LL302", "LL303", "--device", "cpu")
     assert result.exit_code == 1
     rows = result.stdout.splitlines()[1:3]
-    assert rows[0].startswith("LL302") and rows[0].endswith("error: psutil not installed: pip install 'leaklint[runtime]'")
-    assert rows[1].startswith("LL303") and rows[1].endswith("error: matplotlib not installed: pip install 'leaklint[runtime]'")
+    assert rows[0].startswith("LL302") and rows[0].endswith("error: psutil not installed: pip install 'leaklint-ml[runtime]'")
+    assert rows[1].startswith("LL303") and rows[1].endswith("error: matplotlib not installed: pip install 'leaklint-ml[runtime]'")
     assert "[1/2] LL302 error: psutil not installed" in result.stderr
 
 
-def test_the_runtime_extra_brings_everything_verify_needs_but_tensorflow():
+def test_the_runtime_extra_brings_everything_verify_needs_but_torch_and_tensorflow():
+    """torch is the user's to install (the build for their machine); the extra never pulls it."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -147,8 +150,9 @@ def test_the_runtime_extra_brings_everything_verify_needs_but_tensorflow():
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     runtime = {requirement.split(">")[0].split("=")[0] for requirement in project["optional-dependencies"]["runtime"]}
-    needed = {name for rule in cli_rules().values() if rule.has_repro() for name in rule.Repro.requires} - {"tensorflow"}
+    needed = {name for rule in cli_rules().values() if rule.has_repro() for name in rule.Repro.requires} - {"tensorflow", "torch"}
     assert needed <= runtime, needed - runtime
+    assert "torch" not in runtime
     assert {r.split(">")[0].split(";")[0].strip() for r in project["dependencies"]} == {"libcst", "click", "tomli"}
 
 

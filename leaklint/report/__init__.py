@@ -51,12 +51,15 @@ class ReportOptions:
 
 
 def render(fmt: str, result: LintResult, rules: Mapping[str, type[Rule]], options: ReportOptions) -> str:
-    """Render ``result`` in format ``fmt`` (one of :data:`FORMATS`)."""
+    """Render ``result`` in format ``fmt`` (one of :data:`FORMATS`), as text any UTF-8 output
+    holds (see :mod:`leaklint.report._paths`)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; expected one of: {', '.join(FORMATS)}")
+    from leaklint.report._paths import printable
+
     module = importlib.import_module(f"{__name__}.{fmt}")
     text: str = module.render(result, rules, options)
-    return text
+    return printable(text)  # a file name that is not UTF-8 never makes the report unwritable
 
 
 __all__ = ["FORMATS", "ReportOptions", "render"]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:
+    from leaklint.notebook import Notebook
 
 # Python (and libcst) end lines at \n, \r\n or \r only; str.splitlines() would also split at form
 # feeds and other separators and so disagree with the engine's line numbers.
@@ -15,14 +18,38 @@ class SourceLines:
 
     def __init__(self, sources: Mapping[str, str]) -> None:
         self._sources = sources
-        self._split: dict[str, list[str]] = {}
+        self._split: dict[tuple[str, int | None], list[str] | None] = {}
+        self._notebooks: dict[str, Notebook | None] = {}
 
-    def get(self, path: str, line: int) -> str | None:
-        """Line ``line`` (1-based) of ``path`` without its line break; None when not known."""
-        lines = self._split.get(path)
+    def get(self, path: str, line: int, cell: int | None = None) -> str | None:
+        """Line ``line`` (1-based) of ``path`` without its line break, or of cell ``cell`` of the
+        notebook ``path``; None when not known."""
+        key = (path, cell)
+        if key not in self._split:
+            self._split[key] = self._lines(path, cell)
+        lines = self._split[key]
         if lines is None:
-            text = self._sources.get(path)
-            if text is None:
-                return None
-            lines = self._split[path] = _LINE_BREAK.split(text)
+            return None
         return lines[line - 1] if 1 <= line <= len(lines) else None
+
+    def _lines(self, path: str, cell: int | None) -> list[str] | None:
+        text = self._sources.get(path)
+        if text is None:
+            return None
+        if cell is not None:
+            found = self._notebook(path, text)
+            source = found.cell(cell) if found is not None else None
+            if source is None:
+                return None
+            text = source.source
+        return _LINE_BREAK.split(text)
+
+    def _notebook(self, path: str, text: str) -> Notebook | None:
+        if path not in self._notebooks:
+            from leaklint.notebook import Notebook, NotebookError
+
+            try:
+                self._notebooks[path] = Notebook.parse(text)
+            except NotebookError:
+                self._notebooks[path] = None
+        return self._notebooks[path]

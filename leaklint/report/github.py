@@ -5,6 +5,9 @@ results (each carries a confidence, and some are false positives); whether the j
 by leaklint's exit code, not by the annotation level. Rendering leaks as ``::error`` would make the
 PR view claim the build failed for a reason the exit code may not agree with.
 
+In a Jupyter notebook the line numbers count within a cell, which GitHub cannot know: the
+annotation's title names the cell and the line (``LL101 loss-accumulation (cell 3, line 2)``).
+
 Files leaklint could not read, parse or fully analyse are emitted as ``::error`` lines after the
 findings: those do fail the run (exit code 2), and without an annotation a CI user would only see
 them in the raw log.
@@ -32,6 +35,9 @@ def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportO
 
 
 def _finding_command(finding: Finding) -> str:
+    title = f"{finding.code} {finding.name}"
+    if finding.cell is not None:
+        title += f" (cell {finding.cell}, line {finding.line})"
     return _command(
         "warning",
         {
@@ -40,7 +46,7 @@ def _finding_command(finding: Finding) -> str:
             "col": str(finding.column),
             "endLine": str(finding.end_line),
             "endColumn": str(finding.end_column),
-            "title": f"{finding.code} {finding.name}",
+            "title": title,
         },
         finding.message,
     )

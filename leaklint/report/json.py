@@ -4,14 +4,22 @@ Keys appear in a fixed, documented order (location first, then identity, then te
 sorted, so the output reads naturally and diffs stay stable. ``runtime`` is the command that
 measures the rule's repro (``leaklint verify LL101``), ``null`` for a rule without one. ``fix`` is ``null`` when the rule has
 no fix for the finding, else its title, applicability (``safe``/``unsafe``/``display-only``) and
-edits (1-based lines and columns, end exclusive; ``content`` replaces the span). File errors are
+edits (1-based lines and columns, end exclusive; ``content`` replaces the span). A byte of a file
+name that is not UTF-8 is written as U+FFFD (:mod:`leaklint.report._paths`). File errors are
 not part of the list: the CLI reports them on stderr and through the exit code (2).
+
+In a Jupyter notebook a finding has a ``cell`` key after ``path`` (the cell's number, 1-based,
+markdown cells counted) and its lines are lines of that cell; each fix edit has its own ``cell``
+(an added import may go into another cell than the finding). Findings in Python files have no
+``cell`` key.
 """
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any, Mapping
+
+from leaklint.report._paths import printable
 
 if TYPE_CHECKING:
     from leaklint.findings import Finding, Fix, LintResult
@@ -33,7 +41,8 @@ def runtime_command(code: str, rules: Mapping[str, type[Rule]]) -> str | None:
 def finding_to_dict(finding: Finding, rules: Mapping[str, type[Rule]] | None = None) -> dict[str, Any]:
     """One finding as a JSON-ready dict, keys in output order."""
     return {
-        "path": finding.path,
+        "path": printable(finding.path),
+        **({"cell": finding.cell} if finding.cell is not None else {}),
         "line": finding.line,
         "column": finding.column,
         "end_line": finding.end_line,
@@ -56,6 +65,7 @@ def fix_to_dict(fix: Fix) -> dict[str, Any]:
         "edits": [
             {
                 "content": edit.replacement,
+                **({"cell": edit.cell} if edit.cell is not None else {}),
                 "location": {"line": edit.line, "column": edit.column},
                 "end_location": {"line": edit.end_line, "column": edit.end_column},
             }

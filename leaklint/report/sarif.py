@@ -14,6 +14,13 @@ Choices worth knowing:
   in the file. Adding or removing unrelated lines above a finding therefore keeps its fingerprint,
   which is what lets code scanning track an alert across commits instead of closing and reopening it.
 * File errors become ``toolExecutionNotifications`` and make ``executionSuccessful`` false.
+* A file name that is not UTF-8 keeps its bytes in the URI, percent-encoded (``tr%FFain.py``);
+  texts show such a byte as U+FFFD (:mod:`leaklint.report._paths`).
+* In a Jupyter notebook the artifact is the ``.ipynb`` file and the region's lines count within a
+  cell: the result's ``properties.cell`` names it (1-based, markdown cells counted), as does each
+  fix replacement's, and the message starts with ``Cell 3, line 2:`` for viewers that show the
+  file's JSON. The fingerprint's anchor is the text of the cell's line, so it survives cells being
+  added above.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from urllib.parse import quote
 
 from leaklint.findings import Severity
+from leaklint.report._paths import printable, raw_bytes
 from leaklint.report._source import SourceLines
 
 if TYPE_CHECKING:
@@ -106,8 +114,9 @@ def _results(
 ) -> Iterable[dict[str, Any]]:
     occurrences: dict[tuple[str, str, str], int] = {}
     for finding in findings:
-        line_text = source_lines.get(finding.path, finding.line)
-        anchor = f"text:{line_text.strip()}" if line_text and line_text.strip() else f"line:{finding.line}"
+        line_text = source_lines.get(finding.path, finding.line, finding.cell)
+        where = f"cell:{finding.cell}:line:{finding.line}" if finding.cell is not None else f"line:{finding.line}"
+        anchor = f"text:{line_text.strip()}" if line_text and line_text.strip() else where
         key = (finding.code, finding.path, anchor)
         occurrence = occurrences.get(key, 0)
         occurrences[key] = occurrence + 1
@@ -115,7 +124,9 @@ def _results(
         result: dict[str, Any] = {"ruleId": finding.code}
         if finding.code in rule_index:
             result["ruleIndex"] = rule_index[finding.code]
-        message = f"{finding.message} Help: {finding.help}" if finding.help else finding.message
+        message = printable(f"{finding.message} Help: {finding.help}" if finding.help else finding.message)
+        if finding.cell is not None:
+            message = f"Cell {finding.cell}, line {finding.line}: {message}"
         result.update(
             {
                 "level": _level(finding.severity),
@@ -135,6 +146,7 @@ def _results(
                 ],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(*key, occurrence)},
                 "properties": {
+                    **({"cell": finding.cell} if finding.cell is not None else {}),
                     "confidence": str(finding.confidence),
                     "severity": str(finding.severity),
                     **_runtime(rules.get(finding.code)),
@@ -165,6 +177,7 @@ def _fix(finding: Finding) -> dict[str, Any]:
                             "endColumn": edit.end_column,
                         },
                         "insertedContent": {"text": edit.replacement},
+                        **({"properties": {"cell": edit.cell}} if edit.cell is not None else {}),
                     }
                     for edit in fix.edits
                 ],
@@ -175,13 +188,13 @@ def _fix(finding: Finding) -> dict[str, Any]:
 
 def fingerprint(code: str, path: str, anchor: str, occurrence: int) -> str:
     """SHA-256 (hex) of the parts, NUL-separated so that no two different tuples collide."""
-    return hashlib.sha256("\0".join((code, path, anchor, str(occurrence))).encode("utf-8")).hexdigest()
+    return hashlib.sha256(raw_bytes("\0".join((code, path, anchor, str(occurrence))))).hexdigest()
 
 
 def _notification(error: FileError, rule_index: Mapping[str, int]) -> dict[str, Any]:
     notification: dict[str, Any] = {
         "level": "error",
-        "message": {"text": error.reason},
+        "message": {"text": printable(error.reason)},
         "locations": [{"physicalLocation": {"artifactLocation": _artifact_location(error.path)}}],
         "descriptor": {"id": str(error.kind)},
     }
@@ -203,14 +216,14 @@ def _artifact_location(path: str) -> dict[str, str]:
         return {"uri": _file_uri(path)}
     while path.startswith("./"):
         path = path[2:]
-    return {"uri": quote(path), "uriBaseId": SRCROOT}
+    return {"uri": quote(raw_bytes(path)), "uriBaseId": SRCROOT}
 
 
 def _file_uri(absolute: str) -> str:
     absolute = absolute.replace("\\", "/")
     if not absolute.startswith("/"):
         absolute = "/" + absolute  # C:/x -> /C:/x, so the URI reads file:///C:/x
-    return "file://" + quote(absolute, safe="/:")
+    return "file://" + quote(raw_bytes(absolute), safe="/:")
 
 
 def _directory_uri(directory: str) -> str:

@@ -1,4 +1,6 @@
-"""The human format (the default): one ``path:line:col: CODE [severity] message`` line per finding.
+"""The human format (the default): one ``path:line:col: CODE [severity, confidence] message`` line
+per finding, e.g. ``train.py:42:9: LL101 [leak, high confidence] 'loss' is accumulated ...``
+(``path:cell N:line:col: ...`` in a Jupyter notebook, the line counted within cell N).
 
 The location prefix is the one editors and terminals already recognise as a link (the same shape as
 Ruff, flake8 and compilers), and the ``help:`` line carries the fix hint. ``--show-source`` adds the
@@ -6,7 +8,8 @@ offending line with carets, Ruff style, for people reading the output without an
 
 File errors are not printed here: the CLI reports them on stderr (see
 :meth:`~leaklint.findings.FileError.describe`). The summary only mentions that some files could not
-be checked, so a run with errors never claims "All checks passed!".
+be checked, so a run with errors never claims "All checks passed!", and neither does a run that
+found no file to check.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportO
         if options.quiet:
             continue
         if options.show_source:
-            lines.extend(_snippet(finding, source_lines.get(finding.path, finding.line), style))
+            lines.extend(_snippet(finding, source_lines.get(finding.path, finding.line, finding.cell), style))
         if finding.help:
             lines.append(f"    {style('help', fg='green', bold=True)}: {finding.help}")
         if finding.fix is not None:
@@ -57,12 +60,18 @@ def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportO
     return "\n".join(lines) + "\n" if lines else ""
 
 
+def location(path: str, line: int, column: int, cell: int | None = None) -> str:
+    """``train.py:12:9``, or in a notebook ``train.ipynb:cell 3:2:5`` (line 2 of cell 3, as Ruff
+    writes it); ``path`` may be styled."""
+    return f"{path}:cell {cell}:{line}:{column}" if cell is not None else f"{path}:{line}:{column}"
+
+
 def _headline(finding: Finding, style: Style) -> str:
     color = _SEVERITY_COLOR.get(finding.severity)
-    severity = str(finding.severity)
+    label = f"[{finding.severity}, {finding.confidence} confidence]"
     return (
-        f"{style(finding.path, bold=True)}:{finding.line}:{finding.column}: "
-        f"{style(finding.code, fg=color, bold=True)} {style(f'[{severity}]', fg=color)} {finding.message}"
+        f"{location(style(finding.path, bold=True), finding.line, finding.column, finding.cell)}: "
+        f"{style(finding.code, fg=color, bold=True)} {style(label, fg=color)} {finding.message}"
     )
 
 
@@ -104,7 +113,9 @@ def _summary(result: LintResult) -> str:
     unchecked = len({error.path for error in result.errors})
     trailer = f"; {_plural(unchecked, 'file')} could not be fully checked" if unchecked else ""
     if not result.findings:
-        return f"No findings{trailer}" if unchecked else "All checks passed!"
+        if unchecked:
+            return f"No findings{trailer}"
+        return "All checks passed!" if result.files_checked else "No Python files found: nothing was checked"
     counts = {severity: 0 for severity in Severity}
     for finding in result.findings:
         counts[Severity(finding.severity)] += 1

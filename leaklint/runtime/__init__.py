@@ -1,7 +1,8 @@
 """The runtime verifier: measured repros for every rule, and a leak guard for your own steps.
 
-Everything here needs torch (``pip install 'leaklint[runtime]'``), and imports it only when a
-measurement starts: the static linter imports ``leaklint.runtime.repro`` (through the rules)
+Everything here needs torch, which the user installs (:data:`leaklint.runtime.repro.TORCH_INSTALL`;
+no extra brings it), and the ``runtime`` extra (``pip install 'leaklint-ml[runtime]'``: numpy,
+psutil, matplotlib). torch is imported only when a measurement starts: the static linter imports ``leaklint.runtime.repro`` (through the rules)
 without ever loading torch.
 """
 

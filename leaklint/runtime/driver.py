@@ -21,7 +21,7 @@ SKIPPED = "skipped"
 ERROR = "error"
 NO_REPRO = "no repro"
 #: Statuses that do not fail ``leaklint verify``: a repro whose optional framework (tensorflow) is
-#: not installed. A missing psutil or matplotlib is an ``error``: ``leaklint[runtime]`` has them.
+#: not installed. A missing psutil or matplotlib is an ``error``: ``leaklint-ml[runtime]`` has them.
 NOT_FAILURES = (CONFIRMED, SKIPPED)
 
 

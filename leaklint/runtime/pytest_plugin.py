@@ -16,6 +16,9 @@ returned when the check runs, reports the test's ``file:line`` and the measureme
 traceback.
 
 Loading the plugin imports neither torch nor the meters; they load when a guarded test runs.
+Without torch a guarded test is skipped, with the reason and the command that installs torch
+(the plugin comes with every install of leaklint, torch does not); a torch that is installed but
+fails to import fails the test with the error, in one line.
 """
 
 from __future__ import annotations
@@ -38,9 +41,42 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture
 def leak_guard() -> Callable[..., Any]:
     """``leak_guard(step, **options)``: call ``step`` repeatedly, fail if tensor or host memory grows."""
+    _require_torch("the leak_guard fixture")
     from leaklint.runtime.guard import assert_no_growth
 
     return assert_no_growth
+
+
+def _require_torch(what: str) -> None:
+    """Skip the test when torch is not installed; fail it in one line when torch is broken."""
+    reason = _torch_missing(what)
+    if reason is not None:
+        pytest.skip(reason)
+    try:
+        import torch  # noqa: F401
+    except Exception as error:  # noqa: BLE001 - a broken install: ImportError, OSError, RuntimeError
+        pytest.fail(f"{what} needs torch, which is installed but failed to import: {type(error).__name__}: {error}", pytrace=False)
+
+
+def _torch_missing(what: str) -> str | None:
+    """Why ``what`` cannot run, when torch is not installed at all (the reason names the command)."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        return None
+    from leaklint.runtime.repro import TORCH_INSTALL
+
+    return f"{what} needs torch, which is not installed: {TORCH_INSTALL}"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Without torch, a marked test is skipped before it runs (its step needs torch), reported at
+    the test's own location."""
+    marked = [item for item in items if item.get_closest_marker(MARKER) is not None]
+    reason = _torch_missing(f"@pytest.mark.{MARKER}") if marked else None
+    if reason is not None:
+        for item in marked:
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -48,6 +84,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     marker = pyfuncitem.get_closest_marker(MARKER)
     if marker is None:
         return None
+    _require_torch(f"@pytest.mark.{MARKER}")
     from leaklint.runtime.guard import measure_growth
 
     arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}

@@ -16,16 +16,35 @@ from typing import ClassVar
 
 #: Frameworks whose absence *skips* a rule ("skipped: tensorflow not installed") instead of failing
 #: it: a rule about another framework's API cannot be measured without that framework, and its
-#: absence says nothing about the rule. Every other requirement (torch, numpy, psutil, matplotlib)
-#: comes with ``pip install 'leaklint[runtime]'``, so a missing one is a broken install: the rule
-#: fails with an install hint.
+#: absence says nothing about the rule. numpy, psutil and matplotlib come with
+#: ``pip install 'leaklint-ml[runtime]'``, so a missing one is a broken install: the rule fails with
+#: an install hint. torch is needed by everything and installed by the user (see below).
 OPTIONAL_FRAMEWORKS = ("tensorflow",)
-RUNTIME_EXTRA = "pip install 'leaklint[runtime]'"
+RUNTIME_EXTRA = "pip install 'leaklint-ml[runtime]'"
+#: The oldest torch the runtime verifier and the guard are tested with.
+MINIMUM_TORCH = (2, 1)
+#: torch is in no extra: where it is not installed yet, a requirement on it makes pip fetch its
+#: default wheel (on Linux a multi-gigabyte CUDA build, even on a CPU-only machine). So every
+#: message names torch on its own, with the CPU wheel index and pytorch.org's selector.
+TORCH_INSTALL = (
+    "pip install torch --index-url https://download.pytorch.org/whl/cpu (CPU only; for CUDA, "
+    "the command https://pytorch.org/get-started/locally/ gives)"
+)
 
 
 def install_hint(module: str) -> str:
-    """The command that installs ``module`` (tensorflow is in no extra of leaklint)."""
+    """The command that installs ``module`` (tensorflow and torch are in no extra of leaklint)."""
+    if module == "torch":
+        return TORCH_INSTALL
     return f"pip install {module}" if module in OPTIONAL_FRAMEWORKS else RUNTIME_EXTRA
+
+
+def torch_too_old(version: str) -> bool:
+    """Whether ``torch.__version__`` (``2.0.1+cpu``, ``2.13.0``) is older than :data:`MINIMUM_TORCH`."""
+    import re
+
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return match is not None and (int(match[1]), int(match[2])) < MINIMUM_TORCH
 
 
 class Context(SimpleNamespace):
