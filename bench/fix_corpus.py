@@ -4,7 +4,7 @@ and no token outside an edited span moves or changes.
     python bench/fix_corpus.py [DIR ...]      # default: the bench/realworld.py cache
 
 Nothing is written: fixes are computed in memory exactly as ``--fix`` computes them
-(``leaklint.fixer.fix_text``), then each pass is replayed and checked. The token check tokenizes
+(``leaklint.fixes.fixer.fix_text``), then each pass is replayed and checked. The token check tokenizes
 the text before and after every pass and requires each token that lies wholly outside that
 pass's edits to appear, unchanged, at its shifted offset — so an edit cannot silently swallow or
 re-tokenize its neighbours (an unbalanced quote or bracket would). Prints per-rule counts and
@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from leaklint.config import Settings  # noqa: E402
 from leaklint.engine import SourceProblem, default_jobs, map_in_workers, read_source  # noqa: E402
 from leaklint.findings import Confidence, TextEdit  # noqa: E402
-from leaklint.fix import line_starts  # noqa: E402
-from leaklint.fixer import fix_text  # noqa: E402
+from leaklint.fixes.apply import line_starts  # noqa: E402
+from leaklint.fixes.fixer import fix_text  # noqa: E402
 from leaklint.registry import all_rules  # noqa: E402
 
 DEFAULT_CORPUS = Path.home() / ".cache" / "leaklint-realworld"

@@ -21,6 +21,9 @@ from another format) is a miss, never an error: the file is linted afresh and th
 When the cache directory cannot be created or written, caching turns itself off for the run after
 one warning.
 
+The user's own cache directory (:func:`user_cache_directory`) holds what is not a project's: the
+last measurements of ``leaklint verify``, which ``leaklint rule`` shows.
+
 Only whole results are cached: the findings (with their fixes, so ``--fix`` could replay them) and
 the errors that follow from the file's content (syntax, decoding, nesting, internal errors). Read
 errors and refusals by size are not cached: they cost nothing to find again. Standard input is
@@ -350,3 +353,12 @@ def _error_from_json(data: object) -> FileError:
         reason=_text(fields["reason"]),
         rule=None if rule is None else _text(rule),
     )
+
+
+def user_cache_directory() -> Path:
+    """``$XDG_CACHE_HOME/leaklint``, else ``~/.cache/leaklint``: leaklint's own files (not a
+    project's results). A relative ``XDG_CACHE_HOME`` is ignored, as the XDG base directory
+    specification says."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
+    return root / "leaklint"

@@ -7,7 +7,6 @@ modules (libcst, the analysis, the rules) are imported only when a command needs
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -15,10 +14,19 @@ from typing import Any, Sequence
 import click
 
 from leaklint import __version__
+from leaklint.console import (
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    error as print_error,
+    exit_status,
+    report,
+    report_options,
+    selected_rules,
+    warn_if_nothing_found,
+    warning as print_warning,
+)
 
-EXIT_CLEAN = 0
-EXIT_FINDINGS = 1
-EXIT_ERROR = 2
 LINT_COMMAND = "check"
 LINT_EXIT_STATUS = "Exit status: 0 no findings, 1 findings, 2 usage/config error or a file that could not be linted."
 
@@ -52,7 +60,7 @@ class LeaklintGroup(click.Group):
 
         problem = command_typo(word, self.list_commands(click.Context(self)))
         if problem is not None:
-            _error(problem)
+            print_error(problem)
             sys.exit(EXIT_ERROR)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -72,14 +80,6 @@ def main() -> None:
 def run(*args: Any, **kwargs: Any) -> Any:
     """The ``leaklint`` console script."""
     return main(*args, **kwargs)
-
-
-def _error(message: str) -> None:
-    click.echo(f"leaklint: error: {message}", err=True)
-
-
-def _warning(message: str) -> None:
-    click.echo(f"leaklint: warning: {message}", err=True)
 
 
 def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
@@ -146,7 +146,7 @@ def check(
 
     paths = _paths_to_lint(paths, stdin_filename)
     if unsafe_fixes and not (apply_fixes or show_diff):
-        _warning("--unsafe-fixes has no effect without --fix or --diff")
+        print_warning("--unsafe-fixes has no effect without --fix or --diff")
     known_rules = {code: rule.name for code, rule in all_rules().items()}
     try:
         settings = load_settings(config_file, known_rules=known_rules)
@@ -165,13 +165,13 @@ def check(
             overrides["cache"] = False
         settings = settings.with_overrides(known_rules=known_rules, **overrides)
     except ConfigError as error:
-        _error(str(error))
+        print_error(str(error))
         sys.exit(EXIT_ERROR)
     if apply_fixes and show_diff:
-        _error("--fix and --diff cannot be combined: --diff shows what --fix would do")
+        print_error("--fix and --diff cannot be combined: --diff shows what --fix would do")
         sys.exit(EXIT_ERROR)
     if show_diff or apply_fixes:
-        from leaklint.fix_command import FixRequest, run_fix
+        from leaklint.fixes.command import FixRequest, run_fix
 
         request = FixRequest(
             paths=paths, settings=settings, unsafe=unsafe_fixes, diff_only=show_diff, show_fixes=show_fixes,
@@ -190,7 +190,7 @@ def _paths_to_lint(paths: tuple[str, ...], stdin_filename: str | None) -> tuple[
     if not paths:
         return ("-",)
     if "-" not in paths:
-        _error("--stdin-filename names standard input, but '-' is not among the paths: add '-' to lint standard input")
+        print_error("--stdin-filename names standard input, but '-' is not among the paths: add '-' to lint standard input")
         sys.exit(EXIT_ERROR)
     return paths
 
@@ -241,90 +241,6 @@ def _open_cache(settings: object, rules: Sequence[type]) -> object:
     return open_cache(settings, rules)  # type: ignore[arg-type]
 
 
-def selected_rules(settings: object) -> tuple[dict, list]:
-    """All known rules (code -> class) and the enabled ones, in code order. (A selector that
-    matches no rule was refused when the settings were read.)"""
-    from leaklint.config import Settings
-    from leaklint.registry import all_rules
-
-    assert isinstance(settings, Settings)
-    known = all_rules()
-    enabled = settings.enabled_codes(known)
-    return known, [known[code] for code in sorted(enabled)]
-
-
-def warn_if_nothing_found(paths: Sequence[str], found: object) -> None:
-    """Say so when the paths hold no Python file (and none was refused): a run that checks
-    nothing must not look like a clean one."""
-    if found.files or found.errors:  # type: ignore[attr-defined]
-        return
-    from leaklint.report._paths import printable
-
-    shown = ", ".join(printable(path) for path in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    _warning(f"no Python files found in {shown}")
-
-
-def report_options(output_file: str | None, no_color: bool, show_source: bool, quiet: bool, texts: dict[str, str], *, to_stderr: bool = False):  # type: ignore[no-untyped-def]
-    from leaklint.report import ReportOptions
-
-    stream = sys.stderr if to_stderr else sys.stdout
-    to_terminal = output_file is None and stream.isatty()
-    return ReportOptions(
-        color=to_terminal and not no_color and "NO_COLOR" not in os.environ,
-        show_source=show_source,
-        quiet=quiet,
-        sources=texts,
-        src_root=str(Path.cwd()),
-    )
-
-
-def report(result: object, known: dict, output_format: str, options: object, output_file: str | None, *, to_stderr: bool = False) -> bool:
-    """Print per-file errors on stderr and the report where it goes; False if it could not be written."""
-    from leaklint.report import render
-    from leaklint.report._paths import printable
-
-    text = render(output_format, result, known, options)  # type: ignore[arg-type]
-    for error in result.errors:  # type: ignore[attr-defined]
-        click.echo(printable(error.describe()), err=True)
-    if to_stderr and output_file is None:
-        echo_text(text, err=True)
-        return True
-    return _write(text, output_file)
-
-
-def exit_status(result: object, exit_zero: bool) -> int:
-    if result.errors:  # type: ignore[attr-defined]
-        return EXIT_ERROR
-    if result.findings and not exit_zero:  # type: ignore[attr-defined]
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
-
-
-def _write(report: str, output_file: str | None) -> bool:
-    if output_file is None:
-        echo_text(report)
-        return True
-    data = report.encode("utf-8")  # before the file is opened: never an empty report left behind
-    try:
-        Path(output_file).write_bytes(data)
-    except OSError as error:
-        _error(f"cannot write {output_file}: {error.strerror or error}")
-        return False
-    return True
-
-
-def echo_text(text: str, *, err: bool = False) -> None:
-    """Print ``text`` as is; on a terminal whose encoding lacks some character (a Latin-1 locale
-    and a U+FFFD in a file name), print that character as ``?`` rather than fail."""
-    try:
-        click.echo(text, nl=False, err=err)
-    except UnicodeEncodeError:  # raised before anything was written
-        stream = click.get_text_stream("stderr" if err else "stdout")
-        stream.flush()
-        stream.buffer.write(text.encode(stream.encoding or "utf-8", "replace"))
-        stream.buffer.flush()
-
-
 @main.command("rules", short_help="List every rule: code, name, severity, fixable, summary.")
 @click.option("--format", "output_format", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 def list_rules(output_format: str) -> None:
@@ -354,7 +270,7 @@ def show_rule(code: str) -> None:
         prefixed = [c for c in known if c.startswith(wanted.upper())]
         close = prefixed + difflib.get_close_matches(wanted.upper(), choices, n=3) + difflib.get_close_matches(wanted.lower(), choices, n=3)
         hint = f" (did you mean {', '.join(dict.fromkeys(close))}?)" if close else ""
-        _error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
+        print_error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
         sys.exit(EXIT_ERROR)
     page = rule.doc_page()
     if rule.has_repro():
@@ -404,25 +320,25 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
     for code in codes:
         if not any(matches_selector(known_code, code.upper()) for known_code in known):
             hint = did_you_mean(code, {c: rule.name for c, rule in known.items()})
-            _error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
+            print_error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
             sys.exit(EXIT_ERROR)
     selected = [rule for c, rule in known.items() if not codes or any(matches_selector(c, code.upper()) for code in codes)]
     from leaklint.runtime.repro import TORCH_INSTALL, torch_too_old
 
     if importlib.util.find_spec("torch") is None:
-        _error(f"the runtime verifier needs torch 2.1 or newer, which leaklint does not install for you: {TORCH_INSTALL}")
+        print_error(f"the runtime verifier needs torch 2.1 or newer, which leaklint does not install for you: {TORCH_INSTALL}")
         sys.exit(EXIT_ERROR)
     try:
         import torch
     except Exception as error:  # noqa: BLE001 - a broken install fails in many ways (ImportError, OSError for a missing shared library, RuntimeError for a mismatched numpy or CUDA)
-        _error(
+        print_error(
             f"torch is installed but failed to import: {type(error).__name__}: {error}\n"
             "  reinstall it: pip install --force-reinstall torch (for a CUDA or CPU-only build pick the "
             "command for your platform at https://pytorch.org/get-started/locally/), then run leaklint verify again"
         )
         sys.exit(EXIT_ERROR)
     if torch_too_old(torch.__version__):
-        _error(f"the runtime verifier needs torch 2.1 or newer, found {torch.__version__}: {TORCH_INSTALL.replace('install', 'install --upgrade', 1)}")
+        print_error(f"the runtime verifier needs torch 2.1 or newer, found {torch.__version__}: {TORCH_INSTALL.replace('install', 'install --upgrade', 1)}")
         sys.exit(EXIT_ERROR)
 
     from leaklint.runtime.driver import resolve_device, verify_rules
@@ -431,7 +347,7 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
     try:
         run_on = resolve_device(device)
     except RuntimeError as error:
-        _error(str(error))
+        print_error(str(error))
         sys.exit(EXIT_ERROR)
     results = verify_rules(selected, run_on, iterations, warmup, progress=lambda line: click.echo(line, err=True))
     _store_results(results, run_on, iterations, warmup, torch.__version__)
@@ -445,7 +361,7 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
         try:
             plot_results(results, plot_file)
         except ImportError:
-            _error("--plot needs matplotlib: pip install 'leaklint-ml[runtime]'")
+            print_error("--plot needs matplotlib: pip install 'leaklint-ml[runtime]'")
             sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if any(result.failed for result in results) else EXIT_CLEAN)
 
@@ -466,6 +382,6 @@ def show_help(ctx: click.Context, command: str | None) -> None:
         return
     chosen = group.get_command(parent, command)
     if chosen is None:
-        _error(unknown_command(command, group.list_commands(parent)))
+        print_error(unknown_command(command, group.list_commands(parent)))
         sys.exit(EXIT_ERROR)
     click.echo(chosen.get_help(click.Context(chosen, info_name=command, parent=parent)))

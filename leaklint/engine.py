@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from leaklint.cache import ResultCache
-    from leaklint.fix_edits import SourceEditor
+    from leaklint.fixes.edits import SourceEditor
 
 STDIN_PATH = "-"
 _WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -261,7 +261,7 @@ def _apply_rules(
 
 def _position_findings(module: cst.Module, text: str, path: str, violations: list[tuple[type[Rule], Violation]], settings: Settings) -> list[Finding]:
     from leaklint.analysis.positions import node_positions
-    from leaklint.fix_edits import SourceEditor, import_anchor_nodes, nodes_to_position
+    from leaklint.fixes.edits import SourceEditor, import_anchor_nodes, nodes_to_position
 
     nodes = [v.node for _, v in violations] + [v.statement for _, v in violations if v.statement is not None]
     fixes = [v.fix for rule, v in violations if v.fix is not None and settings.fix_applicability(rule.code, v.fix.applicability)]
@@ -299,7 +299,7 @@ def _position_findings(module: cst.Module, text: str, path: str, violations: lis
 def _text_fix(rule: type[Rule], violation: Violation, editor: SourceEditor, settings: Settings) -> Fix | None:
     """The violation's fix as text edits, with the applicability the configuration gives it;
     None when there is none, the configuration makes it unfixable, or it cannot be placed."""
-    from leaklint.fix_edits import FixUnavailable
+    from leaklint.fixes.edits import FixUnavailable
 
     if violation.fix is None:
         return None

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from leaklint.findings import ErrorKind, FileError, Finding, Fix, TextEdit
-from leaklint.fix import line_starts
+from leaklint.fixes.apply import line_starts
 from leaklint.magics import MaskedLine, cell_magic, is_python_cell_magic, line_body, mask_ipython, restore_line, split_lines
 
 #: The blank line between two cells in the program.
@@ -307,7 +307,7 @@ def _line_column(starts: Sequence[int], offset: int) -> tuple[int, int]:
 
 def cell_diff(path: str, number: int, before: str, after: str) -> str:
     """A unified diff of one cell's source, its files named ``path:cell N`` (as Ruff names them)."""
-    from leaklint.fix import unified_diff
+    from leaklint.fixes.apply import unified_diff
 
     if not before.endswith("\n") and not after.endswith("\n"):
         before, after = before + "\n", after + "\n"  # cells rarely end with a line break: not news

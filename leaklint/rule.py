@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from leaklint.analysis.facts import ModuleFacts
-    from leaklint.fixspec import SuggestedFix
+    from leaklint.fixes.spec import SuggestedFix
 
 RULE_CODE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 
@@ -53,7 +53,7 @@ class Violation:
     help: str | None = None
     #: The statement holding ``node``; suppression comments on its first or last line count.
     statement: cst.CSTNode | None = None
-    #: The edit that repairs this finding, if the rule can propose one (see ``leaklint.fixspec``).
+    #: The edit that repairs this finding, if the rule can propose one (see ``leaklint.fixes.spec``).
     fix: SuggestedFix | None = None
 
 

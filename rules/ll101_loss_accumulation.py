@@ -16,7 +16,7 @@ from leaklint.analysis.structure import GradMode
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import strongest_graph
 from leaklint.findings import Confidence, Severity
-from leaklint.fixspec import MAPPING, container_usage, detach_fix
+from leaklint.fixes.spec import MAPPING, container_usage, detach_fix
 from leaklint.gate import Names, Syntax
 from leaklint.rule import Rule, Violation
 

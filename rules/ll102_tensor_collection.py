@@ -14,7 +14,7 @@ from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import strongest_graph
 from leaklint.findings import Severity
-from leaklint.fixspec import MAPPING, container_usage, detach_each_fix, detach_fix
+from leaklint.fixes.spec import MAPPING, container_usage, detach_each_fix, detach_fix
 from leaklint.rule import Rule, Violation
 
 

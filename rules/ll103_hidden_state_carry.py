@@ -15,7 +15,7 @@ from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORC
 from leaklint.analysis.values import Evidence, Kind
 from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
-from leaklint.fixspec import InsertLinesBefore, SuggestedFix, TorchReference, torch_reference
+from leaklint.fixes.spec import InsertLinesBefore, SuggestedFix, TorchReference, torch_reference
 from leaklint.rule import Rule, Violation
 
 

@@ -18,7 +18,7 @@ from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.values import Kind
 from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.findings import Applicability, Confidence, Severity
-from leaklint.fixspec import SuggestedFix, drop_argument
+from leaklint.fixes.spec import SuggestedFix, drop_argument
 from leaklint.gate import Words
 from leaklint.rule import Rule, Violation
 

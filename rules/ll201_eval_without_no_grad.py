@@ -12,7 +12,7 @@ from leaklint.analysis.structure import GradMode, bound_names
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, TORCH_CODE, is_eval_function_name
 from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
-from leaklint.fixspec import AddDecorator, SuggestedFix, WrapInWith, torch_reference
+from leaklint.fixes.spec import AddDecorator, SuggestedFix, WrapInWith, torch_reference
 from leaklint.gate import Names
 from leaklint.rule import Rule, Violation
 

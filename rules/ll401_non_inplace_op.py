@@ -16,7 +16,7 @@ from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.values import Kind
 from leaklint.analysis.walk import calls_in
 from leaklint.findings import Applicability, Confidence, Severity
-from leaklint.fixspec import EditSpec, Replace, SuggestedFix, bare_code
+from leaklint.fixes.spec import EditSpec, Replace, SuggestedFix, bare_code
 from leaklint.gate import Syntax
 from leaklint.rule import Rule, Violation
 

@@ -13,7 +13,7 @@ from leaklint.analysis.structure import bound_names
 from leaklint.analysis.syntax import call_argument, is_literal, written_words
 from leaklint.analysis.torch_api import TORCH_WORDS
 from leaklint.findings import Applicability, Confidence, Severity
-from leaklint.fixspec import SuggestedFix, drop_argument
+from leaklint.fixes.spec import SuggestedFix, drop_argument
 from leaklint.gate import Names, Words
 from leaklint.rule import Rule, Violation
 

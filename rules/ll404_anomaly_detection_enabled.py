@@ -14,7 +14,7 @@ from leaklint.analysis.syntax import call_argument, is_literal
 from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
-from leaklint.fixspec import EditSpec, RemoveStatement, SuggestedFix, UnwrapWith, drop_argument
+from leaklint.fixes.spec import EditSpec, RemoveStatement, SuggestedFix, UnwrapWith, drop_argument
 from leaklint.gate import Words
 from leaklint.rule import Rule, Violation
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from leaklint.findings import Applicability, Confidence, Finding, Fix, Severity, TextEdit
-from leaklint.fix import FileChangedError, apply_fixes, line_starts, unified_diff, write_atomically
+from leaklint.fixes.apply import FileChangedError, apply_fixes, line_starts, unified_diff, write_atomically
 
 
 def edit(start: int, end: int, replacement: str) -> TextEdit:

@@ -14,9 +14,9 @@ from conftest import run_leaklint as run_leaklint_bytes
 
 from leaklint.config import Settings
 from leaklint.findings import Applicability, Confidence, Severity
-from leaklint.fix_command import _write
-from leaklint.fixer import FileFixes, fix_text
-from leaklint.fixspec import Replace, SuggestedFix
+from leaklint.fixes.command import _write
+from leaklint.fixes.fixer import FileFixes, fix_text
+from leaklint.fixes.spec import Replace, SuggestedFix
 from leaklint.rule import Rule, Violation
 
 
@@ -130,7 +130,7 @@ def test_show_fixes_lists_what_was_applied(tmp_path):
 
 
 def test_show_fixes_gives_each_fix_where_it_is_in_the_fixed_file():
-    from leaklint.fix_command import _fix_listing
+    from leaklint.fixes.command import _fix_listing
 
     source = "import torch\n\n\ndef evaluate(model, loader):\n" + LOOP_BODY + "\n\ndef validate(model, loader):\n" + LOOP_BODY
     outcome = fix_text(source, "e.py", [_rule("LL201")], Settings(), unsafe=True)

@@ -12,7 +12,7 @@ import pytest
 from leaklint.config import Settings
 from leaklint.engine import lint_text
 from leaklint.findings import Applicability
-from leaklint.fixer import fix_text
+from leaklint.fixes.fixer import fix_text
 from leaklint.registry import all_rules
 
 RULES = all_rules()

@@ -12,8 +12,8 @@ import pytest
 from leaklint.config import Settings
 from leaklint.engine import lint_text
 from leaklint.findings import Applicability, Finding
-from leaklint.fix import apply_fixes
-from leaklint.fixer import fix_text
+from leaklint.fixes.apply import apply_fixes
+from leaklint.fixes.fixer import fix_text
 from leaklint.registry import all_rules
 from leaklint.rule import DOC_SECTIONS
 

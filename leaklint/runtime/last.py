@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from leaklint.cache import atomic_write
-from leaklint.user_cache import user_cache_directory
+from leaklint.cache import user_cache_directory
 
 SCHEMA = "leaklint.verify-last/1"
 
 
 def store_path() -> Path:
-    """``verify.json`` in the user's cache directory (:func:`~leaklint.user_cache.user_cache_directory`)."""
+    """``verify.json`` in the user's cache directory (:func:`~leaklint.cache.user_cache_directory`)."""
     return user_cache_directory() / "verify.json"
 
 

@@ -16,12 +16,12 @@ from typing import Sequence
 
 import click
 
-from leaklint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, echo_text, exit_status, report, report_options, selected_rules, warn_if_nothing_found
+from leaklint.console import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, echo_text, exit_status, report, report_options, selected_rules, warn_if_nothing_found
 from leaklint.config import Settings
 from leaklint.engine import STDIN_PATH, lint_document
 from leaklint.findings import ErrorKind, FileError, Finding, LintResult
-from leaklint.fix import FileChangedError, write_atomically
-from leaklint.fixer import FileFixes, fix_paths
+from leaklint.fixes.apply import FileChangedError, write_atomically
+from leaklint.fixes.fixer import FileFixes, fix_paths
 from leaklint.report._paths import printable
 from leaklint.report.text import location
 

@@ -2,7 +2,7 @@
 
 A rule knows *what* to change (this expression, this statement) but not *where* it is in the file;
 the engine turns these specs into character-offset :class:`~leaklint.findings.TextEdit` spans
-(``leaklint.fix_edits``), checks that the span it is about to replace still reads as the node the
+(``leaklint.fixes.edits``), checks that the span it is about to replace still reads as the node the
 rule saw, and drops the fix rather than risk a wrong edit. Edits only ever touch the span they
 name, so formatting, comments and line endings elsewhere are untouched.
 

@@ -1,6 +1,6 @@
 """``--fix``: lint, apply the allowed fixes, re-lint, repeat until nothing more changes.
 
-Each pass applies every non-overlapping fix at once (``leaklint.fix.apply_fixes``); a fix that
+Each pass applies every non-overlapping fix at once (``leaklint.fixes.apply.apply_fixes``); a fix that
 lost an overlap is picked up by the next pass, after re-linting the new text. The new text must
 compile before it is accepted: if a combination of fixes does not, the fixes are tried one by one
 and the ones that break the file are dropped (and reported as an internal error, since that is a
@@ -17,7 +17,7 @@ from leaklint.config import Settings
 from leaklint.discovery import is_notebook_path
 from leaklint.engine import STDIN_PATH, SourceProblem, check_size, lint_text, map_in_workers, read_source
 from leaklint.findings import Applicability, ErrorKind, FileError, Finding, TextEdit
-from leaklint.fix import apply_fixes, line_starts, unified_diff
+from leaklint.fixes.apply import apply_fixes, line_starts, unified_diff
 from leaklint.rule import Rule
 
 #: Enough for fixes that overlap several deep (each pass applies at least one fix).

@@ -1,4 +1,4 @@
-"""Turn a rule's :class:`~leaklint.fixspec.SuggestedFix` into character-offset text edits.
+"""Turn a rule's :class:`~leaklint.fixes.spec.SuggestedFix` into character-offset text edits.
 
 Every conversion checks the text it is about to change: the span of a replaced node must read
 exactly as the node's own code, a statement to wrap must sit on lines of its own. When a check
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Mapping
 
 import libcst as cst
 from leaklint.findings import Fix, TextEdit
-from leaklint.fix import line_starts
-from leaklint.fixspec import (
+from leaklint.fixes.apply import line_starts
+from leaklint.fixes.spec import (
     AddDecorator,
     EditSpec,
     InsertLinesBefore,
