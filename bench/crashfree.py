@@ -12,7 +12,7 @@ is installed), the benchmark corpus (``bench/corpus.sh DIR``, when given) and an
   (``MAX_NESTING_DEPTH`` in leaklint/engine.py) or valid Python that libcst cannot parse
   (``unsupported-syntax``, e.g. ``(x): int = 1``).
 
-Exits 1 when a check fails. tests/test_crashfree.py runs the same checks on a sample, in CI.
+Exits 1 when a check fails. tests/engine/test_crashfree.py runs the same checks on a sample, in CI.
 """
 
 from __future__ import annotations

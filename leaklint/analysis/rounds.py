@@ -11,7 +11,7 @@ gradient mode it starts in, and what it reads through its :class:`~provenance.In
 run logs those reads, value by value, at the time it makes them; the next round first asks the
 same questions of the new state, and when every answer is the same (compared strictly, see
 :func:`same`) it merges the run's recording again instead of interpreting the function anew.
-The result is identical to interpreting it, which ``tests/test_analysis_rounds.py`` checks.
+The result is identical to interpreting it, which ``tests/analysis/test_analysis_rounds.py`` checks.
 
 Why the log is complete: the interpreter writes only its own recording, and reads outside it
 only through ``Inputs`` (besides the module's fixed structure; the loop flags the pass sets on

@@ -11,13 +11,14 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from conftest import ROOT
+
 from leaklint.analysis import facts as facts_module
 from leaklint.analysis import rounds
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, LoopInfo
 from leaklint.registry import all_rules
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted((ROOT / "fixtures").glob("*.py"))
 EXAMPLES = [
     pytest.param(textwrap.dedent(snippet), id=f"{code}-{kind}-{index}")

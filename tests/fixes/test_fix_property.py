@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
+
 from leaklint.config import Settings
 from leaklint.engine import lint_text
 from leaklint.findings import Applicability
@@ -17,7 +19,7 @@ from leaklint.registry import all_rules
 
 RULES = all_rules()
 ALL_RULES = list(RULES.values())
-FIXTURES = sorted((Path(__file__).resolve().parents[1] / "fixtures").glob("*.py"))
+FIXTURES = sorted((ROOT / "fixtures").glob("*.py"))
 SETTINGS = Settings()
 
 INVALID_EXAMPLES = [

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from conftest import ROOT
+
 from leaklint.findings import ErrorKind, FileError
 from leaklint.report import ReportOptions, render
 from report_fixtures import (
@@ -27,7 +29,7 @@ from report_fixtures import (
     result,
 )
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "shared/data/sarif-schema-2.1.0.json"
+SCHEMA_PATH = ROOT.parent / "shared/data/sarif-schema-2.1.0.json"
 
 
 def sarif(*findings, errors=(), **options) -> dict[str, Any]:
@@ -198,7 +200,7 @@ def test_fingerprints_fall_back_to_line_number_without_source() -> None:
 
 def test_the_cli_sarif_for_the_fixtures_is_valid(validator: Any) -> None:
     """End to end: what `leaklint --format sarif fixtures/` prints is a valid SARIF 2.1.0 log."""
-    from conftest import ROOT, run_leaklint
+    from conftest import run_leaklint
 
     completed = run_leaklint("--format", "sarif", "--select", "ALL", "fixtures", cwd=ROOT)
     assert completed.returncode == 1, completed.stderr

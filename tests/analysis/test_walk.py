@@ -11,9 +11,10 @@ import textwrap
 import libcst as cst
 import pytest
 
+from conftest import ROOT
+
 from leaklint.analysis import walk
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 #: Syntax the repository's own files may not use: f-strings with format specs, match, walrus,
 #: lambdas, star-expressions, decorators, try/except*, type parameters.

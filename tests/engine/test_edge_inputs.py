@@ -38,7 +38,7 @@ REFUSED = {
     "cookie_lies.py": (b"# coding: utf-8\nx = 'caf\xe9'\n", ErrorKind.DECODE, "cannot decode as utf-8"),
     "mixed_tabs.py": (LEAKY_LOOP.replace("        total_loss += loss", "\ttotal_loss += loss").encode(), ErrorKind.SYNTAX, "inconsistent use of tabs"),
     "ten_megabytes.py": ((LEAKY_LOOP + "DATA = [\n" + "    0.1234567,\n" * 760_000 + "]\n").encode(), ErrorKind.TOO_LARGE, "above max-file-size"),
-    # (Only a file that a rule needs meets libcst: see tests/test_gate.py.)
+    # (Only a file that a rule needs meets libcst: see tests/engine/test_gate.py.)
     "paren_annotation.py": ((LEAKY_LOOP + "(x): int = 1\n").encode(), ErrorKind.UNSUPPORTED, "valid Python that libcst cannot parse"),
 }
 
