@@ -34,11 +34,44 @@ _UNBOUND = None
 _clock = itertools.count()
 
 
+def _lookup(env: Env | None, name: str, time: int | None) -> Value | None:
+    """The value bound to ``name`` in ``env`` at ``time`` (None: now), or None if unbound."""
+    while env is not None:
+        history = env._histories.get(name)
+        if history is not None and (time is None or history[0][0] <= time):
+            if time is None or history[-1][0] <= time:
+                return history[-1][1]
+            return history[bisect.bisect_right(history, time, key=_time_of) - 1][1]
+        env = env._parent
+    return None
+
+
 def _time_of(entry: tuple[int, Optional[Value]]) -> int:
     return entry[0]
 
 
-class Env(MutableMapping):
+class _Bindings(Mapping):
+    """The read side shared by an environment and its views: everything follows from ``get``."""
+
+    __slots__ = ()
+
+    def get(self, name: str, default: Value | None = None) -> Value | None:  # type: ignore[override]
+        raise NotImplementedError
+
+    def __getitem__(self, name: str) -> Value:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return self.get(name) is not None  # type: ignore[arg-type]
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class Env(_Bindings, MutableMapping):
     """A frame's bindings: a mutable mapping of names to values, with their history."""
 
     __slots__ = ("_histories", "_parent", "written")
@@ -53,25 +86,9 @@ class Env(MutableMapping):
             now = next(_clock)
             self._histories = {name: [(now, value)] for name, value in values.items()}
 
-    # --- the mapping --------------------------------------------------------------------------
     def get(self, name: str, default: Value | None = None) -> Value | None:  # type: ignore[override]
-        env: Env | None = self
-        while env is not None:
-            history = env._histories.get(name)
-            if history is not None:
-                value = history[-1][1]
-                return default if value is _UNBOUND else value
-            env = env._parent
-        return default
-
-    def __getitem__(self, name: str) -> Value:
-        value = self.get(name)
-        if value is None:
-            raise KeyError(name)
-        return value
-
-    def __contains__(self, name: object) -> bool:
-        return self.get(name) is not None  # type: ignore[arg-type]
+        value = _lookup(self, name, None)
+        return default if value is None else value
 
     def __setitem__(self, name: str, value: Value) -> None:
         self._record(name, value)
@@ -96,9 +113,6 @@ class Env(MutableMapping):
             env = env._parent
         return (name for name in names if self.get(name) is not None)
 
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
     def _record(self, name: str, value: Value | None) -> None:
         entry = (next(_clock), value)
         history = self._histories.get(name)
@@ -108,7 +122,6 @@ class Env(MutableMapping):
             history.append(entry)
         self.written.add(name)
 
-    # --- branches and views -------------------------------------------------------------------
     def fork(self) -> Env:
         """An environment for a branch: it reads this one and writes only its own bindings.
         This one must not change while the branch is in use (merge the branch back first)."""
@@ -119,7 +132,7 @@ class Env(MutableMapping):
         return EnvView(self, next(_clock))
 
 
-class EnvView(Mapping):
+class EnvView(_Bindings):
     """An environment at one time (see :meth:`Env.view`)."""
 
     __slots__ = ("_env", "_time")
@@ -129,30 +142,8 @@ class EnvView(Mapping):
         self._time = time
 
     def get(self, name: str, default: Value | None = None) -> Value | None:  # type: ignore[override]
-        time = self._time
-        env: Env | None = self._env
-        while env is not None:
-            history = env._histories.get(name)
-            if history is not None and history[0][0] <= time:
-                if history[-1][0] <= time:
-                    value = history[-1][1]
-                else:
-                    value = history[bisect.bisect_right(history, time, key=_time_of) - 1][1]
-                return default if value is _UNBOUND else value
-            env = env._parent
-        return default
-
-    def __getitem__(self, name: str) -> Value:
-        value = self.get(name)
-        if value is None:
-            raise KeyError(name)
-        return value
-
-    def __contains__(self, name: object) -> bool:
-        return self.get(name) is not None  # type: ignore[arg-type]
+        value = _lookup(self._env, name, self._time)
+        return default if value is None else value
 
     def __iter__(self) -> Iterator[str]:
         return (name for name in self._env if self.get(name) is not None)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
