@@ -14,8 +14,12 @@ status=0
 for spec in "libcst==${oldest}.*" "libcst"; do
     venv="$work/venv-$(echo "$spec" | tr -c 'a-z0-9.\n' '_')"
     "$PYTHON" -m venv "$venv"
-    "$venv/bin/pip" install --quiet --upgrade pip
-    "$venv/bin/pip" install --quiet -e '.[test]' "$spec" >/dev/null
+    # pip's own chatter goes to a log; a failed install stops the script with its tail.
+    if ! { "$venv/bin/pip" install --upgrade pip && "$venv/bin/pip" install -e '.[test]' "$spec"; } >"$venv.pip.log" 2>&1; then
+        echo "could not install $spec (see $venv.pip.log):" >&2
+        tail -n 5 "$venv.pip.log" >&2
+        exit 1
+    fi
     installed=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("libcst"))')
     summary=$("$venv/bin/python" -m pytest -q -p no:cacheprovider tests/rules tests/analysis tests/engine -m 'not slow' 2>&1 | tail -n 1)
     echo "libcst $installed: $summary"
