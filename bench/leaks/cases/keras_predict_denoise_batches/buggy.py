@@ -40,8 +40,8 @@ def run_inference(model_path, movie_path, output_path):
     with h5py.File(output_path, "w") as out:
         denoised = out.create_dataset("data", shape=(len(generator.centers),) + movie.shape[1:], dtype="float32")
         for index in range(len(generator)):
-            local_data = generator[index]
-            predictions = model.predict(local_data[0], verbose=0)  # leak: LL501
+            window_batch = generator[index]
+            predictions = model.predict(window_batch[0], verbose=0)  # leak: LL501
             start = index * generator.batch_size
             denoised[start:start + len(predictions)] = predictions[..., 0]
 

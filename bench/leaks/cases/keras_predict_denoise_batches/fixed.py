@@ -40,9 +40,9 @@ def run_inference(model_path, movie_path, output_path):
     with h5py.File(output_path, "w") as out:
         denoised = out.create_dataset("data", shape=(len(generator.centers),) + movie.shape[1:], dtype="float32")
         for index in range(len(generator)):
-            local_data = generator[index]
+            window_batch = generator[index]
             # One batch in, one batch out: predict_on_batch skips predict()'s dataset/iterator setup.
-            predictions = model.predict_on_batch(local_data[0])
+            predictions = model.predict_on_batch(window_batch[0])
             start = index * generator.batch_size
             denoised[start:start + len(predictions)] = predictions[..., 0]
 

@@ -37,7 +37,7 @@ def predict_retention(model, peptides, chunk_size):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", default="full_hc_PXD005573_mcp_1fd8363d9af9dcad3be7553c39396960.hdf5")
+    parser.add_argument("--model", default="models/rt_cnn.hdf5")
     parser.add_argument("--peptides", default="peptides.csv")
     parser.add_argument("--chunk-size", type=int, default=10_000)
     args = parser.parse_args()

@@ -23,7 +23,7 @@ def load_classifier(tag, path="models"):
 def run_inference(tags, feature_dir, out_dir):
     models = {tag: load_classifier(tag) for tag in tags}
     os.makedirs(out_dir, exist_ok=True)
-    for path in sorted(glob.glob(os.path.join(feature_dir, "field_*.parquet"))):
+    for path in sorted(glob.glob(os.path.join(feature_dir, "tile_*.parquet"))):
         table = pd.read_parquet(path)
         features = table[FEATURES].fillna(0.0).to_numpy(dtype=np.float32)
         scores = {}
@@ -35,7 +35,7 @@ def run_inference(tags, feature_dir, out_dir):
 
 def parse_args():
     parser = argparse.ArgumentParser(description="Score every source of every field with each classifier.")
-    parser.add_argument("--tags", nargs="+", default=["vnv", "pnp", "e", "ea", "rrlyr"])
+    parser.add_argument("--tags", nargs="+", default=["periodic", "eclipsing", "pulsator", "flare", "agn"])
     parser.add_argument("--feature-dir", default="features")
     parser.add_argument("--out-dir", default="preds")
     return parser.parse_args()

@@ -12,11 +12,11 @@ import numpy as np
 from keras import backend as K
 from keras.models import Model, model_from_json
 
-BEST_CONFIG = "data/model/model_best_config.json"
-BEST_WEIGHTS = "data/model/model_best_weight.h5"
+CHAMPION_CONFIG = "models/champion.json"
+CHAMPION_WEIGHTS = "models/champion.h5"
 
 
-class ReversiModel:
+class OthelloNet:
     def __init__(self):
         self.model: Model | None = None
         self.digest = None
@@ -46,14 +46,14 @@ def play_game(model, rng, max_moves=60):
 
 def self_play(n_games=100_000, reload_every=10):
     rng = np.random.default_rng(0)
-    model = ReversiModel()
-    model.load(BEST_CONFIG, BEST_WEIGHTS)
+    model = OthelloNet()
+    model.load(CHAMPION_CONFIG, CHAMPION_WEIGHTS)
     for game in range(n_games):
-        if game % reload_every == 0 and os.path.getmtime(BEST_WEIGHTS) != model.digest:
-            model.load(BEST_CONFIG, BEST_WEIGHTS, clear_session=True)
+        if game % reload_every == 0 and os.path.getmtime(CHAMPION_WEIGHTS) != model.digest:
+            model.load(CHAMPION_CONFIG, CHAMPION_WEIGHTS, clear_session=True)
             print(f"game {game}: reloaded best model ({K.backend()})")
         records = play_game(model, rng)
-        with open(f"data/play/game_{game:07d}.json", "w") as handle:
+        with open(f"selfplay/game_{game:07d}.json", "w") as handle:
             json.dump(records, handle)
         time.sleep(0.001)
 

@@ -38,17 +38,17 @@ def main():
     with tf.control_dependencies(update_ops):
         train_op = tf.train.AdamOptimizer(1e-4).minimize(loss)
 
-    rec_tensor = tf.Variable(0.0, trainable=False, name="recall")
-    prec_tensor = tf.Variable(0.0, trainable=False, name="precision")
-    map_tensor = tf.Variable(0.0, trainable=False, name="mAP")
+    recall_var = tf.Variable(0.0, trainable=False, name="recall")
+    precall_var = tf.Variable(0.0, trainable=False, name="precision")
+    map_var = tf.Variable(0.0, trainable=False, name="mAP")
     tf.summary.scalar("loss", loss)
-    tf.summary.scalar("recall", rec_tensor)
-    tf.summary.scalar("precision", prec_tensor)
-    tf.summary.scalar("mAP", map_tensor)
-    write_op = tf.summary.merge_all()
+    tf.summary.scalar("recall", recall_var)
+    tf.summary.scalar("precision", precall_var)
+    tf.summary.scalar("mAP", map_var)
+    summary_op = tf.summary.merge_all()
 
     with tf.Session() as sess:
-        writer = tf.summary.FileWriter("logs/yolo", sess.graph)
+        writer = tf.summary.FileWriter("logs/detector", sess.graph)
         sess.run(tf.global_variables_initializer())
         for step in range(STEPS):
             x = rng.random((4, 416, 416, 3), dtype=np.float32)
@@ -58,10 +58,10 @@ def main():
                 rec, prec, m_ap = evaluate_batch(raw, rng)
                 _, _, _, summary = sess.run(
                     [
-                        tf.assign(rec_tensor, rec),  # leak: new:tf1-graph-growth
-                        tf.assign(prec_tensor, prec),  # leak: new:tf1-graph-growth
-                        tf.assign(map_tensor, m_ap),  # leak: new:tf1-graph-growth
-                        write_op,
+                        tf.assign(recall_var, rec),  # leak: new:tf1-graph-growth
+                        tf.assign(precall_var, prec),  # leak: new:tf1-graph-growth
+                        tf.assign(map_var, m_ap),  # leak: new:tf1-graph-growth
+                        summary_op,
                     ],
                     feed_dict={images: x, targets: y, is_training: True},
                 )

@@ -39,17 +39,17 @@ def main():
         train_op = tf.train.AdamOptimizer(1e-4).minimize(loss)
 
     # The host-side statistics are fed through placeholders; no variable or assign op is needed.
-    rec_in = tf.placeholder(tf.float32, [], name="recall")
-    prec_in = tf.placeholder(tf.float32, [], name="precision")
+    recall_in = tf.placeholder(tf.float32, [], name="recall")
+    precall_in = tf.placeholder(tf.float32, [], name="precision")
     map_in = tf.placeholder(tf.float32, [], name="mAP")
     tf.summary.scalar("loss", loss)
-    tf.summary.scalar("recall", rec_in)
-    tf.summary.scalar("precision", prec_in)
+    tf.summary.scalar("recall", recall_in)
+    tf.summary.scalar("precision", precall_in)
     tf.summary.scalar("mAP", map_in)
-    write_op = tf.summary.merge_all()
+    summary_op = tf.summary.merge_all()
 
     with tf.Session() as sess:
-        writer = tf.summary.FileWriter("logs/yolo", sess.graph)
+        writer = tf.summary.FileWriter("logs/detector", sess.graph)
         sess.run(tf.global_variables_initializer())
         sess.graph.finalize()
         for step in range(STEPS):
@@ -59,8 +59,8 @@ def main():
             if step % LOG_EVERY == 0:
                 rec, prec, m_ap = evaluate_batch(raw, rng)
                 summary = sess.run(
-                    write_op,
-                    feed_dict={images: x, targets: y, is_training: True, rec_in: rec, prec_in: prec, map_in: m_ap},
+                    summary_op,
+                    feed_dict={images: x, targets: y, is_training: True, recall_in: rec, precall_in: prec, map_in: m_ap},
                 )
                 writer.add_summary(summary, step)
 

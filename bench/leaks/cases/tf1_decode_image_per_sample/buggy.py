@@ -14,7 +14,7 @@ CHANNELS = 3
 BATCH_SIZE = 16
 
 
-def get_image(image_path):
+def read_sample(image_path):
     file_op = tf.read_file(image_path)  # leak: new:tf1-graph-growth
     image_op = tf.image.decode_image(file_op, channels=CHANNELS)  # leak: new:tf1-graph-growth
     sess = tf.get_default_session()
@@ -39,7 +39,7 @@ def main():
         for step in range(10_000):
             batch_paths = rng.choice(paths, BATCH_SIZE)
             started = time.time()
-            batch = np.stack([get_image(p)[:64, :64] for p in batch_paths]).astype(np.float32) / 255.0
+            batch = np.stack([read_sample(p)[:64, :64] for p in batch_paths]).astype(np.float32) / 255.0
             read_time = time.time() - started
             batch_labels = np.array([("dog" in p) for p in batch_paths], dtype=np.int64)
             loss_value, _ = sess.run([loss, train_op], feed_dict={images: batch, labels: batch_labels})

@@ -38,14 +38,14 @@ def main():
     paths = sorted(glob.glob("samples/*.jpg"))
     rng = np.random.default_rng(2)
     images, labels, loss, train_op = build_model()
-    get_image = ImageReader()
+    read_sample = ImageReader()
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         sess.graph.finalize()
         for step in range(10_000):
             batch_paths = rng.choice(paths, BATCH_SIZE)
             started = time.time()
-            batch = np.stack([get_image(p)[:64, :64] for p in batch_paths]).astype(np.float32) / 255.0
+            batch = np.stack([read_sample(p)[:64, :64] for p in batch_paths]).astype(np.float32) / 255.0
             read_time = time.time() - started
             batch_labels = np.array([("dog" in p) for p in batch_paths], dtype=np.int64)
             loss_value, _ = sess.run([loss, train_op], feed_dict={images: batch, labels: batch_labels})

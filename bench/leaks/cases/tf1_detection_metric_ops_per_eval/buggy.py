@@ -13,7 +13,7 @@ N_CLASSES = 4
 EVAL_EVERY = 500
 
 
-def get_detection_metric_ops(scores, labels):
+def make_eval_metric_ops(scores, labels):
     """Streaming AP-style metrics; each call creates its own local accumulator variables."""
     metrics = {}
     for cls in range(N_CLASSES):
@@ -43,7 +43,7 @@ def main(total_steps=100_000):
             y = rng.integers(0, N_CLASSES, 128)
             sess.run(train_op, {features: x, labels: y})
             if step % EVAL_EVERY == 0:
-                metric_ops = get_detection_metric_ops(scores, labels)  # leak: new:tf1-graph-growth
+                metric_ops = make_eval_metric_ops(scores, labels)  # leak: new:tf1-graph-growth
                 sess.run(tf.local_variables_initializer())  # leak: new:tf1-graph-growth
                 for _ in range(20):
                     xv = rng.standard_normal((256, 32)).astype(np.float32)

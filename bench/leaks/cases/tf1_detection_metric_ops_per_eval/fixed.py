@@ -13,7 +13,7 @@ N_CLASSES = 4
 EVAL_EVERY = 500
 
 
-def get_detection_metric_ops(scores, labels):
+def make_eval_metric_ops(scores, labels):
     """Streaming AP-style metrics, built once under a scope so they can be reset as a group."""
     metrics = {}
     with tf.variable_scope("detection_metrics"):
@@ -37,7 +37,7 @@ def main(total_steps=100_000):
     scores = build_scorer(features)
     loss = tf.losses.sparse_softmax_cross_entropy(labels, tf.math.log(scores + 1e-8))
     train_op = tf.train.AdamOptimizer(1e-3).minimize(loss)
-    metric_ops, reset_metrics = get_detection_metric_ops(scores, labels)
+    metric_ops, reset_metrics = make_eval_metric_ops(scores, labels)
     update_all = {k: update for k, (_, update) in metric_ops.items()}
     values_all = {k: value for k, (value, _) in metric_ops.items()}
 

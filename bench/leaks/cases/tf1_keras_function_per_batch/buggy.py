@@ -14,11 +14,11 @@ IMAGE_SIZE = (224, 224)
 BATCH_SIZE = 8
 
 
-def get_gradients(model, inputs, labels, layer_names):
+def layer_gradients(model, inputs, labels, layer_names):
     weights = model.trainable_weights
-    gradient_tensors = model.optimizer.get_gradients(model.total_loss, weights)  # leak: new:tf1-graph-growth
-    input_tensors = [model.inputs[0], model.sample_weights[0], model.targets[0], K.learning_phase()]
-    gradient_fn = K.function(inputs=input_tensors, outputs=gradient_tensors)  # leak: new:tf1-graph-growth
+    grad_tensors = model.optimizer.layer_gradients(model.total_loss, weights)  # leak: new:tf1-graph-growth
+    feeds = [model.inputs[0], model.sample_weights[0], model.targets[0], K.learning_phase()]
+    gradient_fn = K.function(inputs=feeds, outputs=grad_tensors)  # leak: new:tf1-graph-growth
     values = gradient_fn([inputs, np.ones(len(inputs)), labels, 0])
     return dict(zip(layer_names, values))
 
@@ -28,7 +28,7 @@ def gradient_norms(model, generator, steps):
     history = {name: [] for name in layer_names}
     for step in range(steps):
         images, labels = next(generator)
-        for name, grad in get_gradients(model, images, labels, layer_names).items():
+        for name, grad in layer_gradients(model, images, labels, layer_names).items():
             history[name].append(float(np.linalg.norm(grad)))
         model.train_on_batch(images, labels)
         if step % 20 == 0:

@@ -16,12 +16,12 @@ BATCH_SIZE = 8
 
 def make_gradient_fn(model):
     """Build the gradient tensors and the backend function once per model."""
-    gradient_tensors = model.optimizer.get_gradients(model.total_loss, model.trainable_weights)
-    input_tensors = [model.inputs[0], model.sample_weights[0], model.targets[0], K.learning_phase()]
-    return K.function(inputs=input_tensors, outputs=gradient_tensors)
+    grad_tensors = model.optimizer.layer_gradients(model.total_loss, model.trainable_weights)
+    feeds = [model.inputs[0], model.sample_weights[0], model.targets[0], K.learning_phase()]
+    return K.function(inputs=feeds, outputs=grad_tensors)
 
 
-def get_gradients(gradient_fn, inputs, labels, layer_names):
+def layer_gradients(gradient_fn, inputs, labels, layer_names):
     values = gradient_fn([inputs, np.ones(len(inputs)), labels, 0])
     return dict(zip(layer_names, values))
 
@@ -32,7 +32,7 @@ def gradient_norms(model, generator, steps):
     history = {name: [] for name in layer_names}
     for step in range(steps):
         images, labels = next(generator)
-        for name, grad in get_gradients(gradient_fn, images, labels, layer_names).items():
+        for name, grad in layer_gradients(gradient_fn, images, labels, layer_names).items():
             history[name].append(float(np.linalg.norm(grad)))
         model.train_on_batch(images, labels)
         if step % 20 == 0:

@@ -9,10 +9,10 @@ import tensorflow.compat.v1 as tf
 
 tf.disable_v2_behavior()
 
-LEARNING_RATE = 3e-3
-LR_DECAY_STEPS = 2000
-LEARNING_RATE_ALPHA = 0.05
-DECAY_START = 500
+BASE_LR = 3e-3
+RESTART_PERIOD = 2000
+MIN_LR_FRACTION = 0.05
+WARM_STEPS = 500
 TOTAL_STEPS = 200_000
 
 
@@ -36,7 +36,7 @@ def main():
     features = tf.placeholder(tf.float32, [None, 40])
     targets = tf.placeholder(tf.float32, [None])
     lr_in = tf.placeholder(tf.float32, [])
-    cur_step = tf.placeholder(tf.int64, [])
+    step_in = tf.placeholder(tf.int64, [])
     loss, train_op = build_regressor(features, targets, lr_in)
 
     with tf.Session() as sess:
@@ -44,13 +44,13 @@ def main():
         step = 0
         data = batches(rng)
         while step < TOTAL_STEPS:
-            decayed = tf.train.cosine_decay_restarts(  # leak: new:tf1-graph-growth
-                learning_rate=LEARNING_RATE,
-                global_step=cur_step,
-                first_decay_steps=LR_DECAY_STEPS,
-                alpha=LEARNING_RATE_ALPHA,
+            schedule_lr = tf.train.cosine_decay_restarts(  # leak: new:tf1-graph-growth
+                learning_rate=BASE_LR,
+                global_step=step_in,
+                first_decay_steps=RESTART_PERIOD,
+                alpha=MIN_LR_FRACTION,
             )
-            lr = sess.run(decayed, feed_dict={cur_step: max(0, step - DECAY_START)})
+            lr = sess.run(schedule_lr, feed_dict={step_in: max(0, step - WARM_STEPS)})
             x, y = next(data)
             loss_value, _ = sess.run([loss, train_op], feed_dict={features: x, targets: y, lr_in: lr})
             if step % 1000 == 0:

@@ -9,10 +9,10 @@ import tensorflow.compat.v1 as tf
 
 tf.disable_v2_behavior()
 
-LEARNING_RATE = 3e-3
-LR_DECAY_STEPS = 2000
-LEARNING_RATE_ALPHA = 0.05
-DECAY_START = 500
+BASE_LR = 3e-3
+RESTART_PERIOD = 2000
+MIN_LR_FRACTION = 0.05
+WARM_STEPS = 500
 TOTAL_STEPS = 200_000
 
 
@@ -35,14 +35,14 @@ def main():
     rng = np.random.default_rng(11)
     features = tf.placeholder(tf.float32, [None, 40])
     targets = tf.placeholder(tf.float32, [None])
-    cur_step = tf.placeholder(tf.int64, [])
-    decayed = tf.train.cosine_decay_restarts(
-        learning_rate=LEARNING_RATE,
-        global_step=cur_step,
-        first_decay_steps=LR_DECAY_STEPS,
-        alpha=LEARNING_RATE_ALPHA,
+    step_in = tf.placeholder(tf.int64, [])
+    schedule_lr = tf.train.cosine_decay_restarts(
+        learning_rate=BASE_LR,
+        global_step=step_in,
+        first_decay_steps=RESTART_PERIOD,
+        alpha=MIN_LR_FRACTION,
     )
-    loss, train_op = build_regressor(features, targets, decayed)
+    loss, train_op = build_regressor(features, targets, schedule_lr)
 
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
@@ -52,8 +52,8 @@ def main():
         while step < TOTAL_STEPS:
             x, y = next(data)
             lr, loss_value, _ = sess.run(
-                [decayed, loss, train_op],
-                feed_dict={features: x, targets: y, cur_step: max(0, step - DECAY_START)},
+                [schedule_lr, loss, train_op],
+                feed_dict={features: x, targets: y, step_in: max(0, step - WARM_STEPS)},
             )
             if step % 1000 == 0:
                 print(f"step {step} lr {lr:.5f} loss {loss_value:.4f}")

@@ -8,7 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 
-class BNN:
+class DynamicsEnsemble:
     """A small probabilistic ensemble trained with early stopping on held-out loss."""
 
     def __init__(self, sess, obs_dim, act_dim, hidden=200, n_layers=4):
@@ -21,14 +21,14 @@ class BNN:
         mean = tf.layers.dense(net, obs_dim + 1)
         self.loss = tf.reduce_mean(tf.square(mean - self.targets))
         self.train_op = tf.train.AdamOptimizer(1e-3).minimize(self.loss)
-        self.nonlinearity_vars = tf.trainable_variables()
+        self.weights = tf.trainable_variables()
         self._snapshot = None
 
-    def _save_state(self):
-        self._snapshot = self.sess.run(self.nonlinearity_vars)
+    def _snapshot_weights(self):
+        self._snapshot = self.sess.run(self.weights)
 
-    def _set_state(self):
-        ops = [var.assign(value) for var, value in zip(self.nonlinearity_vars, self._snapshot)]  # leak: new:tf1-graph-growth
+    def _restore_snapshot(self):
+        ops = [var.assign(value) for var, value in zip(self.weights, self._snapshot)]  # leak: new:tf1-graph-growth
         self.sess.run(ops)
 
     def train(self, inputs, targets, holdout_inputs, holdout_targets, max_epochs=5, batch_size=256):
@@ -41,8 +41,8 @@ class BNN:
             holdout = self.sess.run(self.loss, {self.inputs: holdout_inputs, self.targets: holdout_targets})
             if holdout < best:
                 best = holdout
-                self._save_state()
-        self._set_state()
+                self._snapshot_weights()
+        self._restore_snapshot()
         return best
 
 
@@ -55,7 +55,7 @@ def collect_transitions(rng, n, obs_dim=11, act_dim=3):
 if __name__ == "__main__":
     rng = np.random.default_rng(0)
     with tf.Session() as sess:
-        model = BNN(sess, obs_dim=11, act_dim=3)
+        model = DynamicsEnsemble(sess, obs_dim=11, act_dim=3)
         sess.run(tf.global_variables_initializer())
         for env_epoch in range(1000):  # model is retrained after every environment epoch
             x, y = collect_transitions(rng, 5000)

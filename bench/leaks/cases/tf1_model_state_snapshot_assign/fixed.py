@@ -8,7 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 
-class BNN:
+class DynamicsEnsemble:
     """A small probabilistic ensemble trained with early stopping on held-out loss."""
 
     def __init__(self, sess, obs_dim, act_dim, hidden=200, n_layers=4):
@@ -21,16 +21,16 @@ class BNN:
         mean = tf.layers.dense(net, obs_dim + 1)
         self.loss = tf.reduce_mean(tf.square(mean - self.targets))
         self.train_op = tf.train.AdamOptimizer(1e-3).minimize(self.loss)
-        self.nonlinearity_vars = tf.trainable_variables()
+        self.weights = tf.trainable_variables()
         # Snapshot restore ops built once: one placeholder per variable, one grouped assign.
-        self._state_in = [tf.placeholder(v.dtype.base_dtype, v.shape) for v in self.nonlinearity_vars]
-        self._restore_op = tf.group(*[v.assign(p) for v, p in zip(self.nonlinearity_vars, self._state_in)])
+        self._state_in = [tf.placeholder(v.dtype.base_dtype, v.shape) for v in self.weights]
+        self._restore_op = tf.group(*[v.assign(p) for v, p in zip(self.weights, self._state_in)])
         self._snapshot = None
 
-    def _save_state(self):
-        self._snapshot = self.sess.run(self.nonlinearity_vars)
+    def _snapshot_weights(self):
+        self._snapshot = self.sess.run(self.weights)
 
-    def _set_state(self):
+    def _restore_snapshot(self):
         self.sess.run(self._restore_op, feed_dict=dict(zip(self._state_in, self._snapshot)))
 
     def train(self, inputs, targets, holdout_inputs, holdout_targets, max_epochs=5, batch_size=256):
@@ -43,8 +43,8 @@ class BNN:
             holdout = self.sess.run(self.loss, {self.inputs: holdout_inputs, self.targets: holdout_targets})
             if holdout < best:
                 best = holdout
-                self._save_state()
-        self._set_state()
+                self._snapshot_weights()
+        self._restore_snapshot()
         return best
 
 
@@ -57,7 +57,7 @@ def collect_transitions(rng, n, obs_dim=11, act_dim=3):
 if __name__ == "__main__":
     rng = np.random.default_rng(0)
     with tf.Session() as sess:
-        model = BNN(sess, obs_dim=11, act_dim=3)
+        model = DynamicsEnsemble(sess, obs_dim=11, act_dim=3)
         sess.run(tf.global_variables_initializer())
         sess.graph.finalize()
         for env_epoch in range(1000):  # model is retrained after every environment epoch

@@ -18,7 +18,7 @@ class Config:
     max_epochs = 256
 
 
-class MemoryNetwork:
+class QAReader:
     def __init__(self, config):
         self.config = config
         self.questions = tf.placeholder(tf.int32, [None, config.max_len])
@@ -28,14 +28,14 @@ class MemoryNetwork:
         encoded = tf.reduce_mean(tf.nn.embedding_lookup(embeddings, self.questions), axis=1)
         hidden = tf.nn.dropout(tf.layers.dense(encoded, config.hidden_size, tf.nn.relu), self.dropout_keep)
         logits = tf.layers.dense(hidden, config.vocab_size)
-        self.calculate_loss = tf.losses.sparse_softmax_cross_entropy(self.answers, logits)
+        self.loss_op = tf.losses.sparse_softmax_cross_entropy(self.answers, logits)
         self.pred = tf.argmax(logits, axis=1)
-        self.train_step = tf.train.AdamOptimizer(1e-3).minimize(self.calculate_loss)
+        self.train_step = tf.train.AdamOptimizer(1e-3).minimize(self.loss_op)
         self.eval_step = tf.no_op()  # created once, reused by every validation epoch
-        tf.summary.scalar("loss", self.calculate_loss)
-        self.merged = tf.summary.merge_all()
+        tf.summary.scalar("loss", self.loss_op)
+        self.summaries = tf.summary.merge_all()
 
-    def run_epoch(self, session, data, train_op=None):
+    def run_pass(self, session, data, train_op=None):
         keep = self.config.dropout
         if train_op is None:
             train_op = self.eval_step
@@ -48,7 +48,7 @@ class MemoryNetwork:
                 self.answers: answers[start:start + self.config.batch_size],
                 self.dropout_keep: keep,
             }
-            loss, _, _ = session.run([self.calculate_loss, self.merged, train_op], feed_dict=feed)
+            loss, _, _ = session.run([self.loss_op, self.summaries, train_op], feed_dict=feed)
             losses.append(loss)
         return float(np.mean(losses))
 
@@ -62,11 +62,11 @@ if __name__ == "__main__":
     cfg = Config()
     rng = np.random.default_rng(4)
     train_data, valid_data = synthetic_split(rng, cfg, 2000), synthetic_split(rng, cfg, 400)
-    model = MemoryNetwork(cfg)
+    model = QAReader(cfg)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         sess.graph.finalize()
         for epoch in range(cfg.max_epochs):
-            train_loss = model.run_epoch(sess, train_data, train_op=model.train_step)
-            valid_loss = model.run_epoch(sess, valid_data)
+            train_loss = model.run_pass(sess, train_data, train_op=model.train_step)
+            valid_loss = model.run_pass(sess, valid_data)
             print(f"epoch {epoch}: train {train_loss:.3f} valid {valid_loss:.3f}")

@@ -9,11 +9,11 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-RESIZE_FINAL = 227
+CROP_SIZE = 227
 CROPS = ((0, 0), (0, 29), (29, 0), (29, 29), (14, 14))
 
 
-class ImageCoder:
+class CropMaker:
     """Decodes JPEG bytes with a single graph op (this part is built once)."""
 
     def __init__(self, sess):
@@ -25,26 +25,26 @@ class ImageCoder:
         return self.sess.run(self.decoded, feed_dict={self.jpeg_in: data})
 
 
-def make_multi_crop_batch(coder, filename):
+def crop_batch_for(coder, filename):
     with open(filename, "rb") as handle:
         image = coder.decode(handle.read())
     crops = []
     for top, left in CROPS:
         patch = image[top:top + 227, left:left + 227]
-        crop = tf.image.resize_images(patch, (RESIZE_FINAL, RESIZE_FINAL))  # leak: new:tf1-graph-growth
+        crop = tf.image.resize_images(patch, (CROP_SIZE, CROP_SIZE))  # leak: new:tf1-graph-growth
         crops.append(tf.image.per_image_standardization(crop))  # leak: new:tf1-graph-growth
     crops.append(tf.image.flip_left_right(crops[-1]))  # leak: new:tf1-graph-growth
     return tf.stack(crops)  # leak: new:tf1-graph-growth
 
 
 def classify(files, logits_fn):
-    images = tf.placeholder(tf.float32, [None, RESIZE_FINAL, RESIZE_FINAL, 3])
+    images = tf.placeholder(tf.float32, [None, CROP_SIZE, CROP_SIZE, 3])
     softmax = tf.nn.softmax(logits_fn(images))
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        coder = ImageCoder(sess)
+        coder = CropMaker(sess)
         for filename in files:
-            batch = sess.run(make_multi_crop_batch(coder, filename))
+            batch = sess.run(crop_batch_for(coder, filename))
             probs = sess.run(softmax, feed_dict={images: batch}).mean(axis=0)
             print(filename, int(np.argmax(probs)), float(probs.max()))
 

@@ -9,11 +9,11 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-RESIZE_FINAL = 227
+CROP_SIZE = 227
 CROPS = ((0, 0), (0, 29), (29, 0), (29, 29), (14, 14))
 
 
-class ImageCoder:
+class CropMaker:
     """Decodes JPEG bytes and builds the crop batch with ops created once, fed per image."""
 
     def __init__(self, sess):
@@ -21,7 +21,7 @@ class ImageCoder:
         self.jpeg_in = tf.placeholder(tf.string)
         self.decoded = tf.image.decode_jpeg(self.jpeg_in, channels=3)
         self.patches_in = tf.placeholder(tf.uint8, [len(CROPS), None, None, 3])
-        resized = tf.image.resize_images(self.patches_in, (RESIZE_FINAL, RESIZE_FINAL))
+        resized = tf.image.resize_images(self.patches_in, (CROP_SIZE, CROP_SIZE))
         standardized = tf.map_fn(tf.image.per_image_standardization, resized)
         flipped = tf.image.flip_left_right(standardized[-1])
         self.crop_batch = tf.concat([standardized, flipped[None]], axis=0)
@@ -33,7 +33,7 @@ class ImageCoder:
         return self.sess.run(self.crop_batch, feed_dict={self.patches_in: patches})
 
 
-def make_multi_crop_batch(coder, filename):
+def crop_batch_for(coder, filename):
     with open(filename, "rb") as handle:
         image = coder.decode(handle.read())
     patches = np.stack([image[top:top + 227, left:left + 227] for top, left in CROPS])
@@ -41,14 +41,14 @@ def make_multi_crop_batch(coder, filename):
 
 
 def classify(files, logits_fn):
-    images = tf.placeholder(tf.float32, [None, RESIZE_FINAL, RESIZE_FINAL, 3])
+    images = tf.placeholder(tf.float32, [None, CROP_SIZE, CROP_SIZE, 3])
     softmax = tf.nn.softmax(logits_fn(images))
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        coder = ImageCoder(sess)
+        coder = CropMaker(sess)
         sess.graph.finalize()
         for filename in files:
-            batch = make_multi_crop_batch(coder, filename)
+            batch = crop_batch_for(coder, filename)
             probs = sess.run(softmax, feed_dict={images: batch}).mean(axis=0)
             print(filename, int(np.argmax(probs)), float(probs.max()))
 

@@ -13,7 +13,7 @@ import tensorflow.compat.v1 as tf
 tf.disable_v2_behavior()
 
 
-class GlobalVariableSaver:
+class WeightSync:
     """Saves and restores every global variable of the policy network as a dict of numpy arrays."""
 
     def __init__(self, sess):
@@ -47,7 +47,7 @@ def rollout_worker(checkpoint_path, n_syncs=10_000, obs_dim=24, n_actions=6):
     action = tf.argmax(logits, axis=-1)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        saver = GlobalVariableSaver(sess)
+        saver = WeightSync(sess)
         sess.graph.finalize()
         for sync in range(n_syncs):
             saver.restore(checkpoint_path)

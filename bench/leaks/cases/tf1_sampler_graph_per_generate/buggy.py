@@ -20,7 +20,7 @@ def language_model(tokens, reuse):
         return tf.matmul(hidden, table, transpose_b=True)
 
 
-def sample_sequence(context, length, temperature):
+def build_sampler(context, length, temperature):
     def step(i, tokens):
         logits = language_model(tokens, reuse=True) / temperature
         next_token = tf.random.categorical(logits, 1, dtype=tf.int32)
@@ -41,8 +41,8 @@ class Generator:
         self.sess.run(tf.global_variables_initializer())
 
     def generate(self, prompt_ids, length=64, temperature=0.8):
-        with tf.name_scope("sample_sequence"):
-            output = sample_sequence(self.context, length, temperature)  # leak: new:tf1-graph-growth
+        with tf.name_scope("sampler"):
+            output = build_sampler(self.context, length, temperature)  # leak: new:tf1-graph-growth
         return self.sess.run(output, feed_dict={self.context: [prompt_ids]})[0]
 
 

@@ -20,7 +20,7 @@ def language_model(tokens, reuse):
         return tf.matmul(hidden, table, transpose_b=True)
 
 
-def sample_sequence(context, length, temperature):
+def build_sampler(context, length, temperature):
     def step(i, tokens):
         logits = language_model(tokens, reuse=True) / temperature
         next_token = tf.random.categorical(logits, 1, dtype=tf.int32)
@@ -40,8 +40,8 @@ class Generator:
         self.length = tf.placeholder(tf.int32, [])
         self.temperature = tf.placeholder(tf.float32, [])
         language_model(self.context, reuse=False)
-        with tf.name_scope("sample_sequence"):
-            self.output = sample_sequence(self.context, self.length, self.temperature)
+        with tf.name_scope("sampler"):
+            self.output = build_sampler(self.context, self.length, self.temperature)
         self.sess.run(tf.global_variables_initializer())
         self.sess.graph.finalize()
 

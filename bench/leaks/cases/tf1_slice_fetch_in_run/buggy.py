@@ -43,7 +43,7 @@ def main():
     images = rng.random((2048, 28, 28, 1), dtype=np.float32)
     labels = rng.integers(0, 10, size=2048).astype(np.int64)
 
-    epoch_t, image_batch, label_batch = make_input_pipeline(images, labels, args.batch_size, args.epochs)
+    epoch_ids, image_batch, label_batch = make_input_pipeline(images, labels, args.batch_size, args.epochs)
     loss, train_op = build_classifier(image_batch, label_batch, num_classes=10)
 
     with tf.Session() as sess:
@@ -51,7 +51,7 @@ def main():
         step = 0
         while True:
             try:
-                epoch, loss_value, _ = sess.run([epoch_t[0], loss, train_op])  # leak: new:tf1-graph-growth
+                epoch, loss_value, _ = sess.run([epoch_ids[0], loss, train_op])  # leak: new:tf1-graph-growth
             except tf.errors.OutOfRangeError:
                 break
             if step % 100 == 0:

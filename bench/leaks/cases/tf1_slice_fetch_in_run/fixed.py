@@ -43,9 +43,9 @@ def main():
     images = rng.random((2048, 28, 28, 1), dtype=np.float32)
     labels = rng.integers(0, 10, size=2048).astype(np.int64)
 
-    epoch_t, image_batch, label_batch = make_input_pipeline(images, labels, args.batch_size, args.epochs)
+    epoch_ids, image_batch, label_batch = make_input_pipeline(images, labels, args.batch_size, args.epochs)
     loss, train_op = build_classifier(image_batch, label_batch, num_classes=10)
-    current_epoch = epoch_t[0]  # the slice is built once, with the rest of the graph
+    current_epoch = epoch_ids[0]  # the slice is built once, with the rest of the graph
     init = tf.global_variables_initializer()
 
     with tf.Session() as sess:

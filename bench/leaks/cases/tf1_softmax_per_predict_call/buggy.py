@@ -21,9 +21,9 @@ class BiddingModel:
         with self.graph.as_default():
             saver = tf.train.import_meta_graph(checkpoint_prefix + ".meta")
             saver.restore(self.sess, checkpoint_prefix)
-        self.inputs = self.graph.get_tensor_by_name("x_in:0")
-        self.keep_prob = self.graph.get_tensor_by_name("keep_prob:0")
-        self.logits = self.graph.get_tensor_by_name("out_bid_logit:0")
+        self.inputs = self.graph.get_tensor_by_name("bidder/features:0")
+        self.keep_prob = self.graph.get_tensor_by_name("bidder/keep:0")
+        self.logits = self.graph.get_tensor_by_name("bidder/logits:0")
 
     def predict(self, features):
         with self.graph.as_default():
@@ -46,7 +46,7 @@ def simulate_deals(model, n_deals, rng):
 
 
 if __name__ == "__main__":
-    prefix = os.environ.get("BIDDER_CKPT", "models/bidder/bidder-1000000")
+    prefix = os.environ.get("BIDDER_CKPT", "models/bidder/bidder-final")
     model = BiddingModel(prefix)
     bids = simulate_deals(model, n_deals=100_000, rng=np.random.default_rng(7))
     print("most common bid:", max(set(bids), key=bids.count))

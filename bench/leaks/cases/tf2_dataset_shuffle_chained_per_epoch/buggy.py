@@ -30,14 +30,14 @@ def build_detector(n_anchors=100, n_classes=20):
 
 
 @tf.function
-def train(model, dataset, epochs=50, lr=1e-5):
+def fit_detector(model, dataset, epochs=50, lr=1e-5):
     optimizer = tf.keras.optimizers.Adam(learning_rate=lr)
     for i in tf.range(epochs):
         dataset = dataset.shuffle(1000)  # leak: new:dataset-per-epoch
         for images, boxes, labels in dataset:
             with tf.GradientTape() as tape:
-                localization, classification = model(images, training=True)
-                loss = smooth_l1(boxes, localization) * 0.6 + focal(labels, classification) * 0.4
+                box_pred, class_pred = model(images, training=True)
+                loss = smooth_l1(boxes, box_pred) + focal(labels, class_pred)
             gradients = tape.gradient(loss, model.trainable_variables)
             optimizer.apply_gradients(zip(gradients, model.trainable_variables))
         tf.print("epoch", i, "loss", loss)
@@ -51,4 +51,4 @@ if __name__ == "__main__":
         rng.random((n, 100, 4), dtype=np.float32),
         (rng.random((n, 100, 20)) > 0.95).astype(np.float32),
     )).batch(16)
-    train(build_detector(), data)
+    fit_detector(build_detector(), data)

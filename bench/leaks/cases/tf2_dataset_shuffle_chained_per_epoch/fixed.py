@@ -29,7 +29,7 @@ def build_detector(n_anchors=100, n_classes=20):
     return tf.keras.Model(inputs, [boxes, classes])
 
 
-def train(model, dataset, epochs=50, lr=1e-5):
+def fit_detector(model, dataset, epochs=50, lr=1e-5):
     optimizer = tf.keras.optimizers.Adam(learning_rate=lr)
     # Shuffled once; reshuffle_each_iteration gives a new order every epoch from the same pipeline.
     dataset = dataset.unbatch().shuffle(1000, reshuffle_each_iteration=True).batch(16)
@@ -37,8 +37,8 @@ def train(model, dataset, epochs=50, lr=1e-5):
     @tf.function
     def train_step(images, boxes, labels):
         with tf.GradientTape() as tape:
-            localization, classification = model(images, training=True)
-            loss = smooth_l1(boxes, localization) * 0.6 + focal(labels, classification) * 0.4
+            box_pred, class_pred = model(images, training=True)
+            loss = smooth_l1(boxes, box_pred) + focal(labels, class_pred)
         gradients = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(gradients, model.trainable_variables))
         return loss
@@ -57,4 +57,4 @@ if __name__ == "__main__":
         rng.random((n, 100, 4), dtype=np.float32),
         (rng.random((n, 100, 20)) > 0.95).astype(np.float32),
     )).batch(16)
-    train(build_detector(), data)
+    fit_detector(build_detector(), data)

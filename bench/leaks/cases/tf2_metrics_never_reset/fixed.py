@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 logging.basicConfig(level=logging.INFO)
-START_EPOCH = 0
+FIRST_EPOCH = 0
 EPOCHS = 120
 
 
@@ -28,30 +28,30 @@ def main(ckpt_path="checkpoints/cifar100_{epoch}.h5"):
     rng = np.random.default_rng(0)
     images = rng.random((6400, 32, 32, 3), dtype=np.float32)
     labels = rng.integers(0, 100, 6400)
-    train_dataset = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(6400).batch(64)
+    batches = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(6400).batch(64)
     model = build_model()
     optimizer = tf.keras.optimizers.Adam(1e-3)
     loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    train_loss = tf.metrics.Mean(name="train_loss")
-    train_accuracy = tf.metrics.SparseCategoricalAccuracy(name="train_accuracy")
+    loss_meter = tf.metrics.Mean(name="loss_meter")
+    acc_meter = tf.metrics.SparseCategoricalAccuracy(name="acc_meter")
 
-    for epoch in range(START_EPOCH, EPOCHS):
-        train_loss.reset_state()
-        train_accuracy.reset_state()
+    for epoch in range(FIRST_EPOCH, EPOCHS):
+        loss_meter.reset_state()
+        acc_meter.reset_state()
         try:
-            for batch, (x, y) in enumerate(train_dataset):
+            for batch, (x, y) in enumerate(batches):
                 with tf.GradientTape() as tape:
                     predictions = model(x, training=True)
                     loss = loss_object(y, predictions)
                 gradients = tape.gradient(loss, model.trainable_variables)
                 optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-                train_loss(loss)
-                train_accuracy(y, predictions)
+                loss_meter(loss)
+                acc_meter(y, predictions)
                 if batch % 50 == 0:
-                    logging.info("Epoch: %d, iter: %d, loss: %.4f, train_acc: %.4f",
-                                 epoch, batch, train_loss.result(), train_accuracy.result())
+                    logging.info("[%d/%d] running loss=%.4f acc=%.4f",
+                                 epoch, batch, loss_meter.result(), acc_meter.result())
         except KeyboardInterrupt:
-            logging.info("interrupted.")
+            logging.warning("stopped by user, saving a checkpoint")
             model.save_weights(ckpt_path.format(epoch=epoch))
             return
         model.save_weights(ckpt_path.format(epoch=epoch))

@@ -22,20 +22,20 @@ def prediction_step(model, input_ids):
     return model(input_ids, training=False)
 
 
-def prediction_loop(model, dataset):
-    preds = None
-    label_ids = None
+def collect_logits(model, dataset):
+    all_logits = None
+    all_labels = None
     for step, (input_ids, labels) in enumerate(dataset):
         logits = prediction_step(model, input_ids)
-        if preds is None:
-            preds = logits.numpy()
-            label_ids = labels.numpy()
+        if all_logits is None:
+            all_logits = logits.numpy()
+            all_labels = labels.numpy()
         else:
-            preds = np.append(preds, logits.numpy(), axis=0)  # leak: new:array-regrowth
-            label_ids = np.append(label_ids, labels.numpy(), axis=0)  # leak: new:array-regrowth
+            all_logits = np.append(all_logits, logits.numpy(), axis=0)  # leak: new:array-regrowth
+            all_labels = np.append(all_labels, labels.numpy(), axis=0)  # leak: new:array-regrowth
         if step % 1000 == 0:
-            print(f"predicted {len(preds)} examples")
-    return preds, label_ids
+            print(f"predicted {len(all_logits)} examples")
+    return all_logits, all_labels
 
 
 def evaluation_set(rng, n=500_000, seq=128):
@@ -46,5 +46,5 @@ def evaluation_set(rng, n=500_000, seq=128):
 
 if __name__ == "__main__":
     model = build_classifier()
-    preds, labels = prediction_loop(model, evaluation_set(np.random.default_rng(0)))
-    print("accuracy", float((preds.argmax(-1) == labels).mean()))
+    all_logits, labels = collect_logits(model, evaluation_set(np.random.default_rng(0)))
+    print("accuracy", float((all_logits.argmax(-1) == labels).mean()))

@@ -22,16 +22,16 @@ def prediction_step(model, input_ids):
     return model(input_ids, training=False)
 
 
-def prediction_loop(model, dataset):
-    pred_chunks = []
+def collect_logits(model, dataset):
+    logit_chunks = []
     label_chunks = []
     for step, (input_ids, labels) in enumerate(dataset):
         logits = prediction_step(model, input_ids)
-        pred_chunks.append(logits.numpy())  # appending to a list copies nothing
+        logit_chunks.append(logits.numpy())  # appending to a list copies nothing
         label_chunks.append(labels.numpy())
         if step % 1000 == 0:
-            print(f"predicted {sum(len(c) for c in pred_chunks)} examples")
-    return np.concatenate(pred_chunks), np.concatenate(label_chunks)
+            print(f"predicted {sum(len(c) for c in logit_chunks)} examples")
+    return np.concatenate(logit_chunks), np.concatenate(label_chunks)
 
 
 def evaluation_set(rng, n=500_000, seq=128):
@@ -42,5 +42,5 @@ def evaluation_set(rng, n=500_000, seq=128):
 
 if __name__ == "__main__":
     model = build_classifier()
-    preds, labels = prediction_loop(model, evaluation_set(np.random.default_rng(0)))
-    print("accuracy", float((preds.argmax(-1) == labels).mean()))
+    all_logits, labels = collect_logits(model, evaluation_set(np.random.default_rng(0)))
+    print("accuracy", float((all_logits.argmax(-1) == labels).mean()))

@@ -8,7 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 
-class VariationalPeakModel:
+class PeakPredictor:
     def __init__(self, n_features, n_targets, num_samples=30):
         self.num_samples = num_samples
         self.model = tf.keras.Sequential([
@@ -16,16 +16,16 @@ class VariationalPeakModel:
             tf.keras.layers.Dropout(0.2),
             tf.keras.layers.Dense(n_targets),
         ])
-        self.predict_step = tf.function(self._predict_step)  # one Function for the model's lifetime
+        self.mc_step = tf.function(self._mc_step)  # one Function for the model's lifetime
 
-    def _predict_step(self, inputs):
+    def _mc_step(self, inputs):
         samples = tf.stack([tf.sigmoid(self.model(inputs, training=True)) for _ in range(self.num_samples)])
         return tf.reduce_mean(samples, axis=0), tf.math.reduce_std(samples, axis=0)
 
-    def run_predictions(self, dataset):
+    def score_regions(self, dataset):
         means, stds = [], []
         for batch in dataset:
-            mean, std = self.predict_step(batch)
+            mean, std = self.mc_step(batch)
             means.append(mean.numpy())
             stds.append(std.numpy())
         return np.concatenate(means), np.concatenate(stds)
@@ -39,7 +39,7 @@ def features_for(cell_type, rng, n_regions=20_000, n_features=120):
 
 if __name__ == "__main__":
     rng = np.random.default_rng(1)
-    peaks = VariationalPeakModel(n_features=120, n_targets=40)
+    peaks = PeakPredictor(n_features=120, n_targets=40)
     for cell_type in ["K562", "HepG2", "GM12878", "A549", "IMR-90", "H1"] * 50:
-        mean, std = peaks.run_predictions(features_for(cell_type, rng))
+        mean, std = peaks.score_regions(features_for(cell_type, rng))
         print(cell_type, mean.mean(), std.mean())

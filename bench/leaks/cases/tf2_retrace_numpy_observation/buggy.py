@@ -30,14 +30,14 @@ class DDPG:
         is_single = state.ndim == 1
         state = state[None] if is_single else state
         sigma = 0.0 if test else self.sigma
-        action = self._get_action_body(state, sigma, self.max_action)  # leak: new:tf-function-retrace
+        action = self._act_graph(state, sigma, self.max_action)  # leak: new:tf-function-retrace
         return action.numpy()[0] if is_single else action.numpy()
 
     @tf.function
-    def _get_action_body(self, state, sigma, max_action):
-        action = self.actor(state) * max_action
-        action += tf.random.normal(shape=action.shape, stddev=sigma)
-        return tf.clip_by_value(action, -max_action, max_action)
+    def _act_graph(self, obs, noise_std, bound):
+        action = self.actor(obs) * bound
+        action += tf.random.normal(shape=action.shape, stddev=noise_std)
+        return tf.clip_by_value(action, -bound, bound)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ class DDPG:
         is_single = state.ndim == 1
         state = state[None] if is_single else state
         sigma = 0.0 if test else self.sigma
-        action = self._get_action_body(
+        action = self._act_graph(
             tf.constant(state, dtype=tf.float32),
             tf.constant(sigma, dtype=tf.float32),
             tf.constant(self.max_action, dtype=tf.float32),
@@ -39,10 +39,10 @@ class DDPG:
         return action.numpy()[0] if is_single else action.numpy()
 
     @tf.function(reduce_retracing=True)
-    def _get_action_body(self, state, sigma, max_action):
-        action = self.actor(state) * max_action
-        action += tf.random.normal(shape=tf.shape(action), stddev=sigma)
-        return tf.clip_by_value(action, -max_action, max_action)
+    def _act_graph(self, obs, noise_std, bound):
+        action = self.actor(obs) * bound
+        action += tf.random.normal(shape=tf.shape(action), stddev=noise_std)
+        return tf.clip_by_value(action, -bound, bound)
 
 
 if __name__ == "__main__":

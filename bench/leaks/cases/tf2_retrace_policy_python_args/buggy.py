@@ -12,9 +12,9 @@ OBS_DIM = 16
 N_ACTIONS = 5
 
 
-class FeedForwardExecutor:
+class EpsilonGreedyActors:
     def __init__(self):
-        self.q_networks = {
+        self.heads = {
             f"agent_{i}": tf.keras.Sequential([
                 tf.keras.layers.Dense(64, activation="relu", input_shape=(OBS_DIM,)),
                 tf.keras.layers.Dense(N_ACTIONS),
@@ -23,16 +23,16 @@ class FeedForwardExecutor:
         }
 
     @tf.function
-    def _policy(self, agent, observation, legal_actions, epsilon):
-        q_values = self.q_networks[agent](observation[None])[0]
+    def _act(self, agent, observation, legal_actions, epsilon):
+        q_values = self.heads[agent](observation[None])[0]
         q_values = tf.where(legal_actions > 0, q_values, -1e9)
         greedy = tf.argmax(q_values, output_type=tf.int32)
         random = tf.random.categorical(tf.math.log(legal_actions[None]), 1, dtype=tf.int32)[0, 0]
         return tf.where(tf.random.uniform([]) < epsilon, random, greedy)
 
-    def select_actions(self, observations, legal, epsilon):
+    def choose(self, observations, legal, epsilon):
         return {
-            agent: int(self._policy(agent, observations[agent], legal[agent], epsilon))  # leak: new:tf-function-retrace
+            agent: int(self._act(agent, observations[agent], legal[agent], epsilon))  # leak: new:tf-function-retrace
             for agent in observations
         }
 
@@ -45,11 +45,11 @@ def environment_step(rng):
 
 if __name__ == "__main__":
     rng = np.random.default_rng(0)
-    executor = FeedForwardExecutor()
+    executor = EpsilonGreedyActors()
     epsilon = 1.0
     for t in range(1_000_000):
         observations, legal = environment_step(rng)
-        actions = executor.select_actions(observations, legal, epsilon)
+        actions = executor.choose(observations, legal, epsilon)
         epsilon = max(0.05, epsilon * 0.9999)
         if t % 10_000 == 0:
             print(t, epsilon, actions)

@@ -12,9 +12,9 @@ OBS_DIM = 16
 N_ACTIONS = 5
 
 
-class FeedForwardExecutor:
+class EpsilonGreedyActors:
     def __init__(self):
-        self.q_networks = {
+        self.heads = {
             f"agent_{i}": tf.keras.Sequential([
                 tf.keras.layers.Dense(64, activation="relu", input_shape=(OBS_DIM,)),
                 tf.keras.layers.Dense(N_ACTIONS),
@@ -23,10 +23,10 @@ class FeedForwardExecutor:
         }
         # One trace per agent (the agent name is a deliberate, bounded Python argument).
         spec = (tf.TensorSpec([OBS_DIM], tf.float32), tf.TensorSpec([N_ACTIONS], tf.float32), tf.TensorSpec([], tf.float32))
-        self._policies = {agent: tf.function(self._make_policy(agent), input_signature=spec) for agent in self.q_networks}
+        self._policies = {agent: tf.function(self._make_act(agent), input_signature=spec) for agent in self.heads}
 
-    def _make_policy(self, agent):
-        network = self.q_networks[agent]
+    def _make_act(self, agent):
+        network = self.heads[agent]
 
         def policy(observation, legal_actions, epsilon):
             q_values = network(observation[None])[0]
@@ -37,7 +37,7 @@ class FeedForwardExecutor:
 
         return policy
 
-    def select_actions(self, observations, legal, epsilon):
+    def choose(self, observations, legal, epsilon):
         epsilon_t = tf.constant(epsilon, tf.float32)
         return {
             agent: int(self._policies[agent](tf.convert_to_tensor(observations[agent]), tf.convert_to_tensor(legal[agent]), epsilon_t))
@@ -53,11 +53,11 @@ def environment_step(rng):
 
 if __name__ == "__main__":
     rng = np.random.default_rng(0)
-    executor = FeedForwardExecutor()
+    executor = EpsilonGreedyActors()
     epsilon = 1.0
     for t in range(1_000_000):
         observations, legal = environment_step(rng)
-        actions = executor.select_actions(observations, legal, epsilon)
+        actions = executor.choose(observations, legal, epsilon)
         epsilon = max(0.05, epsilon * 0.9999)
         if t % 10_000 == 0:
             print(t, epsilon, actions)

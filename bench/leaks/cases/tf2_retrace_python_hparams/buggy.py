@@ -27,14 +27,14 @@ optimizer = tf.keras.optimizers.Adam(learning_rate=tf.Variable(1e-3))
 
 
 @tf.function
-def train_step(batch, learning_rate, temperature, cross_entropy_coef):
-    optimizer.learning_rate.assign(learning_rate)
+def train_step(batch, lr, tau, entropy_weight):
+    optimizer.learning_rate.assign(lr)
     with tf.GradientTape() as tape:
         prediction = model(batch[:, :-1], training=True)
         recon = tf.reduce_mean(tf.square(prediction - batch[:, 1:]))
-        switching = tf.nn.softmax(prediction / temperature, axis=-1)
+        switching = tf.nn.softmax(prediction / tau, axis=-1)
         entropy = -tf.reduce_mean(tf.reduce_sum(switching * tf.math.log(switching + 1e-8), axis=-1))
-        loss = recon + cross_entropy_coef * entropy
+        loss = recon + entropy_weight * entropy
     grads = tape.gradient(loss, model.trainable_variables)
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
     return loss
@@ -51,8 +51,8 @@ if __name__ == "__main__":
     while step < NUM_STEPS:
         lr = schedule(step, 1e-3, 1e-5, NUM_STEPS)
         temperature = schedule(step, 1e3, 1.0, NUM_STEPS // 2)
-        xent_coef = schedule(step, 1e3, 0.0, NUM_STEPS // 4)
-        loss = train_step(next(data), lr, temperature, xent_coef)  # leak: new:tf-function-retrace
+        entropy_w = schedule(step, 1e3, 0.0, NUM_STEPS // 4)
+        loss = train_step(next(data), lr, temperature, entropy_w)  # leak: new:tf-function-retrace
         if step % 500 == 0:
             print(f"step {step}: loss {float(loss):.4f} temperature {temperature:.1f}")
         step += 1

@@ -11,7 +11,7 @@ VOCAB = 8000
 SEQ = 128
 
 
-class GPTLike(tf.keras.Model):
+class TinyLM(tf.keras.Model):
     def __init__(self):
         super().__init__()
         self.embed = tf.keras.layers.Embedding(VOCAB, 256)
@@ -19,21 +19,21 @@ class GPTLike(tf.keras.Model):
         self.head = tf.keras.layers.Dense(VOCAB)
         self.optimizer_ = tf.keras.optimizers.Adam(3e-4)
         self.loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        self.train_writer = tf.summary.create_file_writer("logs/train")
+        self.summary_writer = tf.summary.create_file_writer("logs/train")
 
     def call(self, tokens, training=False):
         return self.head(self.block(self.embed(tokens)))
 
     @tf.function(input_signature=[tf.TensorSpec([None, SEQ + 1], tf.int32), tf.TensorSpec([], tf.int64)])
-    def train_step(self, x, step):
-        inputs, targets = x[:, :-1], x[:, 1:]
+    def fit_batch(self, tokens, global_step):
+        inputs, targets = tokens[:, :-1], tokens[:, 1:]
         with tf.GradientTape() as tape:
             loss = self.loss_fn(targets, self(inputs, training=True))
         gradients = tape.gradient(loss, self.trainable_variables)
         gradients = [tf.clip_by_value(g, -1.0, 1.0) for g in gradients]
         self.optimizer_.apply_gradients(zip(gradients, self.trainable_variables))
-        with self.train_writer.as_default():
-            tf.summary.scalar("loss", loss, step=step)
+        with self.summary_writer.as_default():
+            tf.summary.scalar("loss", loss, step=global_step)
         return loss
 
 
@@ -43,9 +43,9 @@ def token_batches(rng, batch=16):
 
 
 if __name__ == "__main__":
-    model = GPTLike()
+    model = TinyLM()
     data = token_batches(np.random.default_rng(0))
     for step in range(100_000):
-        loss = model.train_step(next(data), tf.constant(step, dtype=tf.int64))
+        loss = model.fit_batch(next(data), tf.constant(step, dtype=tf.int64))
         if step % 200 == 0:
             print(f"step {step}: loss {float(loss):.3f}")

@@ -16,19 +16,19 @@ def make_model(n_classes=10):
     ])
 
 
-def train_step():
+def make_step():
     @tf.function  # leak: LL502
-    def train_step1(data, model, lr, loss_object, optimizer, train_loss, train_accuracy):
+    def step_fn(batch, net, lr, criterion, opt, loss_meter, acc_meter):
         with tf.GradientTape() as tape:
-            prediction = model(data[0], training=True)
-            loss = loss_object(data[1], prediction)
-        gradients = tape.gradient(loss, model.trainable_variables)
-        optimizer.learning_rate.assign(lr)
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-        train_loss(loss)
-        train_accuracy(data[1], prediction)
+            prediction = net(batch[0], training=True)
+            loss = criterion(batch[1], prediction)
+        gradients = tape.gradient(loss, net.trainable_variables)
+        opt.learning_rate.assign(lr)
+        opt.apply_gradients(zip(gradients, net.trainable_variables))
+        loss_meter(loss)
+        acc_meter(batch[1], prediction)
 
-    return train_step1
+    return step_fn
 
 
 def lr_at(epoch, base=1e-3):
@@ -50,7 +50,7 @@ def main(epochs=30):
         train_loss.reset_state()
         train_accuracy.reset_state()
         for batch in dataset:
-            train_step()(batch, model, lr_at(epoch), loss_object, optimizer, train_loss, train_accuracy)
+            make_step()(batch, model, lr_at(epoch), loss_object, optimizer, train_loss, train_accuracy)
         print(f"epoch {epoch}: loss {train_loss.result():.4f} acc {train_accuracy.result():.3f}")
 
 

@@ -20,15 +20,15 @@ def make_train_step(model, loss_object, optimizer, train_loss, train_accuracy):
     """Called once: the returned Function is reused for every batch of every epoch."""
 
     @tf.function
-    def train_step(data, lr):
+    def train_step(batch, lr):
         with tf.GradientTape() as tape:
-            prediction = model(data[0], training=True)
-            loss = loss_object(data[1], prediction)
+            prediction = model(batch[0], training=True)
+            loss = loss_object(batch[1], prediction)
         gradients = tape.gradient(loss, model.trainable_variables)
         optimizer.learning_rate.assign(lr)
         optimizer.apply_gradients(zip(gradients, model.trainable_variables))
         train_loss(loss)
-        train_accuracy(data[1], prediction)
+        train_accuracy(batch[1], prediction)
 
     return train_step
 
