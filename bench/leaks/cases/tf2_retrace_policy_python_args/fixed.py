@@ -1,0 +1,63 @@
+"""Multi-agent executor passes Python objects (a dict of numpy observations, an epsilon float) to its @tf.function policy
+
+Source: https://github.com/instadeepai/Mava/issues/346
+Style: tf2-loop
+Kind: tf.function retraces on Python arguments: a decaying Python epsilon and per-step dicts of numpy arrays give a new trace signature per call; RAM grows until the process is killed
+"""
+import numpy as np
+import tensorflow as tf
+
+N_AGENTS = 3
+OBS_DIM = 16
+N_ACTIONS = 5
+
+
+class EpsilonGreedyActors:
+    def __init__(self):
+        self.heads = {
+            f"agent_{i}": tf.keras.Sequential([
+                tf.keras.layers.Dense(64, activation="relu", input_shape=(OBS_DIM,)),
+                tf.keras.layers.Dense(N_ACTIONS),
+            ])
+            for i in range(N_AGENTS)
+        }
+        # One trace per agent (the agent name is a deliberate, bounded Python argument).
+        spec = (tf.TensorSpec([OBS_DIM], tf.float32), tf.TensorSpec([N_ACTIONS], tf.float32), tf.TensorSpec([], tf.float32))
+        self._policies = {agent: tf.function(self._make_act(agent), input_signature=spec) for agent in self.heads}
+
+    def _make_act(self, agent):
+        network = self.heads[agent]
+
+        def policy(observation, legal_actions, epsilon):
+            q_values = network(observation[None])[0]
+            q_values = tf.where(legal_actions > 0, q_values, -1e9)
+            greedy = tf.argmax(q_values, output_type=tf.int32)
+            random = tf.random.categorical(tf.math.log(legal_actions[None]), 1, dtype=tf.int32)[0, 0]
+            return tf.where(tf.random.uniform([]) < epsilon, random, greedy)
+
+        return policy
+
+    def choose(self, observations, legal, epsilon):
+        epsilon_t = tf.constant(epsilon, tf.float32)
+        return {
+            agent: int(self._policies[agent](tf.convert_to_tensor(observations[agent]), tf.convert_to_tensor(legal[agent]), epsilon_t))
+            for agent in observations
+        }
+
+
+def environment_step(rng):
+    observations = {f"agent_{i}": rng.standard_normal(OBS_DIM).astype(np.float32) for i in range(N_AGENTS)}
+    legal = {agent: (rng.random(N_ACTIONS) > 0.2).astype(np.float32) + 1e-6 for agent in observations}
+    return observations, legal
+
+
+if __name__ == "__main__":
+    rng = np.random.default_rng(0)
+    executor = EpsilonGreedyActors()
+    epsilon = 1.0
+    for t in range(1_000_000):
+        observations, legal = environment_step(rng)
+        actions = executor.choose(observations, legal, epsilon)
+        epsilon = max(0.05, epsilon * 0.9999)
+        if t % 10_000 == 0:
+            print(t, epsilon, actions)
