@@ -4,6 +4,8 @@ Source: https://github.com/huggingface/transformers/issues/15426
 Style: seq2seq
 Kind: a kv-cache taken from an output attribute and fed into the next step with its graph
 """
+import argparse
+
 import torch
 from transformers import GPT2LMHeadModel, GPT2TokenizerFast
 
@@ -28,11 +30,20 @@ def continue_text(model, tokenizer, context, max_new_tokens=300, top_k=40):
     return tokenizer.decode(generated)
 
 
-if __name__ == "__main__":
+def main():
+    parser = argparse.ArgumentParser(description="Write a long story chapter by chapter.")
+    parser.add_argument("--model", default="gpt2-medium")
+    parser.add_argument("--chapters", type=int, default=50)
+    parser.add_argument("--prompt", default="Once upon a time")
+    args = parser.parse_args()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    tokenizer = GPT2TokenizerFast.from_pretrained("gpt2-medium")
-    model = GPT2LMHeadModel.from_pretrained("gpt2-medium").to(device).eval()
-    story = "Once upon a time"
-    for chapter in range(50):
+    tokenizer = GPT2TokenizerFast.from_pretrained(args.model)
+    model = GPT2LMHeadModel.from_pretrained(args.model).to(device).eval()
+    story = args.prompt
+    for chapter in range(args.chapters):
         story += continue_text(model, tokenizer, story[-2000:])
     print(story)
+
+
+if __name__ == "__main__":
+    main()
