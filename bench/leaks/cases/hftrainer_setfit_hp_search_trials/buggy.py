@@ -27,12 +27,21 @@ def hp_space(trial):
     }
 
 
+def parse_args():
+    import argparse
+
+    parser = argparse.ArgumentParser(description="SetFit hyperparameter search")
+    parser.add_argument("--trials", type=int, default=40)
+    return parser.parse_args()
+
+
 def main():
+    args = parse_args()
     texts = [f"this is {'good' if i % 2 else 'bad'} example {i}" for i in range(2000)]
     train = Dataset.from_dict({"text": texts[:1600], "label": [i % 2 for i in range(1600)]})
     valid = Dataset.from_dict({"text": texts[1600:], "label": [i % 2 for i in range(400)]})
     trainer = Trainer(model_init=model_init, args=TrainingArguments(), train_dataset=train, eval_dataset=valid)
-    best_run = trainer.hyperparameter_search(direction="maximize", hp_space=hp_space, n_trials=40)
+    best_run = trainer.hyperparameter_search(direction="maximize", hp_space=hp_space, n_trials=args.trials)
     trainer.apply_hyperparameters(best_run.hyperparameters, final_model=True)
     trainer.train()
 
