@@ -44,7 +44,7 @@ def train(D, G, n_epochs, z_size=100, device="cuda"):
             g_optimizer.step()
         losses.append((d_loss.item(), g_loss.item()))
         G.eval()
-        samples_z = G(fixed_z)
+        samples_z = G(fixed_z)  # leak: LL201
         samples.append(samples_z)  # leak: LL102
         G.train()
     with open("train_samples.pkl", "wb") as f:

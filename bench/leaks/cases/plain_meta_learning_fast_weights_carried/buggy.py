@@ -51,7 +51,7 @@ def main(outer_steps=10_000):
         weights = learner.adapt(x_support, y_support)
         meta_loss = F.mse_loss(functional_forward(x_query, weights), y_query)
         meta_optimizer.zero_grad()
-        meta_loss.backward(retain_graph=True)
+        meta_loss.backward(retain_graph=True)  # leak: LL104
         meta_optimizer.step()
         if step % 500 == 0:
             print(step, meta_loss.item())

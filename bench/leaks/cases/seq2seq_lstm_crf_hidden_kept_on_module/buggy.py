@@ -42,5 +42,5 @@ if __name__ == "__main__":
             sentence, tags = torch.randint(0, 30_000, (40, 10)), torch.randint(0, 17, (40, 10))
             optimizer.zero_grad()
             loss = model.neg_log_likelihood(sentence, tags)
-            loss.backward(retain_graph=True)
+            loss.backward(retain_graph=True)  # leak: LL104
             optimizer.step()

@@ -23,8 +23,8 @@ class LSTMTagger(nn.Module):
 
     def forward(self, sentence):
         embeds = self.embed(sentence)
-        self.hidden = tuple(h.detach() for h in self.hidden)
-        lstm_out, self.hidden = self.lstm(embeds, self.hidden)
+        lstm_out, hidden = self.lstm(embeds, self.hidden)
+        self.hidden = tuple(h.detach() for h in hidden)
         return self.hidden2tag(lstm_out)
 
     def neg_log_likelihood(self, sentence, tags):

@@ -47,7 +47,7 @@ class Trainer:
         self.optimizer.zero_grad()
         (loss / sample_size).backward()
         self.optimizer.step()
-        self._logging_outputs.append(logging_output)
+        self._logging_outputs.append(logging_output)  # leak: LL102
         if num_updates % self.log_interval == 0:
             print(num_updates, self.criterion.reduce_metrics(self._logging_outputs))
             self._logging_outputs = []
