@@ -1,6 +1,6 @@
 """An accelerate fine-tuning loop sums loss.detach() for its epoch report
 
-Source: https://github.com/ray-project/ray/pull/40940
+Source: https://huggingface.co/docs/accelerate/usage_guides/gradient_accumulation
 Style: accelerate
 Kind: negative: loss accumulated across steps (detached)
 """

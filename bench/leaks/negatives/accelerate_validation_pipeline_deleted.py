@@ -1,6 +1,6 @@
 """log_validation builds a pipeline around the training ControlNet and deletes it before training resumes
 
-Source: https://github.com/huggingface/diffusers/issues/11225
+Source: https://github.com/huggingface/diffusers/blob/main/examples/controlnet/train_controlnet.py
 Style: accelerate
 Kind: negative: a pipeline built on every validation call (released at the end of the call)
 """

@@ -1,6 +1,6 @@
 """The EMA copy of a diffusion UNet is updated from the live weights under torch.no_grad() every step
 
-Source: https://pytorch.org/docs/stable/generated/torch.no_grad.html
+Source: https://pytorch.org/docs/stable/optim.html
 Style: diffusion
 Kind: negative: an exponential moving average updated every step (of parameters, without graph)
 """

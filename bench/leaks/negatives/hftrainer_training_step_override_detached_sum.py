@@ -1,6 +1,6 @@
 """A Trainer subclass tracks its running loss from loss.detach() in a training_step override
 
-Source: https://github.com/huggingface/transformers/pull/6999
+Source: https://huggingface.co/docs/transformers/main_classes/trainer
 Style: hf-trainer
 Kind: negative: per-step accumulation into an attribute in Trainer.training_step (detached)
 """

@@ -1,6 +1,6 @@
 """A custom generation loop feeds past_key_values from the model output back in, under inference_mode
 
-Source: https://github.com/bigscience-workshop/petals/pull/177
+Source: https://pytorch.org/docs/stable/generated/torch.inference_mode.html
 Style: seq2seq
 Kind: negative: a kv-cache taken from an output attribute and fed into the next step (no graph recorded)
 """
