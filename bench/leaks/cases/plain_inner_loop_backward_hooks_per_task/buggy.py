@@ -1,4 +1,4 @@
-"""A MAML inner loop registers a backward hook on the fast model's layers for every task and never removes it
+"""A MAML inner loop registers a gradient-norm backward hook on the meta-model's layers for every task
 
 Source: https://github.com/facebookresearch/higher/issues/75
 Style: plain
@@ -16,11 +16,11 @@ def gradient_norm_hook(norms):
 
 def adapt_and_evaluate(model, support, query, inner_steps=5, inner_lr=0.1):
     norms = []
-    fast = nn.Sequential(*[type(m)(m.in_features, m.out_features) if isinstance(m, nn.Linear) else m for m in model])
-    fast.load_state_dict(model.state_dict())
-    for module in fast.modules():
+    for module in model.modules():
         if isinstance(module, nn.Linear):
             module.register_full_backward_hook(gradient_norm_hook(norms))  # leak: LL106
+    fast = nn.Sequential(*[type(m)(m.in_features, m.out_features) if isinstance(m, nn.Linear) else m for m in model])
+    fast.load_state_dict(model.state_dict())
     params = list(fast.parameters())
     x_s, y_s = support
     for _ in range(inner_steps):
@@ -29,7 +29,7 @@ def adapt_and_evaluate(model, support, query, inner_steps=5, inner_lr=0.1):
         for p, g in zip(params, grads):
             p.data = p.data - inner_lr * g.data
     x_q, y_q = query
-    meta_loss = nn.functional.cross_entropy(fast(x_q), y_q)
+    meta_loss = nn.functional.cross_entropy(fast(x_q), y_q) + 1e-3 * nn.functional.cross_entropy(model(x_q), y_q)
     meta_loss.backward()
     return meta_loss.item(), sum(norms) / max(len(norms), 1)
 

@@ -1,8 +1,8 @@
-"""A sample-generation callback closes its no_grad block before the generation loop starts
+"""A sample-generation callback closes its no_grad block before calling generate(), which is no_grad itself
 
 Source: https://github.com/axolotl-ai-cloud/axolotl/pull/3240
 Style: hf-trainer
-Kind: periodic sampling inside the training loop records graphs nobody uses
+Kind: negative: periodic sampling inside the training loop outside a no_grad block (transformers' generate() is decorated with @torch.no_grad())
 """
 import torch
 from transformers import TrainerCallback
@@ -19,7 +19,7 @@ def generate_samples(model, tokenizer, dataloader, num_samples=4, max_new_tokens
             if samples_collected >= num_samples:
                 break
             prompt_ids = batch["input_ids"][:1, : batch["input_ids"].shape[1] // 2].to(model.device)
-            generated_ids = model.generate(prompt_ids, max_new_tokens=max_new_tokens, do_sample=True, top_p=0.9)  # leak: LL201
+            generated_ids = model.generate(prompt_ids, max_new_tokens=max_new_tokens, do_sample=True, top_p=0.9)
             prompt_text = tokenizer.decode(prompt_ids[0], skip_special_tokens=True)
             full_text = tokenizer.decode(generated_ids[0], skip_special_tokens=True)
             generations.append({"prompt": prompt_text, "generated": full_text[len(prompt_text):], "full_text": full_text})
