@@ -157,6 +157,8 @@ def load_all(root: Path) -> tuple[list[CaseFile], list[str]]:
         items.append(item)
         problems += [f"{path}: {issue}" for issue in issues]
     for case_dir in sorted(p for p in (root / "cases").glob("*") if p.is_dir()):
+        if not any(case_dir.glob("*.py")):
+            continue  # nothing but leftovers (a __pycache__ of a removed case)
         if not (case_dir / "buggy.py").is_file():
             problems.append(f"{case_dir}: a case folder without buggy.py")
         stray = sorted(p.name for p in case_dir.glob("*.py") if p.name not in ("buggy.py", "fixed.py"))
