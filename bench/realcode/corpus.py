@@ -144,15 +144,24 @@ class LineCount:
 def count_lines(folder: Path) -> LineCount:
     count = LineCount()
     for path in sorted(folder.rglob("*")):
-        if not path.is_file():
+        if path.suffix not in SUFFIXES or not path.is_file():
             continue
         if path.suffix == ".py":
             count.py_files += 1
-            count.py_lines += path.read_bytes().count(b"\n")
-        elif path.suffix == ".ipynb":
+            count.py_lines += file_lines(path)
+        else:
             count.notebooks += 1
-            count.notebook_lines += notebook_code_lines(path.read_bytes())
+            count.notebook_lines += file_lines(path)
     return count
+
+
+def file_lines(path: Path) -> int:
+    """A .py file's newline characters, or a notebook's code-cell lines; 0 if it is missing."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return 0
+    return notebook_code_lines(data) if path.suffix == ".ipynb" else data.count(b"\n")
 
 
 def notebook_code_lines(data: bytes) -> int:
