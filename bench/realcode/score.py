@@ -23,18 +23,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from corpus import count_lines, file_lines, notebook_cells
 from triage import CONFIDENCES, Entry, Finding, TriageError, load_triage, match, untriaged_record
 
 DEFAULT_TRIAGE = Path(__file__).with_name("triage.jsonl")
-CHECKOUT = Path(__file__).resolve().parents[2]
+#: How leaklint reports a notebook cell it skipped: "syntax error at cell 11:2:22: ...".
+_CELL_ERROR = re.compile(r"syntax error at cell (\d+):")
 
 
 class ScoreError(Exception):
@@ -52,8 +55,9 @@ def leaklint_command(corpus: Path, args: argparse.Namespace) -> list[str]:
     return [*command, str(corpus)]
 
 
-def run_leaklint(corpus: Path, args: argparse.Namespace) -> tuple[list[dict], list[str]]:
-    """The findings of one leaklint run on the corpus, and the files it could not lint.
+def run_leaklint(corpus: Path, args: argparse.Namespace) -> tuple[list[dict], list[tuple[str, str]]]:
+    """The findings of one leaklint run on the corpus, and its (path, reason) errors: files or
+    notebook cells it could not lint.
 
     It runs in an empty folder with an empty configuration: neither the corpus's folder names
     (which ``python -m`` would put first on the import path) nor a pyproject.toml above the
@@ -64,10 +68,13 @@ def run_leaklint(corpus: Path, args: argparse.Namespace) -> tuple[list[dict], li
         command = leaklint_command(corpus, args)
         command[-1:-1] = ["--config", str(config)]
         completed = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
-    unlinted, other = [], []
+    errors, other = [], []
     for line in completed.stderr.splitlines():
-        path, separator, _ = line.partition(": error: ")
-        (unlinted if separator else other).append(path if separator else line)
+        path, separator, reason = line.partition(": error: ")
+        if separator:
+            errors.append((path, reason))
+        else:
+            other.append(line)
     if completed.returncode not in (0, 2) or other and not completed.stdout.strip():
         raise ScoreError(f"leaklint failed (exit {completed.returncode}): {(other or ['no message'])[-1]}")
     for line in other:
@@ -76,7 +83,47 @@ def run_leaklint(corpus: Path, args: argparse.Namespace) -> tuple[list[dict], li
         findings = json.loads(completed.stdout)
     except ValueError:
         raise ScoreError("leaklint's output is not JSON") from None
-    return findings, unlinted
+    return findings, errors
+
+
+@dataclass
+class Skipped:
+    """What leaklint could not lint: whole files, or single notebook cells (a cell with a syntax
+    error is skipped and the notebook's other cells are still linted)."""
+
+    files: set[str] = field(default_factory=set)
+    cells: dict[str, set[int]] = field(default_factory=dict)
+
+    @classmethod
+    def from_errors(cls, errors: list[tuple[str, str]], corpus: Path) -> Skipped:
+        skipped = cls()
+        for path, reason in errors:
+            path = relative(path, corpus)
+            cell = _CELL_ERROR.match(reason)
+            if path.endswith(".ipynb") and cell:
+                skipped.cells.setdefault(path, set()).add(int(cell.group(1)))
+            else:
+                skipped.files.add(path)
+        for path in skipped.files:
+            skipped.cells.pop(path, None)
+        return skipped
+
+    def lines(self, corpus: Path) -> int:
+        total = sum(file_lines(corpus / path) for path in self.files)
+        for path, numbers in self.cells.items():
+            cells = notebook_cells((corpus / path).read_bytes())
+            total += sum(len(cells[n - 1][1].splitlines()) for n in numbers if 1 <= n <= len(cells))
+        return total
+
+    def describe(self, corpus: Path) -> str:
+        parts = []
+        if self.files:
+            parts.append(f"{len(self.files)} files ({', '.join(sorted(self.files))})")
+        if self.cells:
+            count = sum(len(numbers) for numbers in self.cells.values())
+            notebooks = ", ".join(f"{path} ({len(numbers)})" for path, numbers in sorted(self.cells.items()))
+            parts.append(f"{count} notebook cells with syntax errors in {len(self.cells)} notebooks: {notebooks}")
+        return f"not linted, {self.lines(corpus):,} lines left out of the per-10k figures: " + "; ".join(parts)
 
 
 def to_findings(raw: list[dict], corpus: Path) -> list[Finding]:
@@ -197,9 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         entries = load_triage(args.triage)
         started = time.monotonic()
         if args.findings:
-            raw, unlinted = json.loads(args.findings.read_text(encoding="utf-8")), []
+            raw, errors = json.loads(args.findings.read_text(encoding="utf-8")), []
         else:
-            raw, unlinted = run_leaklint(corpus, args)
+            raw, errors = run_leaklint(corpus, args)
         elapsed = time.monotonic() - started
         if args.save_findings:
             args.save_findings.write_text(json.dumps(raw, indent=1), encoding="utf-8")
@@ -213,16 +260,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     count = count_lines(corpus)
-    unlinted_lines = sum(file_lines(corpus / relative(path, corpus)) for path in unlinted)
-    lines = count.lines - unlinted_lines
+    skipped = Skipped.from_errors(errors, corpus)
+    lines = count.lines - skipped.lines(corpus)
     rules = args.select or "default rules"
     confidence = args.min_confidence or "medium (default)"
     source = f"{args.findings}" if args.findings else f"leaklint run, {elapsed:.0f} s"
     print(f"corpus {corpus}: {count.lines:,} lines ({count.py_lines:,} in {count.py_files:,} .py files, "
           f"{count.notebook_lines:,} in code cells of {count.notebooks:,} notebooks)")
-    if unlinted:
-        print(f"{len(unlinted)} files could not be linted ({unlinted_lines:,} lines, left out of the per-10k figures): "
-              + ", ".join(relative(path, corpus) for path in unlinted))
+    if errors:
+        print(skipped.describe(corpus))
     print(f"rules: {rules}; min confidence: {confidence}; {source}; triage: {args.triage} ({len(entries)} entries)")
     print()
 

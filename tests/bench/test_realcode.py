@@ -261,3 +261,19 @@ def test_score_runs_leaklint_on_the_corpus(tmp_path):
     assert second.returncode == 0, second.stdout + second.stderr
     overall = next(line.split() for line in second.stdout.splitlines() if line.startswith("overall"))
     assert overall[1] == str(len(records)) and overall[5] == "0" and overall[6] == "1.00"
+
+
+def test_a_notebook_cell_with_a_syntax_error_leaves_out_only_that_cell(tmp_path):
+    from score import Skipped
+
+    corpus = tmp_path / "corpus"
+    (corpus / "demo").mkdir(parents=True)
+    cells = [{"cell_type": "code", "source": "a = 1\nb = 2\n"}, {"cell_type": "code", "source": "print 'py2'\n"}]
+    (corpus / "demo" / "book.ipynb").write_text(json.dumps({"cells": cells}))
+    (corpus / "demo" / "old.py").write_text("print 'py2'\nx = 1\n")
+    errors = [(str(corpus / "demo" / "book.ipynb"), "syntax error at cell 2:1:7: Missing parentheses"),
+              (str(corpus / "demo" / "old.py"), "syntax error at 1:1: Missing parentheses"),
+              (str(corpus / "demo" / "old.py"), "syntax error at 1:1: Missing parentheses")]
+    skipped = Skipped.from_errors(errors, corpus)
+    assert skipped.files == {"demo/old.py"} and skipped.cells == {"demo/book.ipynb": {2}}
+    assert skipped.lines(corpus) == 2 + 1
