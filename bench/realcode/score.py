@@ -108,11 +108,14 @@ class Skipped:
             skipped.cells.pop(path, None)
         return skipped
 
-    def lines(self, corpus: Path) -> int:
-        total = sum(file_lines(corpus / path) for path in self.files)
+    def lines(self, corpus: Path, repo: str | None = None) -> int:
+        """The lines left out, in the whole corpus or in one repository's folder."""
+        inside = lambda path: repo is None or path.split("/", 1)[0] == repo  # noqa: E731
+        total = sum(file_lines(corpus / path) for path in self.files if inside(path))
         for path, numbers in self.cells.items():
-            cells = notebook_cells((corpus / path).read_bytes())
-            total += sum(len(cells[n - 1][1].splitlines()) for n in numbers if 1 <= n <= len(cells))
+            if inside(path):
+                cells = notebook_cells((corpus / path).read_bytes())
+                total += sum(len(cells[n - 1][1].splitlines()) for n in numbers if 1 <= n <= len(cells))
         return total
 
     def describe(self, corpus: Path) -> str:
@@ -171,19 +174,24 @@ def precision(true: int, false: int) -> str:
     return f"{true / (true + false):.2f}" if true + false else "-"
 
 
-def table(title: str, groups: dict[str, list[tuple[Finding, Entry | None]]], lines: int, overall: bool) -> list[str]:
-    header = f"{title:28} {'findings':>8} {'true':>5} {'false':>5} {'debatable':>9} {'untriaged':>9} {'precision':>9} {'if debatable false':>18} {'per 10k lines':>13}"
+Judged = list[tuple[Finding, "Entry | None"]]
+
+
+def table(title: str, groups: dict[str, Judged], lines: dict[str, int], overall_lines: int | None = None) -> list[str]:
+    """One row per group (every key of ``lines``, with or without findings), findings per 10k of
+    that group's own lines; with ``overall_lines``, a last row for everything."""
+    header = (f"{title:28} {'findings':>8} {'true':>5} {'false':>5} {'debatable':>9} {'untriaged':>9} "
+              f"{'precision':>9} {'if debatable false':>18} {'per 10k lines':>13}")
     rows = [header, "-" * len(header)]
-    everything: list[tuple[Finding, Entry | None]] = []
-    for name in sorted(groups):
-        rows.append(_row(name, groups[name], lines))
-        everything += groups[name]
-    if overall:
-        rows += ["-" * len(header), _row("overall", everything, lines)]
+    for name in sorted(lines, key=str.lower):
+        rows.append(_row(name, groups.get(name, []), lines[name]))
+    if overall_lines is not None:
+        everything = [item for items in groups.values() for item in items]
+        rows += ["-" * len(header), _row("overall", everything, overall_lines)]
     return rows
 
 
-def _row(name: str, items: list[tuple[Finding, Entry | None]], lines: int) -> str:
+def _row(name: str, items: Judged, lines: int) -> str:
     counts = Counter(entry.verdict if entry else "untriaged" for _, entry in items)
     true, false, debatable = counts["true"], counts["false"], counts["debatable"]
     per_10k = len(items) / lines * 10_000 if lines else 0.0
@@ -262,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     count = count_lines(corpus)
     skipped = Skipped.from_errors(errors, corpus)
     lines = count.lines - skipped.lines(corpus)
+    repo_lines = {folder.name: count_lines(folder).lines - skipped.lines(corpus, repo=folder.name)
+                  for folder in corpus.iterdir() if folder.is_dir() and not folder.name.startswith(".")}
     rules = args.select or "default rules"
     confidence = args.min_confidence or "medium (default)"
     source = f"{args.findings}" if args.findings else f"leaklint run, {elapsed:.0f} s"
@@ -279,9 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     for finding, entry in judged:
         by_rule[finding.code].append((finding, entry))
         by_repo[finding.repo].append((finding, entry))
-    print("\n".join(table("rule", by_rule, lines, overall=True)))
+    print("\n".join(table("rule", by_rule, {code: lines for code in selected | set(by_rule)}, overall_lines=lines)))
     print()
-    print("\n".join(table("repository", by_repo, lines, overall=False)))
+    print("\n".join(table("repository", by_repo, {**repo_lines, **{repo: 0 for repo in by_repo if repo not in repo_lines}})))
 
     if matching.untriaged:
         print(f"\nuntriaged findings ({len(matching.untriaged)}):")
