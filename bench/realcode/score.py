@@ -75,10 +75,11 @@ def run_leaklint(corpus: Path, args: argparse.Namespace) -> tuple[list[dict], li
             errors.append((path, reason))
         else:
             other.append(line)
-    if completed.returncode not in (0, 2) or other and not completed.stdout.strip():
-        raise ScoreError(f"leaklint failed (exit {completed.returncode}): {(other or ['no message'])[-1]}")
+    if completed.returncode not in (0, 2) or not completed.stdout.strip():
+        last = (other or [f"{path}: {reason}" for path, reason in errors] or ["no message"])[-1]
+        raise ScoreError(f"leaklint failed (exit {completed.returncode}): {last}")
     for line in other:
-        print(f"leaklint: {line}", file=sys.stderr)
+        print(line, file=sys.stderr)
     try:
         findings = json.loads(completed.stdout)
     except ValueError:
@@ -127,6 +128,19 @@ class Skipped:
             notebooks = ", ".join(f"{path} ({len(numbers)})" for path, numbers in sorted(self.cells.items()))
             parts.append(f"{count} notebook cells with syntax errors in {len(self.cells)} notebooks: {notebooks}")
         return f"not linted, {self.lines(corpus):,} lines left out of the per-10k figures: " + "; ".join(parts)
+
+
+def read_findings(path: Path) -> list[dict]:
+    """A leaklint JSON report saved earlier (--save-findings)."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ScoreError(f"--findings {path}: cannot read it ({error.strerror})") from None
+    except ValueError as error:
+        raise ScoreError(f"--findings {path}: not a leaklint JSON report ({error})") from None
+    if not isinstance(raw, list):
+        raise ScoreError(f"--findings {path}: not a leaklint JSON report (not a list of findings)")
+    return raw
 
 
 def to_findings(raw: list[dict], corpus: Path) -> list[Finding]:
@@ -252,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         entries = load_triage(args.triage)
         started = time.monotonic()
         if args.findings:
-            raw, errors = json.loads(args.findings.read_text(encoding="utf-8")), []
+            raw, errors = read_findings(args.findings), []
         else:
             raw, errors = run_leaklint(corpus, args)
         elapsed = time.monotonic() - started
@@ -263,8 +277,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ScoreError, TriageError) as error:
         print(f"score.py: {error}", file=sys.stderr)
         return 2
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        print(f"score.py: cannot read the findings ({type(error).__name__}: {error})", file=sys.stderr)
+    except KeyError as error:
+        print(f"score.py: a finding in leaklint's report has no {error} field", file=sys.stderr)
+        return 2
+    except (OSError, ValueError, TypeError) as error:
+        print(f"score.py: cannot read the findings or their source lines ({type(error).__name__}: {error})", file=sys.stderr)
         return 2
 
     count = count_lines(corpus)
