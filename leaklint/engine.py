@@ -148,20 +148,6 @@ def refuse_deep_nesting(depth: int) -> None:
         )
 
 
-def nesting_depth(tree: ast.AST) -> int:
-    """Depth of the syntax tree, without recursion. Python versions differ in how deep a tree
-    ``ast.parse`` accepts; this limit is ours, the same everywhere (costs ~3% of the libcst parse)."""
-    deepest = 0
-    stack = [(tree, 1)]
-    children = ast.iter_child_nodes
-    while stack:
-        node, depth = stack.pop()
-        if depth > deepest:
-            deepest = depth
-        stack.extend((child, depth + 1) for child in children(node))
-    return deepest
-
-
 # --- running the rules ------------------------------------------------------------------------
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
@@ -377,15 +363,11 @@ def _rules_to_run(text: str, path: str, rules: Sequence[type[Rule]], settings: S
     """Python's syntax verdict, then the rules the gate lets through (all of them without the
     gate); refuses a tree too deep for libcst. The ``ast`` tree is dropped on return: on a large
     file it is a sizeable part of the memory libcst's parse will need."""
-    tree = check_syntax(text, path)
+    contents = read_contents(text, check_syntax(text, path))
     if gate:
-        contents = read_contents(text, tree)
         rules = rules_for(contents, rules, settings.min_confidence)
-        depth = contents.depth
-    else:
-        depth = nesting_depth(tree) if rules else 0
     if rules:
-        refuse_deep_nesting(depth)
+        refuse_deep_nesting(contents.depth)
     return rules
 
 

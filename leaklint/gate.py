@@ -147,37 +147,57 @@ def may_fire(rule: type[Rule], contents: FileContents, min_confidence: Confidenc
     return evidence is None or min_confidence is Confidence.LOW or evidence.met_by(contents)
 
 
+#: Fields that never hold a node the gate reads: contexts, operators, names and other plain values.
+_PLAIN_FIELDS = frozenset(
+    {"ctx", "op", "id", "attr", "name", "arg", "asname", "module", "level", "kind", "type_comment",
+     "conversion", "is_async", "simple", "tag", "kwd_attrs", "rest"}
+)
+#: node class -> the fields to look into (see _PLAIN_FIELDS); Constant's value is never a node.
+_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+
+
 def read_contents(text: str, tree: ast.AST) -> FileContents:
-    """The gate's facts about a file: one pass over its ``ast`` tree."""
+    """The gate's facts about a file: one pass over its ``ast`` tree, level by level (the number
+    of levels is the tree's depth)."""
     identifiers: set[str] = set()
     kinds: set[type[ast.AST]] = set()
-    deepest = 0
-    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
-    pop, push = stack.pop, stack.append
     add_kind, add_name = kinds.add, identifiers.add
-    children = ast.iter_child_nodes
-    while stack:
-        node, depth = pop()
-        if depth > deepest:
-            deepest = depth
-        kind = type(node)
-        add_kind(kind)
-        if kind is ast.Name:
-            add_name(node.id)  # type: ignore[attr-defined]
-        elif kind is ast.Attribute:
-            add_name(node.attr)  # type: ignore[attr-defined]
-        elif kind is ast.keyword or kind is ast.arg:
-            if node.arg:  # type: ignore[attr-defined]
-                add_name(node.arg)  # type: ignore[attr-defined]
-        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
-            add_name(node.name)  # type: ignore[attr-defined]
-        elif kind is ast.alias:
-            identifiers.update(node.name.split("."))  # type: ignore[attr-defined]
-            if node.asname:  # type: ignore[attr-defined]
-                add_name(node.asname)  # type: ignore[attr-defined]
-        elif kind is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
-            identifiers.update(node.module.split("."))  # type: ignore[attr-defined]
-        below = depth + 1
-        for child in children(node):
-            push((child, below))
-    return FileContents(text.lower(), frozenset(identifiers), frozenset(kinds), deepest)
+    fields_of = _FIELDS
+    level: list = [tree]
+    depth = 0
+    while level:
+        depth += 1
+        below: list = []
+        extend, append = below.extend, below.append
+        for node in level:
+            kind = type(node)
+            if kind is str or node is None:  # Global.names, a missing dict key or default
+                continue
+            add_kind(kind)
+            if kind is ast.Name:
+                add_name(node.id)
+                continue
+            if kind is ast.Attribute:
+                add_name(node.attr)
+            elif kind is ast.keyword or kind is ast.arg:
+                if node.arg:
+                    add_name(node.arg)
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+                add_name(node.name)
+            elif kind is ast.alias:
+                identifiers.update(node.name.split("."))
+                if node.asname:
+                    add_name(node.asname)
+            elif kind is ast.ImportFrom and node.module:
+                identifiers.update(node.module.split("."))
+            fields = fields_of.get(kind)
+            if fields is None:
+                fields = fields_of[kind] = tuple(name for name in kind._fields if name not in _PLAIN_FIELDS)
+            for name in fields:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    extend(value)
+                elif value is not None:
+                    append(value)
+        level = below
+    return FileContents(text.lower(), frozenset(identifiers), frozenset(kinds), depth)

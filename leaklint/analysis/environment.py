@@ -87,8 +87,18 @@ class Env(_Bindings, MutableMapping):
             self._histories = {name: [(now, value)] for name, value in values.items()}
 
     def get(self, name: str, default: Value | None = None) -> Value | None:  # type: ignore[override]
-        value = _lookup(self, name, None)
-        return default if value is None else value
+        # _lookup(self, name, None), written out: the interpreter reads names more than anything.
+        env: Env | None = self
+        while env is not None:
+            history = env._histories.get(name)
+            if history is not None:
+                value = history[-1][1]
+                return default if value is None else value
+            env = env._parent
+        return default
+
+    def __contains__(self, name: object) -> bool:
+        return self.get(name) is not None  # type: ignore[arg-type]
 
     def __setitem__(self, name: str, value: Value) -> None:
         self._record(name, value)
