@@ -210,10 +210,12 @@ def _lint(
 ) -> int:
     from leaklint.discovery import discover
     from leaklint.engine import default_jobs, lint_paths
+    from leaklint.project import with_project_facts
 
     known, rules = selected_rules(settings)
     found = discover(paths, settings, force_exclude=force_exclude)  # type: ignore[arg-type]
     warn_if_nothing_found(paths, found)
+    settings = with_project_facts(settings, found.files)  # type: ignore[arg-type]
     keep_text = show_source or output_format == "sarif"
     result, texts = lint_paths(
         found.files,

@@ -287,6 +287,9 @@ class Settings:
     #: The directory globs are relative to: the config file's directory, else cwd.
     root: Path = Path(".")
     config_path: Path | None = None
+    #: Not configuration but what the run's files say (leaklint/project.py): the qualified names
+    #: of decorators defined in them that turn gradients off. Part of the result-cache key.
+    no_grad_decorators: tuple[str, ...] = ()
 
     def enabled_codes(self, rules: Mapping[str, type[Rule]]) -> frozenset[str]:
         """Codes of ``rules`` (code -> class) this configuration turns on.

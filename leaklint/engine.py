@@ -207,7 +207,7 @@ def _internal_error(path: str, error: BaseException, rule: str | None) -> FileEr
 
 
 def _apply_rules(
-    text: str, path: str, rules: Sequence[type[Rule]]
+    text: str, path: str, rules: Sequence[type[Rule]], project_no_grad: frozenset[str] = frozenset()
 ) -> tuple[list[tuple[type[Rule], Violation]], list[FileError], cst.Module | None]:
     """The rules' violations in ``text``, found on libcst's tree (the one tree of a run)."""
     import libcst as cst
@@ -225,7 +225,7 @@ def _apply_rules(
         ) from None
     with children_cached():
         try:
-            facts = ModuleFacts(module)
+            facts = ModuleFacts(module, project_no_grad=project_no_grad)
         except RecursionError:
             raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None
         except Exception as error:  # a bug in leaklint, not in the user's file
@@ -348,7 +348,8 @@ def _lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Sett
         rules = _rules_to_run(text, path, rules, settings, gate)
         if not rules:
             return outcome
-        violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules))
+        project_no_grad = frozenset(settings.no_grad_decorators)
+        violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules, project_no_grad))
         violations = _reportable(violations, path, settings)
         if violations:
             assert module is not None

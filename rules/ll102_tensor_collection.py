@@ -13,7 +13,7 @@ from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import strongest_graph
-from leaklint.findings import Severity
+from leaklint.findings import Confidence, Severity
 from leaklint.fixes.spec import MAPPING, container_usage, detach_each_fix, detach_fix
 from leaklint.rule import Rule, Violation
 
@@ -289,6 +289,11 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             confidence = lifetime.leak_confidence(value.confidence, count_call_lifetime=per_call)
             if confidence is None:
                 continue
+            place = facts.index.place_of(fact)
+            if place is not None and place.opt_in_flag() is not None:
+                # Only when a caller asks (``if use_cache:``, False by default): whether it keeps
+                # graphs depends on whether those callers record gradients.
+                confidence = Confidence.LOW
             graphs = [expr for expr in stored if facts.value(expr).is_graph]
             culprit = graphs[0]
             if len(graphs) > 1 and isinstance(graphs[-1], (cst.List, cst.Tuple)):

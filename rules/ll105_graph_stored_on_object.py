@@ -382,9 +382,17 @@ def _slot_stores(facts: ModuleFacts, hook_nodes: set[cst.CSTNode]) -> Iterator[t
             if function not in per_step_functions(facts) and not any(loop.is_iteration_loop for loop in fact.loops):
                 continue
             confidence = _value_confidence(value)
-            if _feeds_backward(fact, slot, expr, facts):
+            if _feeds_backward(fact, slot, expr, facts) or _on_request(facts, fact):
                 confidence = Confidence.LOW
             yield _Store(fact.node, fact.line, slot, expr, False, confidence), fact
+
+
+def _on_request(facts: ModuleFacts, fact: StatementFact) -> bool:
+    """The store runs only when a caller opts in (``if use_cache:`` with ``use_cache=False`` by
+    default, a KV cache filled during generation): whether it keeps graphs depends on whether
+    those callers record gradients, which leaklint does not follow."""
+    place = facts.index.place_of(fact)
+    return place is not None and place.opt_in_flag() is not None
 
 
 def _needs_declarations(target: cst.BaseExpression) -> bool:

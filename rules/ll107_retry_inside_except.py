@@ -88,7 +88,10 @@ handler, then retry), which restructures the control flow around the step.
 A handler that only logs, sets a flag, clears the cache, re-raises, or leaves with `continue`,
 `break` or `return` is not reported, and neither is a handler for an unrelated exception
 (`KeyError`, `ValueError`, `StopIteration`...), nor a catch-all fallback around code that runs no
-model (`torch.load(path)` retried with `map_location="cpu"`). A helper of the same file called in
+model (`torch.load(path)` retried with `map_location="cpu"`), nor a catch-all that neither frees
+memory first (`empty_cache()`, `gc.collect()`, `del`), nor splits the work (a loop, `n // 2`,
+`split`/`chunk`), nor catches a failed training step (a backward or an optimizer step): that is a
+chain of fallbacks (one checkpoint layout after another), not a retry. A helper of the same file called in
 both the `try` body and the handler counts only if it runs the model, backward or a step itself. A fallback that is cheap on purpose (a forward pass
 on the CPU inside the handler) is still reported: the failed step's device memory stays pinned
 while it runs; move it after the `try` statement or suppress it with `# noqa: LL107`.
@@ -103,6 +106,18 @@ while it runs; move it after the `try` statement or suppress it with `# noqa: LL
 - Runtime repro: `leaklint verify LL107` measures the leaky and the fixed loop body.
 """
     VALID = (
+        """
+import torch
+from transformers import CLIPTextModel, T5EncoderModel
+def load_text_encoder(model, input_dir):
+    try:
+        loaded = CLIPTextModel.from_pretrained(input_dir, subfolder="text_encoder")
+        model(**loaded.config)
+    except Exception:
+        loaded = T5EncoderModel.from_pretrained(input_dir, subfolder="text_encoder_2")
+        model(**loaded.config)
+    model.load_state_dict(loaded.state_dict())
+""",
         """
 import torch
 def train_step(model, batch, optimizer):
@@ -348,6 +363,8 @@ def _check_handler(
     else:
         if not _allocates(try_node.body, function, allocating, model_calls, facts):
             return None  # a catch-all around loading or parsing: a fallback, not an OOM retry
+        if not (_trains(try_node.body, facts) or _frees_memory(handler.body, facts) or _splits_the_work(handler.body)):
+            return None  # a chain of fallbacks (one checkpoint layout after another), not a retry
         confidence, caught = Confidence.MEDIUM, f"'{_caught_text(handler, facts)}' (which includes out-of-memory errors)"
     return Violation(
         node=call,
@@ -497,6 +514,40 @@ def _is_optimizer_step(call: cst.Call) -> bool:
     if torch_api.OPTIMIZER_NAME.search(receiver):
         return True
     return any(torch_api.OPTIMIZER_NAME.search((dotted_name(a.value) or "").rsplit(".", 1)[-1]) for a in call.args)
+
+
+def _trains(body: cst.BaseSuite, facts: ModuleFacts) -> bool:
+    """The ``try`` body runs a training step: a backward or an optimizer step."""
+    return any(
+        backward_target(call, facts.imports) is not None or _is_optimizer_step(call)
+        for small, _ in _small_statements(body)
+        for call in calls_in(small)
+    )
+
+
+def _frees_memory(body: cst.BaseSuite, facts: ModuleFacts) -> bool:
+    """The clause tries to make room first (``torch.cuda.empty_cache()``, ``gc.collect()``,
+    ``del``): it expects to have run out of memory."""
+    for small, _ in _small_statements(body):
+        if isinstance(small, cst.Del):
+            return True
+        for call in calls_in(small):
+            if facts.imports.resolve(call.func) in torch_api.EMPTY_CACHE or facts.imports.resolve(call.func) == torch_api.GC_COLLECT:
+                return True
+    return False
+
+
+def _splits_the_work(body: cst.BaseSuite) -> bool:
+    """The clause redoes the work in smaller pieces: a loop, a halving (``n // 2``), a
+    ``split``/``chunk``: the shape of a retry after running out of memory."""
+    for node in walk(body, into=not_into_scopes):
+        if isinstance(node, (cst.For, cst.While)):
+            return True
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide):
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("split", "chunk"):
+            return True
+    return False
 
 
 def _allocates(body: cst.BaseSuite, function: FunctionInfo, allocating: set[FunctionInfo], model_calls: set[cst.Call], facts: ModuleFacts) -> bool:

@@ -30,13 +30,17 @@ class EvalWithoutNoGrad(Rule):
 ## What it finds
 A forward call of a model (`model(x)`, `self.model(x)`, `model.forward(x)`, `self(x)`) in
 evaluation code that runs with gradients enabled. Evaluation code is everything after
-`model.eval()` in the same function (until `model.train()`), and the body of functions named like
-evaluation: `evaluate`, `validate`, `validation_step`, `test`, `test_epoch`, `predict`, `infer`,
-`run_inference`... (pytest's `test_*` functions are not evaluation code). A call is guarded when it
+`model.eval()` in the same function (until `model.train()`). A function's name alone (`evaluate`,
+`validate`, `predict`, `infer`...) is only a guess: such findings are low confidence, shown with
+`--min-confidence low` (PPO's `evaluate_actions()` is a training forward). A call is guarded when it
 runs under `torch.no_grad()`, `torch.inference_mode()` or `torch.set_grad_enabled(False)` — as a
-`with` block, a statement before it, or a decorator on the function or an enclosing one
-(`@torch.set_grad_enabled(False)` included; the innermost grad-mode decorator wins, as in torch) —
-or when every caller of the function in the same file calls it inside such a block.
+`with` block, a statement before it, `stack.enter_context(torch.no_grad())` in a `with ExitStack()`
+block, or a decorator on the function or an enclosing one (`@torch.set_grad_enabled(False)`
+included; the innermost grad-mode decorator wins, as in torch) — or when every caller of the
+function in the same file calls it inside such a block. A model frozen with
+`.requires_grad_(False)` records no graph of its own, and library objects whose `__call__`
+disables gradients are not models here: diffusers pipelines and what transformers' `pipeline()`
+builds.
 
 ## Why it matters
 `model.eval()` changes how dropout and batch norm behave; it does not stop autograd. Without
@@ -106,6 +110,42 @@ that leaklint cannot recognise as a model (no `.eval()`, `.parameters()`, known 
 - Runtime repro: `leaklint verify LL201` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # Only the name says "prediction": a low-confidence guess, hidden by default (the caller
+        # may train through it, as PPO's evaluate_actions() does).
+        """
+import torch.nn as nn
+class Classifier(nn.Module):
+    def predict(self, x):
+        return self(x).argmax(-1)
+""",
+        # diffusers pipelines run their __call__ under @torch.no_grad().
+        """
+import torch
+from diffusers import StableDiffusionPipeline
+def log_validation(unet, prompts):
+    pipeline = StableDiffusionPipeline.from_pretrained("sd", unet=unet)
+    pipeline.unet.eval()
+    return [pipeline(prompt).images[0] for prompt in prompts]
+""",
+        # no_grad entered through an ExitStack holds until the block ends.
+        """
+import torch
+from contextlib import ExitStack
+def inference_on_dataset(model, loader):
+    with ExitStack() as stack:
+        model.eval()
+        stack.enter_context(torch.no_grad())
+        for inputs in loader:
+            outputs = model(inputs)
+""",
+        # A frozen copy records no graph of its own.
+        """
+import copy
+import torch
+def sample_path_lengths(G, latents):
+    sampler = copy.deepcopy(G).eval().requires_grad_(False)
+    return [sampler(z) for z in latents]
+""",
         """
 import torch
 def evaluate(model, loader):
@@ -234,12 +274,6 @@ def evaluate(model, loader):
         correct += (out.argmax(1) == y).sum().item()
     return correct
 """,
-        """
-import torch.nn as nn
-class Classifier(nn.Module):
-    def predict(self, x):
-        return self(x).argmax(-1)  # expect: LL201
-""",
         # inference_mode(False) as a decorator leaves gradients on
         """
 import torch
@@ -312,6 +346,13 @@ def _feeds_backward(facts: ModuleFacts, call: ModelCall) -> bool:
     return bool(names & facts.summary(statement.function).backward_consumed)
 
 
+def _wrapper_forward(call: ModelCall) -> bool:
+    """The call is in a module's ``forward`` (or ``__call__``), whose output goes to the caller:
+    a wrapper that pins its module in eval mode may well be trained through."""
+    statement = call.statement
+    return statement is not None and statement.function.is_method and statement.function.name in ("forward", "__call__")
+
+
 def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     """The violations in one file."""
     reported = set()
@@ -324,12 +365,18 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         if where in reported:
             continue
         reported.add(where)
-        if call.eval_reason == "eval-mode":
+        if call.eval_reason == "eval-mode" and not _wrapper_forward(call):
             confidence = Confidence.HIGH
             why = f"after {call.callee}.eval()"
+        elif call.eval_reason == "eval-mode":
+            confidence = Confidence.LOW  # a wrapper's forward that keeps its module in eval mode
+            why = f"after {call.callee}.eval() in a module's forward (its caller may train through it)"
         else:
-            confidence = call.model.confidence
-            why = f"in evaluation function '{call.statement.function.name}'" if call.statement else "in evaluation code"
+            # Only the function's name says "evaluation" (evaluate_actions() is PPO's training
+            # forward, a log_validation() may run a pipeline that disables gradients itself):
+            # a guess, shown with --min-confidence low.
+            confidence = Confidence.LOW
+            why = f"in function '{call.statement.function.name}' (named like evaluation)" if call.statement else "in evaluation code"
         name = call.callee or facts.describe(call.node.func)
         yield Violation(
             node=call.node,

@@ -101,13 +101,16 @@ caller of a helper is done with the returned figure) depends on where it is last
 
 ## Known false positives
 `plt.figure(1)` / `plt.figure("loss")` / `plt.subplots(num=1, clear=True)` reuse one figure and are
-not reported; neither are `matplotlib.figure.Figure(...)` objects, `plt.show()` outside loops,
-figures passed to `add_figure`, figures a helper returns (or collects into a list it returns:
-their caller is judged instead), nor a helper's per-item loop when every caller in the file closes
-the figures after calling it. A `plt.show()` in the same loop closes the figure in interactive
-sessions when the window is closed (but is a no-op on a headless backend): such loops are only
-reported with low confidence. A close that happens in another function (a logger that closes the
-figures it is given) is not seen: suppress with `# noqa: LL303`.
+not reported; neither are `matplotlib.figure.Figure(...)` objects, figures passed to `add_figure`,
+figures a helper returns (or collects into a list it returns: their caller is judged instead), nor
+a helper's per-item loop when every caller in the file closes the figures after calling it.
+`plt.show()` counts as a close: a notebook's inline backend closes every figure it displays, and
+an interactive window is gone once the user closes it. On a headless backend (`Agg`) `show()`
+does nothing and the figures stay open: that leak is not reported. Loops whose literals allow at
+most 20 iterations in all (`for batch in dataset.take(1):`, `for i in range(4):`) open a handful
+of figures, which pyplot itself tolerates (it warns from 20), and are not reported. A close that
+happens in another function (a logger that closes the figures it is given) is not seen: suppress
+with `# noqa: LL303`.
 
 ## References
 - `matplotlib.pyplot.close` ("pyplot maintains a reference to figures created with figure() ...
@@ -121,6 +124,24 @@ figures it is given) is not seen: suppress with `# noqa: LL303`.
 - Runtime repro: `leaklint verify LL303` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # A helper that shows its figure: displayed, then let go.
+        """
+import matplotlib.pyplot as plt
+def plot_samples(images):
+    fig, axes = plt.subplots(1, len(images))
+    for ax, image in zip(axes, images):
+        ax.imshow(image)
+    plt.show()
+for epoch in range(100):
+    plot_samples(generator.sample(4))
+""",
+        # One batch from the dataset: one figure.
+        """
+import matplotlib.pyplot as plt
+for images, labels in train_dataset.take(1):
+    plt.figure(figsize=(10, 10))
+    plt.imshow(images[0])
+""",
         """
 import torch
 import matplotlib.pyplot as plt
@@ -364,19 +385,16 @@ class _FigureAnalysis:
         return self._closing_cache[scope]
 
     def _is_close(self, call: cst.Call) -> bool:
-        if self.facts.imports.resolve(call.func) in CLOSERS:
+        """A call that closes figures: ``plt.close(...)``, ``writer.add_figure(...)``, or
+        ``plt.show()``, which displays them and (with a notebook's inline backend, or a window
+        the user closes) lets them go."""
+        if self.facts.imports.resolve(call.func) in CLOSERS | _SHOW:
             return True
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in _CLOSING_METHODS:
             return not any(
                 arg.keyword is not None and arg.keyword.value == "close" and _is_false(arg.value) for arg in call.args
             )
         return False
-
-    def shows_within(self, scope: cst.CSTNode) -> bool:
-        return any(
-            isinstance(node, cst.Call) and self.facts.imports.resolve(node.func) in _SHOW
-            for node in walk(scope, into=not_into_scopes)
-        )
 
     # --- local calls ------------------------------------------------------------------------------
     def call_sites(self, function: FunctionInfo) -> list[tuple[cst.Call, StatementFact]]:
@@ -391,6 +409,8 @@ class _FigureAnalysis:
             return None
         for _, statement in self.call_sites(function):
             caller = statement.function
+            if statement.loops and _few_iterations(statement.loops):
+                continue  # a handful of calls: a handful of figures
             if statement.loops:
                 if not any(self.closes_within(loop.node) for loop in statement.loops):
                     return f"'{function.name}' is called in {self._loop_label(statement.loops[-1], caller)}"
@@ -428,7 +448,7 @@ class _FigureAnalysis:
         return self._violation(creation, message, Confidence.MEDIUM)
 
     def _in_loop(self, creation: Creation, loops: tuple[LoopInfo, ...]) -> Violation | None:
-        if any(self.closes_within(loop.node) for loop in loops):
+        if any(self.closes_within(loop.node) for loop in loops) or _few_iterations(loops):
             return None
         if self._handed_to_closer(creation) or self._returned_to_caller(creation):
             return None
@@ -437,9 +457,7 @@ class _FigureAnalysis:
         iteration = any(loop.repeats_per_input for loop in loops)
         if closed_later and not iteration:
             return None  # a figure per item of a bounded loop, all closed afterwards
-        if any(self.shows_within(loop.node) for loop in loops):
-            confidence = Confidence.LOW
-        elif iteration and not closed_later and creation.factory is None:
+        if iteration and not closed_later and creation.factory is None:
             confidence = Confidence.HIGH
         else:
             confidence = Confidence.MEDIUM
@@ -543,3 +561,19 @@ def _is_false(expr: cst.BaseExpression) -> bool:
 
 def _function_label(function: FunctionInfo) -> str:
     return "the module" if function.is_module_level else f"'{function.name}'"
+
+
+#: pyplot warns from this many open figures on (rcParams["figure.max_open_warning"]): loops whose
+#: literals allow no more iterations than that open a handful of figures, not one per step.
+_FEW_FIGURES = 20
+
+
+def _few_iterations(loops: tuple[LoopInfo, ...]) -> bool:
+    """Whether nested ``loops`` run at most :data:`_FEW_FIGURES` times in all, by their literals
+    (``for batch in dataset.take(1):``, ``for i in range(4):``)."""
+    total = 1
+    for loop in loops:
+        if loop.at_most is None:
+            return False
+        total *= loop.at_most
+    return total <= _FEW_FIGURES

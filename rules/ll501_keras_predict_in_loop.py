@@ -71,7 +71,9 @@ are the author's choice.
 
 ## Known false positives
 A loop that calls `predict` on a large, changing array a handful of times (once per data shard)
-pays little; suppress it with `# noqa: LL501`. leaklint cannot tell a Keras model passed in from
+pays little; suppress it with `# noqa: LL501`. Not reported: a loop that runs once by its
+literals (`for images, labels in dataset.take(1):`), and files that run Keras 3 on another
+backend (`os.environ["KERAS_BACKEND"] = "jax"`), where `predict()` builds no tf.data pipeline. leaklint cannot tell a Keras model passed in from
 another module: such models are only found when the file builds, loads or compiles them, or
 passes them to the helper that predicts.
 
@@ -87,6 +89,20 @@ passes them to the helper that predicts.
 - Runtime repro: `leaklint verify LL501` measures the leaky and the fixed loop body.
 """
     VALID = (
+        """
+import os
+os.environ["KERAS_BACKEND"] = "jax"
+import keras
+model = keras.Sequential([keras.layers.Dense(4)])
+for sentence in sentences:
+    model.predict(encode([sentence]))
+""",
+        """
+import tensorflow as tf
+model = tf.keras.models.load_model("model.keras")
+for images, labels in test_dataset.take(1):
+    predictions = model.predict(images[None])
+""",
         # one call on the whole array, outside the loop; the model called directly in the loop
         """
 import numpy as np
@@ -212,10 +228,32 @@ def _looks_like_one_item(arg: cst.BaseExpression) -> bool:
     return False
 
 
+def _keras_backend(facts: ModuleFacts) -> str | None:
+    """The backend the file asks Keras 3 for: ``os.environ["KERAS_BACKEND"] = "jax"`` (or
+    ``.setdefault``) before importing it; None when it does not say."""
+    for node in walk(facts.module):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.SimpleString):
+            for target in node.targets:
+                if isinstance(target.target, cst.Subscript) and _is_backend_key(target.target):
+                    return str(node.value.evaluated_value)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "setdefault":
+            values = [arg.value for arg in node.args]
+            if len(values) == 2 and isinstance(values[0], cst.SimpleString) and values[0].evaluated_value == "KERAS_BACKEND" and isinstance(values[1], cst.SimpleString):
+                return str(values[1].evaluated_value)
+    return None
+
+
+def _is_backend_key(subscript: cst.Subscript) -> bool:
+    index = subscript.slice[0].slice if len(subscript.slice) == 1 else None
+    return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) and index.value.evaluated_value == "KERAS_BACKEND"
+
+
 def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     """The violations in one file."""
     if not facts.imports.imports_anything_from(*TENSORFLOW_ROOTS):
         return
+    if _keras_backend(facts) not in (None, "tensorflow"):
+        return  # Keras 3 on JAX or torch: predict() builds no tf.data pipeline
 
     places = [p for p in facts.index.calls_named("predict") if isinstance(p.node.func, cst.Attribute)]  # type: ignore[attr-defined]
     if not places:
@@ -251,6 +289,9 @@ def _per_item(
     mentioned = dotted_names_in(arguments[0])
     one_item = _looks_like_one_item(arguments[0])
     for loop in reversed(place.loop_nodes):
+        info = facts.structure.loops.get(loop)
+        if info is not None and info.at_most is not None and info.at_most <= 1:
+            continue  # for images, labels in dataset.take(1): runs once
         if not mentioned & per_iteration_names(facts, loop):
             continue
         if evidence is None or _refits(models, loop, dotted_name(receiver)):

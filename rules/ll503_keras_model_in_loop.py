@@ -266,7 +266,11 @@ def _judge(
         isinstance(n, cst.Del) for n in walk(body, into=not_into_scopes)
     )
     doing = "loads" if is_model_loader(facts.imports.resolve(call.func)) else "builds"
-    return (Confidence.HIGH if trained and not freed else Confidence.MEDIUM), doing
+    if not trained:
+        # Built but never compiled, fitted or run here: as often a block of a bigger model
+        # assembled layer by layer (keras.Sequential per repeated block) as a leak.
+        return Confidence.LOW, doing
+    return (Confidence.MEDIUM if freed else Confidence.HIGH), doing
 
 
 def _bound_to(place: Place) -> set[str] | None:

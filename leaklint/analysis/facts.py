@@ -92,9 +92,10 @@ class Lifetime:
 class ModuleFacts:
     """Program facts about one module: values, statement contexts, loops, model calls."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, *, project_no_grad: frozenset[str] = frozenset()) -> None:
+        """``project_no_grad``: decorators of the project that turn gradients off (leaklint/project.py)."""
         self.module = module
-        self.imports, self.structure = scan_imports_and_structure(module)
+        self.imports, self.structure = scan_imports_and_structure(module, project_no_grad)
         self._recording = _analyse(module, self.imports, self.structure)
         self._derived: dict[Callable[[ModuleFacts], object], object] = {}
 
@@ -193,7 +194,10 @@ class ModuleFacts:
             target=target,
             carried_by=carried,
             outlives_call=outlives_call,
-            consumed_by_backward=target in summary.backward_consumed,
+            # An attribute's graphs may be consumed by another method (REINFORCE: select_action()
+            # appends log-probs, finish_episode() backpropagates through them and empties the list).
+            consumed_by_backward=target in summary.backward_consumed
+            or (is_attribute and target in self.index.backward_consumed),
             returned=target in summary.returned_names,
             reset_each_step=bool(outer) and outer[-1].is_iteration_loop,
         )

@@ -167,6 +167,18 @@ class ModuleIndex:
         """Every call with a named callee, in source order."""
         return self._places.ordered_calls
 
+    @cached_property
+    def _place_by_node(self) -> dict[cst.CSTNode, Place]:
+        return {place.node: place for place in (*self._places.assignments, *self._places.ordered_calls)}
+
+    def place_of(self, fact: StatementFact) -> Place | None:
+        """Where a simple statement sits (its guards, loops, scope): an assignment, or a
+        statement that is a call (``buffer.append(x)``)."""
+        node = fact.node
+        if isinstance(node, cst.Expr):
+            node = node.value
+        return self._place_by_node.get(node)
+
 
 def _binding_scope(function: FunctionInfo, name: str) -> FunctionInfo | ClassInfo:
     """Where an assignment to ``name`` is visible: ``self.x`` in the whole class, a local in its function."""

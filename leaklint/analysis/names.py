@@ -419,6 +419,17 @@ class _ImportCollector(Walker):
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar):
+            # from .torch_utils import smart_inference_mode: named after the module it comes
+            # from, without the dots (the project's modules are known by their path's suffixes:
+            # leaklint/project.py).
+            base = _module_path(node.module)
+            for alias in node.names:
+                name = _module_path(alias.name)
+                local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+                self.imports.add(local, f"{base}.{name}", module_level=self.scope.node is None)
+                self.scope.bind(local, f"{base}.{name}")
+            return False
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             if not isinstance(node.names, cst.ImportStar):
                 for alias in node.names:  # a relative import still binds its names

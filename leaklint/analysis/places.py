@@ -188,6 +188,24 @@ class Place:
         or a branch that only a flag set by an ``except`` handler opens."""
         return self.in_except_handler() or self.in_oom_cleanup() or self.guarded_by_error_flag()
 
+    def opt_in_flag(self) -> str | None:
+        """The parameter whose truth a guard around the node tests, when the function gives it a
+        default of ``False`` or ``None``: code that runs only when a caller asks for it
+        (``if use_cache:`` in ``def forward(self, x, use_cache=False)``)."""
+        scope = self.scope
+        if not isinstance(scope, cst.FunctionDef):
+            return None
+        parameters = scope.params
+        off = {
+            param.name.value
+            for param in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
+            if isinstance(param.default, cst.Name) and param.default.value in ("False", "None")
+        }
+        for test, held in self.branch_guards():
+            if held and isinstance(test, cst.Name) and test.value in off:
+                return test.value
+        return None
+
     def statement(self) -> cst.SimpleStatementLine | None:
         """The statement line holding the node (for suppression comments), if it is simple."""
         for node in reversed(self.path):

@@ -448,6 +448,11 @@ class FunctionInterpreter:
         if kind is cst.Tuple or kind is cst.List:
             elements = target.elements
             items = value.items if value.items is not None and len(value.items) == len(elements) else None
+            if items is None and value.is_graph and value.evidence is Evidence.LOSS:
+                # `loss, sample_size, logs = criterion(model, batch)`: a loss function that
+                # returns a tuple returns the loss first; the rest (counts, logging dicts) are
+                # known only by their use.
+                items = (value, *(replace(UNKNOWN, deps=value.deps) for _ in elements[1:]))
             for index, element in enumerate(elements):
                 part = items[index] if items is not None else self._element_of(value)
                 self._bind(element.value, part, frame)
@@ -571,7 +576,7 @@ class FunctionInterpreter:
     def _iteration_value(self, iterable: Value) -> Value:
         if iterable.is_graph:
             return replace(iterable, items=None, fresh=False)
-        return UNKNOWN
+        return replace(UNKNOWN, deps=iterable.deps) if iterable.deps else UNKNOWN
 
     def _with(self, node: cst.With, frame: Frame) -> None:
         self._header(node, frame)
@@ -905,6 +910,11 @@ class FunctionInterpreter:
                 return self._local_call(call_method, args, frame)  # cam(images): its __call__ runs
         if callee.role is Role.MODEL:
             return self._model_call(node, callee, callee_name, args, frame, origin)
+        if callee.role is Role.FROZEN_MODEL:
+            # No parameter requires grad: the output carries a graph only if an input does.
+            if any(a.is_graph for a in args):
+                return self._under_grad_mode(combine(args, origin=origin), frame)
+            return replace(DETACHED, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
         if callee.role is Role.LOSS_FN:
             return self._loss_call(args, frame, origin, callee.confidence)
         return replace(UNKNOWN, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
@@ -951,6 +961,8 @@ class FunctionInterpreter:
             return self._loss_call(args, frame, origin, Confidence.HIGH)
         if torch_api.is_loss_class(qualified):
             return role(Role.LOSS_FN, Confidence.HIGH, origin)
+        if qualified in torch_api.MODEL_WRAPPERS and args and args[0].role is Role.FROZEN_MODEL:
+            return args[0]  # torch.jit.trace(frozen_model, ...) runs the same frozen parameters
         if torch_api.is_module_class(qualified) or torch_api.is_model_factory(qualified):
             return role(Role.MODEL, Confidence.HIGH, origin)
         if qualified in torch_api.DATA_LOADER_CLASSES:
@@ -1023,6 +1035,13 @@ class FunctionInterpreter:
         if method == "backward" or method == "manual_backward":
             self._consume(node, frame)
             return NOT_TENSOR
+        if method == "enter_context" and node.args and self._is_statement_call(node):
+            # stack.enter_context(torch.no_grad()) in a `with ExitStack() as stack:` block: the
+            # mode holds until the block ends, where _with restores the outer one.
+            effect = self._grad_effect(node.args[0].value, frame)
+            if effect is not None:
+                frame.grad = effect
+                return NOT_TENSOR
         if receiver_name == "self" and self.function.cls is not None:
             local = self.function.cls.find_method(method)
             if local is not None:
@@ -1041,6 +1060,13 @@ class FunctionInterpreter:
                 return self._local_call(called, args, frame)
         if receiver_name and receiver_name.startswith("self.") and method in STORING_METHODS:
             self._note_param_store(args, "append", receiver_name)
+        elif receiver_name in frame.env and method in STORING_METHODS and args and receiver.kind is Kind.NOT_TENSOR and receiver.role is None:
+            # A local list now holds what was appended: what flows out of it (torch.cat(parts)
+            # into a backward) comes from those values' names too. Only tensors may carry a
+            # graph along (no detached results, numbers or strings).
+            added = frozenset().union(*(a.deps for a in args if a.kind in (Kind.GRAPH, Kind.UNKNOWN)))
+            if not added <= receiver.deps:
+                frame.env[receiver_name] = replace(receiver, deps=receiver.deps | added)
         if receiver.role is Role.MODEL:
             return self._module_method(node, func, receiver, receiver_name, args, frame, origin)
         if receiver.role is Role.LOSS_FN and method == "forward":
@@ -1079,6 +1105,13 @@ class FunctionInterpreter:
             frame.eval_mode = (frame.eval_mode | {receiver_name}) if turns_off else (frame.eval_mode - {receiver_name})
         if method in ("forward", "module"):
             return self._model_call(node, model, receiver_name, args, frame, origin)
+        if method == "requires_grad_" and node.args and _is_false(node.args[0].value):
+            # It freezes the module in place: the name the chain starts from is frozen too
+            # (model.eval().requires_grad_(False).to(device) on its own line).
+            frozen = replace(model, role=Role.FROZEN_MODEL)
+            if receiver_name and receiver_name in frame.env:
+                frame.env[receiver_name] = frozen
+            return frozen
         if method in torch_api.MODULE_RETURNS_SELF:
             return model
         # model.encode(x) / model.cell(x, h): unknown, but computed from its arguments
@@ -1225,3 +1258,7 @@ def _has_dim_argument(node: cst.Call) -> bool:
         candidate = positional[needed - 1].value
         return isinstance(candidate, (cst.Integer, cst.UnaryOperation)) or isinstance(func, cst.Attribute) and func.attr.value in ("sort", "topk", "kthvalue", "median", "mode")
     return isinstance(func, cst.Attribute) and func.attr.value in ("sort", "topk")
+
+
+def _is_false(expression: cst.BaseExpression) -> bool:
+    return isinstance(expression, cst.Name) and expression.value == "False"

@@ -100,6 +100,9 @@ class LoopInfo:
     #: The body runs a model forward, a backward, or a local function that does, on something
     #: computed from the loop's item (set by the provenance pass): one pass per input.
     runs_model_on_items: bool = False
+    #: The most iterations the header allows, when it says so with literals (``range(3)``,
+    #: ``dataset.take(1)``, ``items[:4]``, a literal list); None when it depends on the data.
+    at_most: int | None = None
 
     @property
     def repeats_per_input(self) -> bool:
@@ -207,10 +210,12 @@ def backward_calls(node: cst.CSTNode, imports: ImportMap) -> list[cst.Call]:
     ]
 
 
-def _decorator_grad(node: cst.FunctionDef, imports: ImportMap) -> GradMode | None:
+def _decorator_grad(node: cst.FunctionDef, imports: ImportMap, project_no_grad: frozenset[str]) -> GradMode | None:
     """The gradient mode a decorator sets for the whole body: ``@torch.no_grad()``,
     ``@torch.inference_mode()``, ``@torch.enable_grad()``, ``@torch.set_grad_enabled(False)``
-    (torch's grad-mode context managers all work as decorators). The innermost one wins."""
+    (torch's grad-mode context managers all work as decorators), or a decorator of the project
+    that applies one of them (``project_no_grad``, see :mod:`leaklint.project`). The innermost
+    one wins."""
     for decorator in reversed(node.decorators):
         expr = decorator.decorator
         if isinstance(expr, cst.Call):
@@ -221,7 +226,7 @@ def _decorator_grad(node: cst.FunctionDef, imports: ImportMap) -> GradMode | Non
                 return literal_grad_mode(expr.args[0].value)
         else:
             qualified = imports.resolve(expr)
-        if qualified in torch_api.NO_GRAD_CONTEXTS:
+        if qualified in torch_api.NO_GRAD_CONTEXTS or (qualified is not None and qualified in project_no_grad):
             return GradMode.DISABLED
         if qualified in torch_api.ENABLE_GRAD_CONTEXTS:
             return GradMode.ENABLED_EXPLICITLY
@@ -252,8 +257,9 @@ class _Scope:
 class StructureScanner(Walker):
     """One pass over the module that fills a :class:`ModuleStructure`."""
 
-    def __init__(self, imports: ImportMap) -> None:
+    def __init__(self, imports: ImportMap, project_no_grad: frozenset[str] = frozenset()) -> None:
         self.imports = imports
+        self.project_no_grad = project_no_grad
         self.structure = ModuleStructure()
         self._scopes: list[_Scope] = [_Scope(self.structure.top, None)]
 
@@ -303,7 +309,7 @@ class StructureScanner(Walker):
             cls=scope.cls if in_class_body else enclosing.cls,
             parent=None if (in_class_body or enclosing.is_module_level) else enclosing,
             params=params,
-            decorator_grad=_decorator_grad(node, self.imports),
+            decorator_grad=_decorator_grad(node, self.imports, self.project_no_grad),
         )
         if in_class_body:
             scope.cls.methods.setdefault(node.name.value, node)  # type: ignore[union-attr]
@@ -324,6 +330,7 @@ class StructureScanner(Walker):
             iterates_data=iterates_data(node.iter, node.target),
             counts_steps=counts_steps(node.iter, node.target),
             item_names=frozenset(bound_names(node.target)),
+            at_most=literal_iterations(node.iter),
         )
         loop.rebound.update(bound_names(node.target))
         self._enter_loop(loop)
@@ -421,23 +428,65 @@ def iterates_data(iterable: cst.BaseExpression, target: cst.BaseExpression) -> b
     return any(torch_api.DATA_SOURCE_NAME.search(leaf) for leaf in leaves)
 
 
+def literal_iterations(iterable: cst.BaseExpression) -> int | None:
+    """How many items ``iterable`` yields at most, when literals say so: ``range(3)``,
+    ``range(1, 4)``, ``dataset.take(1)`` (tf.data), ``items[:4]``, ``[a, b]``, and ``enumerate`` /
+    ``zip`` / ``tqdm`` around such iterables; None otherwise."""
+    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
+        if any(isinstance(element, cst.StarredElement) for element in iterable.elements):
+            return None
+        return len(iterable.elements)
+    if isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1:
+        index = iterable.slice[0].slice
+        if isinstance(index, cst.Slice) and index.lower is None and index.step is None:
+            return _int_literal(index.upper)
+        return None
+    if not isinstance(iterable, cst.Call):
+        return None
+    arguments = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+    if isinstance(iterable.func, cst.Name):
+        name = iterable.func.value
+        if name == "range" and arguments:
+            bounds = [_int_literal(argument) for argument in arguments[:2]]
+            if any(bound is None for bound in bounds) or len(arguments) > 2:
+                return None
+            return max(0, bounds[-1] - (bounds[0] if len(bounds) == 2 else 0))  # type: ignore[operator]
+        if name in ("enumerate", "tqdm", "reversed", "sorted") and arguments:
+            return literal_iterations(arguments[0])
+        if name == "zip" and arguments:
+            counts = [literal_iterations(argument) for argument in arguments]
+            known = [count for count in counts if count is not None]
+            return min(known) if known else None
+        return None
+    if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "take" and len(arguments) == 1:
+        return _int_literal(arguments[0])
+    return None
+
+
+def _int_literal(node: cst.BaseExpression | None) -> int | None:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    return None
+
+
 def counts_steps(iterable: cst.BaseExpression, target: cst.BaseExpression) -> bool:
     """``for epoch in range(num_epochs)`` / ``for step in range(max_steps)``: likely one step per
     iteration, but ``range(num_batches)`` in a model's method may just as well walk over chunks."""
     return any(torch_api.ITERATION_COUNTER_NAME.search(leaf) for leaf in _leaf_names(iterable, target))
 
 
-def scan_structure(module: cst.Module, imports: ImportMap) -> ModuleStructure:
-    scanner = StructureScanner(imports)
+def scan_structure(module: cst.Module, imports: ImportMap, project_no_grad: frozenset[str] = frozenset()) -> ModuleStructure:
+    scanner = StructureScanner(imports, project_no_grad)
     scanner.run(module)
     return scanner.structure
 
 
-def scan_imports_and_structure(module: cst.Module) -> tuple[ImportMap, ModuleStructure]:
+def scan_imports_and_structure(module: cst.Module, project_no_grad: frozenset[str] = frozenset()) -> tuple[ImportMap, ModuleStructure]:
     """The import map and the structure of ``module`` from a single walk of it: what
     ``scan_structure(module, ImportMap.from_module(module))`` gives, one traversal cheaper (the
-    structure handlers are recorded during the import walk, and run once the map is settled)."""
+    structure handlers are recorded during the import walk, and run once the map is settled).
+    ``project_no_grad``: grad-disabling decorators defined elsewhere in the project."""
     imports = ImportMap()
-    scanner = StructureScanner(imports)
+    scanner = StructureScanner(imports, project_no_grad)
     imports.collect(module, then=scanner)
     return imports, scanner.structure

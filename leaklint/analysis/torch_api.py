@@ -116,6 +116,10 @@ def is_module_base(qualified: str) -> bool:
     )
 
 
+#: Calls that return their first argument's model compiled or traced: the same parameters.
+MODEL_WRAPPERS = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace"})
+
+
 def is_model_factory(qualified: str) -> bool:
     """Calls that return a model: torchvision/timm factories, ``*.from_pretrained`` model classes."""
     if qualified.startswith("torchvision.models.") and qualified.rsplit(".", 1)[-1][:1].islower():
@@ -126,8 +130,19 @@ def is_model_factory(qualified: str) -> bool:
         (".from_pretrained", ".from_config", "get_peft_model")
     ):
         owner = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 2 else ""
+        if calls_run_without_grad(qualified.rsplit(".", 1)[0]):
+            return False
         return "Tokenizer" not in owner and "Processor" not in owner and "Config" not in owner
     return False
+
+
+def calls_run_without_grad(qualified_class: str) -> bool:
+    """Library classes whose instances record no graph when called: their ``__call__`` is
+    decorated with ``@torch.no_grad()``. Every diffusers pipeline is (``DiffusionPipeline``,
+    ``StableDiffusionPipeline``, ``AutoPipelineForText2Image``...), and so is what transformers'
+    ``pipeline()`` builds (its ``__call__`` runs the model under ``torch.no_grad()``)."""
+    owner = qualified_class.rsplit(".", 1)[-1]
+    return (qualified_class.startswith("diffusers.") and "Pipeline" in owner) or qualified_class == "transformers.pipeline"
 
 
 #: Methods whose call on a name is evidence that the name is an ``nn.Module``.

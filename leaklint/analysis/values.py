@@ -54,6 +54,9 @@ class Role(enum.Enum):
     """What a non-tensor object is, where that matters."""
 
     MODEL = "model"
+    #: A model whose parameters were frozen (``.requires_grad_(False)``): calling it records a
+    #: graph only through its inputs.
+    FROZEN_MODEL = "frozen model"
     LOSS_FN = "loss function"
     LOADER = "data loader"
     OPTIMIZER = "optimizer"

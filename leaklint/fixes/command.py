@@ -10,7 +10,7 @@ With ``-`` the fixed source goes to standard output and the report to standard e
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -50,10 +50,12 @@ def run_fix(request: FixRequest) -> int:
     """Run ``--fix`` or ``--diff`` and return the exit status."""
     from leaklint.discovery import discover
     from leaklint.engine import default_jobs
+    from leaklint.project import with_project_facts
 
     known, rules = selected_rules(request.settings)
     found = discover(request.paths, request.settings, force_exclude=request.force_exclude)
     warn_if_nothing_found(request.paths, found)
+    request = replace(request, settings=with_project_facts(request.settings, found.files))
     outcomes = fix_paths(
         found.files,
         rules,
