@@ -57,6 +57,56 @@ class Violation:
     fix: SuggestedFix | None = None
 
 
+#: The precision on real code a rule needs to be on by default (issue 21's bar).
+PRECISION_BAR = 0.9
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What the benchmarks measured of a rule at the default confidence (``bench/RESULTS.md``):
+    its findings on ``bench/realcode`` judged true, false and debatable, and on ``bench/leaks``
+    those on a marked leaking line (true) and elsewhere (false). Precision is true / (true +
+    false); debatable findings are left out of it."""
+
+    realcode: tuple[int, int, int]
+    leaks: tuple[int, int]
+
+    @property
+    def realcode_precision(self) -> float | None:
+        true, false, _ = self.realcode
+        return true / (true + false) if true + false else None
+
+    @property
+    def leaks_precision(self) -> float | None:
+        true, false = self.leaks
+        return true / (true + false) if true + false else None
+
+    @property
+    def on_by_default(self) -> bool:
+        """Precision decides: at least :data:`PRECISION_BAR` on real code; a rule that real code
+        gave no decided finding is judged on the leak benchmark, and one neither measured is on."""
+        precision = self.realcode_precision
+        if precision is None:
+            precision = self.leaks_precision
+        return precision is None or precision >= PRECISION_BAR
+
+    def describe(self) -> str:
+        """One paragraph for the rule's page."""
+        true, false, debatable = self.realcode
+
+        def share(precision: float | None) -> str:
+            return f"precision {precision:.2f}" if precision is not None else "precision not measured"
+
+        real = f"{true} true, {false} false, {debatable} debatable: {share(self.realcode_precision)}"
+        leaks = f"{self.leaks[0]} on a leaking line, {self.leaks[1]} elsewhere: {share(self.leaks_precision)}"
+        state = (
+            "on by default"
+            if self.on_by_default
+            else f"a preview rule, off by default until its precision on real code reaches {PRECISION_BAR:.0%}"
+        )
+        return f"Measured at the default confidence on bench/realcode ({real}) and bench/leaks ({leaks}); {state}."
+
+
 class Rule:
     """Subclass this in ``rules/llNNN_name.py`` and set every class attribute."""
 
@@ -69,7 +119,10 @@ class Rule:
     #: Markdown with the sections in :data:`DOC_SECTIONS`.
     docs: ClassVar[str]
     #: Off-by-default rules run only when selected explicitly (by code, prefix or ``ALL``).
+    #: leaklint's own rules do not set it: their measured precision decides (``measured``).
     default_enabled: ClassVar[bool] = True
+    #: The benchmarks' figures for this rule (``Measured``); None for a rule never measured.
+    measured: ClassVar[Measured | None] = None
     #: What a file must contain before this rule can report in it (:mod:`leaklint.gate`): a
     #: necessary condition of every finding. The gate skips the files no selected rule needs, so
     #: the libcst parse and the analysis are paid only where a rule may fire.
@@ -86,6 +139,11 @@ class Rule:
     #: in its body with a leaky and a fixed loop body. This base itself means "no repro".
     Repro: ClassVar[type[RuntimeRepro]] = RuntimeRepro
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("measured") is not None and "default_enabled" not in cls.__dict__:
+            cls.default_enabled = cls.measured.on_by_default  # type: ignore[union-attr]
+
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
         """The violations in one file. Import the detector here, not at the top of the rule's
         module (see the module docstring)."""
@@ -96,7 +154,8 @@ class Rule:
         """The full page that ``leaklint rule CODE`` prints."""
         state = "" if cls.default_enabled else " (off by default: enable with --select " + cls.code + ")"
         header = f"# {cls.code} {cls.name}\n\nSeverity: {cls.severity.value}{state}\n"
-        return f"{header}\n{cls.summary}\n\n{cls.docs.strip()}\n{cls._repro_page()}"
+        measured = f"\n{cls.measured.describe()}\n" if cls.measured is not None else ""
+        return f"{header}{measured}\n{cls.summary}\n\n{cls.docs.strip()}\n{cls._repro_page()}"
 
     @classmethod
     def has_repro(cls) -> bool:

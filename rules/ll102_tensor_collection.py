@@ -15,7 +15,7 @@ from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORC
 from leaklint.analysis.values import strongest_graph
 from leaklint.findings import Confidence, Severity
 from leaklint.fixes.spec import MAPPING, container_usage, detach_each_fix, detach_fix
-from leaklint.rule import Rule, Violation
+from leaklint.rule import Measured, Rule, Violation
 
 
 class TensorCollection(Rule):
@@ -27,6 +27,8 @@ class TensorCollection(Rule):
     help = "store the tensor's .detach() (add .cpu() to free device memory, or use .item() for a scalar)"
     needs = TORCH_CODE & LOOPS_OR_FUNCTIONS
     needs_above_low = GRAPH_EVIDENCE
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
+    measured = Measured(realcode=(0, 4, 0), leaks=(10, 2))
     docs = """
 ## What it finds
 A graph-attached tensor (a loss, a model output, or something computed from one outside

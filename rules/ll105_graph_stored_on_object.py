@@ -23,7 +23,7 @@ from leaklint.analysis.values import Evidence, Kind, Value
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
-from leaklint.rule import Rule, Violation
+from leaklint.rule import Measured, Rule, Violation
 
 
 class GraphStoredOnObject(Rule):
@@ -34,6 +34,8 @@ class GraphStoredOnObject(Rule):
     help = "store the tensor's .detach() (add .cpu() to move it off the device)"
     needs = TORCH_CODE & LOOPS_OR_FUNCTIONS
     needs_above_low = GRAPH_EVIDENCE | Names(*HOOK_METHODS, *GLOBAL_HOOK_FUNCTIONS)
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
+    measured = Measured(realcode=(0, 2, 0), leaks=(2, 2))
     docs = """
 ## What it finds
 A tensor that carries its autograd graph (a model output, a loss, or something computed from one,

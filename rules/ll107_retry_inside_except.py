@@ -17,7 +17,7 @@ from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Syntax
-from leaklint.rule import Rule, Violation
+from leaklint.rule import Measured, Rule, Violation
 
 
 class RetryInsideExcept(Rule):
@@ -27,6 +27,8 @@ class RetryInsideExcept(Rule):
     summary = "Work is retried inside an except clause for out-of-memory errors, while the failed step is still alive."
     help = "set a flag in the except clause (oom = True) and retry after the try statement"
     needs = TORCH_CODE & Syntax(ast.ExceptHandler)
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
+    measured = Measured(realcode=(1, 0, 0), leaks=(0, 0))
     docs = """
 ## What it finds
 An `except` clause that catches an out-of-memory error — `torch.cuda.OutOfMemoryError`,

@@ -15,7 +15,7 @@ from leaklint.analysis.values import Evidence, Kind, Role
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names, Words
-from leaklint.rule import Rule, Violation
+from leaklint.rule import Measured, Rule, Violation
 
 
 class CacheHoldsTensors(Rule):
@@ -28,6 +28,8 @@ class CacheHoldsTensors(Rule):
         "(lru_cache(maxsize=...)), or key it on plain values and return detached CPU copies"
     )
     needs = Words("functools", "lru_cache") & Names("lru_cache", "cache")
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
+    measured = Measured(realcode=(0, 1, 2), leaks=(1, 0))
     docs = """
 ## What it finds
 `functools.lru_cache` and `functools.cache` (under any import alias: `from functools import

@@ -16,7 +16,7 @@ from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.walk import children, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
-from leaklint.rule import Rule, Violation
+from leaklint.rule import Measured, Rule, Violation
 
 DATASET_BASES = frozenset(
     {
@@ -40,6 +40,8 @@ class DataloaderCopyOnRead(Rule):
         "columns, or one serialized numpy byte buffer instead of lists of Python objects"
     )
     needs = TORCH_CODE & Names(*{base.rsplit(".", 1)[-1] for base in DATASET_BASES})
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
+    measured = Measured(realcode=(4, 1, 0), leaks=(0, 0))
     docs = """
 ## What it finds
 A `torch.utils.data.Dataset` subclass defined in the file whose `__init__` (or a method it calls)

@@ -16,7 +16,7 @@ from leaklint.analysis.structure import FunctionInfo, LoopInfo, bound_names
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names, Words
-from leaklint.rule import Rule, Violation
+from leaklint.rule import Measured, Rule, Violation
 
 #: pyplot functions that register a new figure with pyplot on every call (unless ``num`` names an
 #: existing one), and seaborn's figure-level functions, which call them.
@@ -48,6 +48,8 @@ class FigureNotClosed(Rule):
     summary = "A pyplot figure is created every iteration (or every call of a helper run in a loop) and never closed."
     help = "close it when done: plt.close(fig) after savefig/logging (or plt.close('all') at the end of the iteration)"
     needs = Words("matplotlib", "pyplot", "seaborn", "pylab") & Names(*{creator.rsplit(".", 1)[-1] for creator in FIGURE_CREATORS})
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
+    measured = Measured(realcode=(2, 1, 0), leaks=(1, 0))
     docs = """
 ## What it finds
 A new pyplot figure — `plt.figure()`, `plt.subplots()`, `plt.subplot_mosaic()`, or a seaborn

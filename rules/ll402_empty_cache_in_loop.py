@@ -16,7 +16,7 @@ from leaklint.analysis.torch_api import EMPTY_CACHE, GC_COLLECT
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names, Words
-from leaklint.rule import Rule, Violation
+from leaklint.rule import Measured, Rule, Violation
 
 #: Frameworks whose training loops make a per-step ``gc.collect()`` a real cost worth reporting.
 DL_FRAMEWORKS = (
@@ -32,6 +32,8 @@ class EmptyCacheInLoop(Rule):
     summary = "torch.cuda.empty_cache() or gc.collect() runs every training step, slowing each step and freeing nothing that is still referenced."
     help = "drop the call, or run it once per epoch / after the loop; to fix a real leak, drop the reference that keeps the memory alive"
     needs = Words(*DL_FRAMEWORKS) & Names("empty_cache", "collect")
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
+    measured = Measured(realcode=(2, 1, 0), leaks=(0, 0))
     docs = """
 ## What it finds
 `torch.cuda.empty_cache()` (also `torch.mps.empty_cache()`, `torch.xpu.empty_cache()` and

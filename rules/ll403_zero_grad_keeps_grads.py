@@ -15,7 +15,7 @@ from leaklint.analysis.torch_api import TORCH_WORDS
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixes.spec import SuggestedFix, drop_argument
 from leaklint.gate import Names, Words
-from leaklint.rule import Rule, Violation
+from leaklint.rule import Measured, Rule, Violation
 
 #: In-place methods that zero a gradient buffer and keep it allocated.
 ZEROING_METHODS = frozenset({"zero_"})
@@ -29,6 +29,8 @@ class ZeroGradKeepsGrads(Rule):
     summary = "zero_grad(set_to_none=False) or p.grad.zero_() keeps every gradient buffer allocated between steps."
     help = "call zero_grad() (set_to_none=True is the default since PyTorch 2.0), or set p.grad = None"
     needs = Words(*TORCH_WORDS, "zero_grad") & Names("zero_grad", *ZEROING_METHODS)
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
+    measured = Measured(realcode=(0, 1, 0), leaks=(0, 0))
     docs = """
 ## What it finds
 `optimizer.zero_grad(set_to_none=False)`, `model.zero_grad(set_to_none=False)` and the positional

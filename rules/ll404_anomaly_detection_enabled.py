@@ -16,7 +16,7 @@ from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixes.spec import EditSpec, RemoveStatement, SuggestedFix, UnwrapWith, drop_argument
 from leaklint.gate import Words
-from leaklint.rule import Rule, Violation
+from leaklint.rule import Measured, Rule, Violation
 
 
 class AnomalyDetectionEnabled(Rule):
@@ -27,6 +27,8 @@ class AnomalyDetectionEnabled(Rule):
     summary = "Autograd anomaly detection is switched on outside a debugging guard, slowing every step and holding extra memory."
     help = "remove it, or enable it only behind a debug flag (if args.debug: torch.autograd.set_detect_anomaly(True))"
     needs = TORCH_CODE & Words("detect_anomaly")
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
+    measured = Measured(realcode=(0, 0, 0), leaks=(0, 0))
     docs = """
 ## What it finds
 `torch.autograd.set_detect_anomaly(True)` (a runtime argument is medium confidence),

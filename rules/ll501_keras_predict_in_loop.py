@@ -15,7 +15,7 @@ from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
-from leaklint.rule import Rule, Violation
+from leaklint.rule import Measured, Rule, Violation
 
 
 class KerasPredictInLoop(Rule):
@@ -25,6 +25,8 @@ class KerasPredictInLoop(Rule):
     summary = "A Keras model's predict() is called on one item or batch per loop iteration, which leaks memory in many TensorFlow versions."
     help = "call the model directly, model(x, training=False), or predict once on the whole array or dataset outside the loop"
     needs = TENSORFLOW_CODE & Names("predict")
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
+    measured = Measured(realcode=(8, 0, 6), leaks=(3, 0))
     docs = """
 ## What it finds
 `model.predict(x)` inside a `for` / `while` loop or a comprehension, where `x` changes every

@@ -16,7 +16,7 @@ from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
-from leaklint.rule import Rule, Violation
+from leaklint.rule import Measured, Rule, Violation
 
 
 class TfFunctionInLoop(Rule):
@@ -26,6 +26,8 @@ class TfFunctionInLoop(Rule):
     summary = "A tf.function is created inside a loop or a per-step function, so every iteration traces a new graph and keeps it."
     help = "create the tf.function once, outside the loop (at module level or in __init__), and call it inside the loop"
     needs = TENSORFLOW_CODE & Names("function")
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
+    measured = Measured(realcode=(0, 0, 0), leaks=(1, 1))
     docs = """
 ## What it finds
 A call of `tf.function(...)` (`tf.function(step)`, `tf.function(lambda x: ...)`) or a function

@@ -159,7 +159,10 @@ def join(a: Value, b: Value) -> Value:
         return replace(pick, deps=a.deps | b.deps)
     if a.kind != b.kind:
         top, other = (a, b) if a.kind > b.kind else (b, a)
-        return replace(top, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=None)
+        # `return None` on one path and a tuple on another: whoever unpacks the result unpacks
+        # the tuple, so its elements stay known.
+        items = top.items if other.kind is Kind.NOT_TENSOR and other.items is None else None
+        return replace(top, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items)
     best = a if a.confidence >= b.confidence else b
     items = None
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):

@@ -188,7 +188,7 @@ def test_score_matches_by_snippet_across_line_shifts_and_reports_the_untriaged(t
     triage.write_text(
         triage_line(3, "LL201", "return model(x)", "false", "evaluate() is only called under no_grad")  # shifted by 2
         + triage_line(8, "LL102", "losses.append(loss)", "true")
-        + triage_line(40, "LL105", "self.x = y", "true")  # matches nothing: stale
+        + triage_line(40, "LL104", "loss.backward(retain_graph=True)", "true")  # matches nothing: stale
     )
     untriaged = tmp_path / "todo.jsonl"
     result = run_script("score.py", str(corpus), "--findings", str(findings), "--triage", str(triage),
@@ -199,7 +199,7 @@ def test_score_matches_by_snippet_across_line_shifts_and_reports_the_untriaged(t
     assert rows["LL102"][1:7] == ["1", "1", "0", "0", "0", "1.00"]
     assert rows["overall"][1:7] == ["3", "1", "1", "0", "1", "0.50"]
     assert "demo/train.py:9:5: LL101 [medium] m" in result.stdout
-    assert "demo/train.py:40: LL105 was true: self.x = y" in result.stdout
+    assert "demo/train.py:40: LL104 was true: loss.backward(retain_graph=True)" in result.stdout
     record = json.loads(untriaged.read_text())
     assert record["snippet"] == "total += loss" and record["verdict"] == "" and record["line"] == 9
 

@@ -160,7 +160,7 @@ def test_rules_lists_every_rule_as_a_table_and_as_json():
     assert any(line.startswith("LL101  loss-accumulation") for line in table.splitlines())
     rows = json.loads(run_leaklint("rules", "--format", "json").stdout)
     assert {row["code"] for row in rows} >= {"LL101", "LL102", "LL201", "LL401"}
-    assert set(rows[0]) == {"code", "name", "severity", "fixable", "default_enabled", "summary"}
+    assert set(rows[0]) == {"code", "name", "severity", "fixable", "default_enabled", "summary", "measured"}
 
 
 def test_rule_prints_documentation_with_every_section():
