@@ -85,6 +85,12 @@ still reported — a dict of graph tensors keeps every graph — but its fix is 
 may not all be tensors. Adding `.cpu()` to free device memory is left to you.
 
 ## Known false positives
+Stores that run only when a caller opts in (`if use_cache:` where the parameter defaults to `False`
+or `None`, as a KV cache filled during generation) are low confidence: whether they keep graphs
+depends on whether those callers record gradients, which leaklint does not follow. A list kept on
+`self` whose graphs another method of the class backpropagates through (REINFORCE's
+`saved_log_probs`, summed and `.backward()`-ed at the end of the episode) is kept on purpose and
+not reported.
 Collecting losses on purpose and calling `.backward()` on their sum or stack in the same function
 is recognised and not reported, as is a store under a constant key (`stats["last"] = loss` keeps
 one graph, not one per step), as is a `forward` that gathers per-layer features in a loop and

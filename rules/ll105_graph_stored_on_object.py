@@ -93,6 +93,9 @@ break), for logging (`.detach()` fits) or for display (`.item()`, `.cpu()`); whi
 and whether the attribute should be kept at all, is a judgement call.
 
 ## Known false positives
+A store that runs only when a caller opts in (`if use_cache:` where the parameter defaults to
+`False` or `None`: a KV cache) is low confidence; the callers that pass `True` usually generate
+under `torch.no_grad()`, which leaklint does not follow across calls.
 A stored tensor that is meant to carry its graph (a hook that captures features for a perceptual or
 distillation loss, GAN code that keeps `self.fake_B` for the generator's backward, pix2pix's
 `self.loss_G = ...; self.loss_G.backward()`) is recognised when the slot, or the value stored in

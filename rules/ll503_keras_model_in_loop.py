@@ -80,6 +80,9 @@ to call it (at the top of each iteration, after the results are saved) depends o
 keeps.
 
 ## Known false positives
+A model built in a loop but never compiled, fitted, evaluated or run there is low confidence: it is
+as often a block of a bigger model assembled layer by layer (`keras.Sequential` per repeated
+block) as a leak.
 `clear_session()` also invalidates models built earlier in the same session: a loop that must
 keep using an earlier model (a teacher built before the loop) cannot call it, and the growth may
 be acceptable for a few iterations — suppress with `# noqa: LL503`. Some TensorFlow releases leak
