@@ -49,10 +49,10 @@ class Need:
         raise NotImplementedError
 
     def __and__(self, other: Need) -> Need:
-        return _AllOf((self, other))
+        return _Combined((self, other), every=True)
 
     def __or__(self, other: Need) -> Need:
-        return _AnyOf((self, other))
+        return _Combined((self, other), every=False)
 
 
 class Words(Need):
@@ -99,26 +99,19 @@ class Syntax(Need):
         return f"Syntax({', '.join(sorted(kind.__name__ for kind in self.kinds))})"
 
 
-class _AllOf(Need):
-    def __init__(self, parts: Sequence[Need]) -> None:
+class _Combined(Need):
+    """``a & b`` (every part met) or ``a | b`` (any part met)."""
+
+    def __init__(self, parts: Sequence[Need], *, every: bool) -> None:
         self.parts = tuple(parts)
+        self.every = every
 
     def met_by(self, contents: FileContents) -> bool:
-        return all(part.met_by(contents) for part in self.parts)
+        met = (part.met_by(contents) for part in self.parts)
+        return all(met) if self.every else any(met)
 
     def __repr__(self) -> str:
-        return " & ".join(f"({part!r})" for part in self.parts)
-
-
-class _AnyOf(Need):
-    def __init__(self, parts: Sequence[Need]) -> None:
-        self.parts = tuple(parts)
-
-    def met_by(self, contents: FileContents) -> bool:
-        return any(part.met_by(contents) for part in self.parts)
-
-    def __repr__(self) -> str:
-        return " | ".join(f"({part!r})" for part in self.parts)
+        return (" & " if self.every else " | ").join(f"({part!r})" for part in self.parts)
 
 
 class _Nothing(Need):
