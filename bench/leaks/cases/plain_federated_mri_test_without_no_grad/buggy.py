@@ -55,7 +55,7 @@ def test(args, model, loader):
         inputs, targets = inputs.to(args.device), targets.to(args.device)
         recons = model(inputs)  # leak: LL201
         for i, fname in enumerate(fnames):
-            outputs[fname].append((int(slices[i]), recons[i]))
+            outputs[fname].append((int(slices[i]), recons[i]))  # leak: LL102
             scores.append(psnr(recons[i], targets[i]).item())
     reconstructions = {
         fname: torch.stack([img for _, img in sorted(pairs, key=lambda p: p[0])]).squeeze(1).cpu().numpy()
