@@ -75,8 +75,11 @@ default since PyTorch 2.0: PyTorch documents that it "changes certain behaviors"
 `torch.optim` optimizers skip a parameter whose gradient is `None` but step one whose gradient is
 zero, so weight decay and momentum no longer move a parameter that got no gradient in a step: what
 training computes can change. On PyTorch older than 2.0, whose default was `False`, write
-`set_to_none=True` instead. Zeroing by hand (`p.grad.zero_()`) gets no fix: it is usually part of
-code that wants the zeros.
+`set_to_none=True` instead. Where the file uses a gradient as a tensor anywhere (`p.grad +=
+noise`, `p.grad.norm()`, `p.grad.data.mul_(...)`: anything but `p.grad = ...` and the `is None`
+tests), the fix is **display-only**: after it, that line would meet `None` and raise, so leaklint
+shows the edit but never applies it. Zeroing by hand (`p.grad.zero_()`) gets no fix: it is usually
+part of code that wants the zeros.
 
 ## Known false positives
 Code that reads `p.grad` after zeroing and expects a tensor rather than `None` (logging the norm of
@@ -289,4 +292,35 @@ def _default_zero_grad(facts: ModuleFacts, call: cst.Call, flag: cst.BaseExpress
     """
     argument = next(arg for arg in call.args if arg.value is flag)
     edit = drop_argument(facts.module, call, argument)
-    return SuggestedFix(f"Call {facts.describe(call.func)}() (set_to_none=True)", Applicability.UNSAFE, (edit,)) if edit else None
+    if edit is None:
+        return None
+    # Where the file uses a gradient as a tensor (`p.grad += g`, `p.grad.norm()`), a None gradient
+    # makes it raise: the user must decide, so the edit is only shown.
+    applicability = Applicability.DISPLAY_ONLY if facts.derived(_uses_gradients) else Applicability.UNSAFE
+    return SuggestedFix(f"Call {facts.describe(call.func)}() (set_to_none=True)", applicability, (edit,))
+
+
+def _uses_gradients(facts: ModuleFacts) -> bool:
+    """Whether the file uses some ``x.grad`` as a tensor: anything but ``x.grad = ...`` and the
+    ``x.grad is None`` / ``is not None`` tests, which work the same on a None gradient."""
+    finder = _GradientUses()
+    facts.module.visit(finder)
+    return finder.found
+
+
+class _GradientUses(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+        self._harmless: set[cst.CSTNode] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._harmless.update(target.target for target in node.targets)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if all(isinstance(item.operator, (cst.Is, cst.IsNot)) for item in node.comparisons):
+            self._harmless.add(node.left)
+            self._harmless.update(item.comparator for item in node.comparisons)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "grad" and node not in self._harmless:
+            self.found = True

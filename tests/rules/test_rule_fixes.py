@@ -555,6 +555,36 @@ def test_ll403_drops_set_to_none_false():
     assert {f.fix.applicability for f in findings(source, "LL403")} == {Applicability.UNSAFE}
 
 
+@pytest.mark.parametrize(
+    "use",
+    ["p.grad += 1e-3 * torch.randn_like(p)", "norms.append(p.grad.norm())", "p.grad.data.mul_(0.5)"],
+)
+def test_ll403_only_shows_the_fix_where_a_gradient_is_used_as_a_tensor(use):
+    """With set_to_none=True the gradient is None before the next backward: the line would raise."""
+    source = f"""\
+        for x, y in loader:
+            optimizer.zero_grad(set_to_none=False)
+            for p in model.parameters():
+                {use}
+            model(x).sum().backward()
+            optimizer.step()
+        """
+    assert {f.fix.applicability for f in findings(source, "LL403")} == {Applicability.DISPLAY_ONLY}
+
+
+def test_ll403_none_tests_and_assignments_of_gradients_keep_the_fix_applicable():
+    source = """\
+        for x, y in loader:
+            optimizer.zero_grad(set_to_none=False)
+            model(x).sum().backward()
+            for p in model.parameters():
+                if p.grad is not None:
+                    p.grad = None
+            optimizer.step()
+        """
+    assert {f.fix.applicability for f in findings(source, "LL403")} == {Applicability.UNSAFE}
+
+
 def test_ll403_offers_no_fix_for_zeroing_by_hand():
     unfixed(
         """\
