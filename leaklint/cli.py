@@ -223,6 +223,7 @@ def _lint(
         settings,  # type: ignore[arg-type]
         jobs=jobs or default_jobs(),
         keep_text=keep_text,
+        keep_notebook_text=output_format == "github",  # annotations point into the .ipynb file's JSON
         stdin_filename=stdin_filename,
         pre_errors=found.errors,
         cache=_open_cache(settings, rules),
