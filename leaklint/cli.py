@@ -7,6 +7,7 @@ modules (libcst, the analysis, the rules) are imported only when a command needs
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -326,6 +327,9 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
             print_error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
             sys.exit(EXIT_ERROR)
     selected = [rule for c, rule in known.items() if not codes or any(matches_selector(c, code.upper()) for code in codes)]
+    if plot_file and not os.path.isdir(os.path.dirname(plot_file) or "."):
+        print_error(f"--plot: cannot write {plot_file}: no directory {os.path.dirname(plot_file)}")  # before minutes of measuring
+        sys.exit(EXIT_ERROR)
     from leaklint.runtime.repro import TORCH_INSTALL, torch_too_old
 
     if importlib.util.find_spec("torch") is None:
@@ -365,6 +369,9 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
             plot_results(results, plot_file)
         except ImportError:
             print_error("--plot needs matplotlib: pip install 'leaklint-ml[runtime]'")
+            sys.exit(EXIT_ERROR)
+        except OSError as problem:
+            print_error(f"--plot: cannot write {plot_file}: {problem.strerror or problem}")
             sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if any(result.failed for result in results) else EXIT_CLEAN)
 

@@ -277,3 +277,18 @@ def test_unsafe_fixes_without_fix_or_diff_warns(project):
     assert result.returncode == 1
     assert text(result)[1] == "leaklint: warning: --unsafe-fixes has no effect without --fix or --diff\n"
     assert run_leaklint("--unsafe-fixes", "--diff", "train.py", cwd=project).stderr.count(b"warning") == 0
+
+
+# --- where the output goes ------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", [[], ["--fix"]], ids=["check", "fix"])
+def test_an_output_file_that_cannot_be_written_is_a_one_line_error(project, mode):
+    (project / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint(*mode, "--output-file", "missing/report.txt", "train.py", cwd=project)
+    assert result.returncode == 2
+    assert one_error_line(result) == "leaklint: error: cannot write missing/report.txt: No such file or directory"
+
+
+def test_verify_plot_into_a_missing_directory_is_refused_before_measuring(project):
+    result = run_leaklint("verify", "LL101", "--plot", "missing/verify.png", cwd=project)
+    assert result.returncode == 2 and result.stdout == b""
+    assert one_error_line(result) == "leaklint: error: --plot: cannot write missing/verify.png: no directory missing"
