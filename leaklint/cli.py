@@ -270,9 +270,12 @@ def show_rule(code: str) -> None:
     wanted = code.strip()
     rule = known.get(wanted.upper()) or next((r for r in known.values() if r.name == wanted.lower()), None)
     if rule is None:
+        prefixed = [c for c in known if c.startswith(wanted.upper())] if wanted else []
+        if prefixed:  # 'LL1' selects rules in --select, but a page is one rule's
+            print_error(f"'{code}' is the prefix of {', '.join(prefixed)}: 'leaklint rule' shows one rule, e.g. 'leaklint rule {prefixed[0]}'")
+            sys.exit(EXIT_ERROR)
         choices = [*known, *(r.name for r in known.values())]
-        prefixed = [c for c in known if c.startswith(wanted.upper())]
-        close = prefixed + difflib.get_close_matches(wanted.upper(), choices, n=3) + difflib.get_close_matches(wanted.lower(), choices, n=3)
+        close = difflib.get_close_matches(wanted.upper(), choices, n=3) + difflib.get_close_matches(wanted.lower(), choices, n=3)
         hint = f" (did you mean {', '.join(dict.fromkeys(close))}?)" if close else ""
         print_error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
         sys.exit(EXIT_ERROR)
