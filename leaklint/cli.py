@@ -264,6 +264,7 @@ def show_rule(code: str) -> None:
     the numbers the last 'leaklint verify' measured for it."""
     import difflib
 
+    from leaklint.config import digits_misread
     from leaklint.registry import all_rules
 
     known = all_rules()
@@ -275,7 +276,11 @@ def show_rule(code: str) -> None:
             print_error(f"'{code}' is the prefix of {', '.join(prefixed)}: 'leaklint rule' shows one rule, e.g. 'leaklint rule {prefixed[0]}'")
             sys.exit(EXIT_ERROR)
         choices = [*known, *(r.name for r in known.values())]
-        close = difflib.get_close_matches(wanted.upper(), choices, n=3) + difflib.get_close_matches(wanted.lower(), choices, n=3)
+        misread = digits_misread(wanted)
+        if misread in known:
+            close = [misread]
+        else:
+            close = difflib.get_close_matches(wanted.upper(), choices, n=3) + difflib.get_close_matches(wanted.lower(), choices, n=3)
         hint = f" (did you mean {', '.join(dict.fromkeys(close))}?)" if close else ""
         print_error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
         sys.exit(EXIT_ERROR)

@@ -134,6 +134,7 @@ def test_stdin_filename_with_paths_but_no_dash_is_a_usage_error(project):
         (["--extend-select", "LL1011"], "--extend-select: unknown rule 'LL1011': no rule's code starts with it (did you mean 'LL101'?); 'leaklint rules' lists the rules"),
         (["--ignore", "LL1,LL9"], "--ignore: unknown rule 'LL9': no rule's code starts with it; 'leaklint rules' lists the rules"),
         (["--select", "LL1O1"], "--select: invalid selector 'LL1O1' (did you mean 'LL101'?): expected a rule code such as 'LL101', a prefix such as 'LL1', or 'ALL'"),
+        (["--select", "LL10l"], "--select: invalid selector 'LL10l' (did you mean 'LL101'?): expected a rule code such as 'LL101', a prefix such as 'LL1', or 'ALL'"),
         (["--select", "loss-accumulation"], "--select: invalid selector 'loss-accumulation' (did you mean 'LL101', the code of loss-accumulation?): expected a rule code such as 'LL101', a prefix such as 'LL1', or 'ALL'"),
     ],
 )
