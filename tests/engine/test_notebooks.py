@@ -585,6 +585,41 @@ def test_fix_of_the_leaky_fixture_keeps_it_a_valid_notebook_with_its_outputs(pro
     assert run_leaklint("--no-cache", "--select", "ALL", "nb.ipynb", cwd=project).returncode == 0
 
 
+@pytest.mark.parametrize("output_format", ["text", "json", "github", "sarif"])
+def test_the_leaky_fixture_gives_each_finding_with_its_cell_and_line_in_every_format(project: Path, output_format: str) -> None:
+    """Issue 19's "done when": cell 5, line 10 (LL101) and cell 8, line 5 (LL201), in each format;
+    where a format addresses the file by line, that line is the one holding the code."""
+    original = (ROOT / "fixtures" / "leaky_notebook.ipynb").read_text(encoding="utf-8")
+    write(project / "nb.ipynb", original)
+    result = run_leaklint("--no-cache", "--format", output_format, "nb.ipynb", cwd=project)
+    out, err = text(result)
+    assert result.returncode == 1, err
+    expected = [(5, 10, 9, "LL101", "total_loss += loss"), (8, 5, 19, "LL201", "model(x)")]
+    if output_format == "text":
+        assert [line.split(" [")[0] for line in out.splitlines() if line.startswith("nb.ipynb")] == [
+            f"nb.ipynb:cell {cell}:{line}:{column}: {code}" for cell, line, column, code, _ in expected
+        ]
+        return
+    if output_format == "json":
+        assert [(f["cell"], f["line"], f["column"], f["code"]) for f in json.loads(out)] == [e[:4] for e in expected]
+        return
+    if output_format == "github":
+        found = [
+            (int(m["cell"]), int(m["cline"]), m["code"], original[file_offset(original, int(m["line"]), int(m["col"])) : file_offset(original, int(m["endLine"]), int(m["endColumn"]))])
+            for m in re.finditer(
+                r"line=(?P<line>\d+),col=(?P<col>\d+),endLine=(?P<endLine>\d+),endColumn=(?P<endColumn>\d+),title=(?P<code>LL\d+) [\w-]+ \(cell (?P<cell>\d+)%2C line (?P<cline>\d+)\)",
+                out,
+            )
+        ]
+    else:
+        found = []
+        for r in json.loads(out)["runs"][0]["results"]:
+            region = r["locations"][0]["physicalLocation"]["region"]
+            shown = original[file_offset(original, region["startLine"], region["startColumn"]) : file_offset(original, region["endLine"], region["endColumn"])]
+            found.append((r["properties"]["cell"], r["properties"]["cellRegion"]["startLine"], r["ruleId"], shown))
+    assert found == [(cell, line, code, shown) for cell, line, _, code, shown in expected]
+
+
 def test_the_readmes_notebook_example_is_what_leaklint_prints() -> None:
     import re
 
