@@ -348,8 +348,9 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
     except Exception as error:  # noqa: BLE001 - a broken install fails in many ways (ImportError, OSError for a missing shared library, RuntimeError for a mismatched numpy or CUDA)
         print_error(
             f"torch is installed but failed to import: {type(error).__name__}: {error}\n"
-            "  reinstall it: pip install --force-reinstall torch (for a CUDA or CPU-only build pick the "
-            "command for your platform at https://pytorch.org/get-started/locally/), then run leaklint verify again"
+            "  reinstall it with the command https://pytorch.org/get-started/locally/ gives for your platform, "
+            "plus --force-reinstall (CPU only: pip install --force-reinstall torch --index-url "
+            "https://download.pytorch.org/whl/cpu), then run leaklint verify again"
         )
         sys.exit(EXIT_ERROR)
     if torch_too_old(torch.__version__):
