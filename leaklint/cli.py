@@ -7,6 +7,7 @@ modules (libcst, the analysis, the rules) are imported only when a command needs
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -223,6 +224,7 @@ def _lint(
         settings,  # type: ignore[arg-type]
         jobs=jobs or default_jobs(),
         keep_text=keep_text,
+        keep_notebook_text=output_format == "github",  # annotations point into the .ipynb file's JSON
         stdin_filename=stdin_filename,
         pre_errors=found.errors,
         cache=_open_cache(settings, rules),
@@ -262,15 +264,23 @@ def show_rule(code: str) -> None:
     the numbers the last 'leaklint verify' measured for it."""
     import difflib
 
+    from leaklint.config import digits_misread
     from leaklint.registry import all_rules
 
     known = all_rules()
     wanted = code.strip()
     rule = known.get(wanted.upper()) or next((r for r in known.values() if r.name == wanted.lower()), None)
     if rule is None:
+        prefixed = [c for c in known if c.startswith(wanted.upper())] if wanted else []
+        if prefixed:  # 'LL1' selects rules in --select, but a page is one rule's
+            print_error(f"'{code}' is the prefix of {', '.join(prefixed)}: 'leaklint rule' shows one rule, e.g. 'leaklint rule {prefixed[0]}'")
+            sys.exit(EXIT_ERROR)
         choices = [*known, *(r.name for r in known.values())]
-        prefixed = [c for c in known if c.startswith(wanted.upper())]
-        close = prefixed + difflib.get_close_matches(wanted.upper(), choices, n=3) + difflib.get_close_matches(wanted.lower(), choices, n=3)
+        misread = digits_misread(wanted)
+        if misread in known:
+            close = [misread]
+        else:
+            close = difflib.get_close_matches(wanted.upper(), choices, n=3) + difflib.get_close_matches(wanted.lower(), choices, n=3)
         hint = f" (did you mean {', '.join(dict.fromkeys(close))}?)" if close else ""
         print_error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
         sys.exit(EXIT_ERROR)
@@ -325,6 +335,9 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
             print_error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
             sys.exit(EXIT_ERROR)
     selected = [rule for c, rule in known.items() if not codes or any(matches_selector(c, code.upper()) for code in codes)]
+    if plot_file and not os.path.isdir(os.path.dirname(plot_file) or "."):
+        print_error(f"--plot: cannot write {plot_file}: no directory {os.path.dirname(plot_file)}")  # before minutes of measuring
+        sys.exit(EXIT_ERROR)
     from leaklint.runtime.repro import TORCH_INSTALL, torch_too_old
 
     if importlib.util.find_spec("torch") is None:
@@ -335,8 +348,9 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
     except Exception as error:  # noqa: BLE001 - a broken install fails in many ways (ImportError, OSError for a missing shared library, RuntimeError for a mismatched numpy or CUDA)
         print_error(
             f"torch is installed but failed to import: {type(error).__name__}: {error}\n"
-            "  reinstall it: pip install --force-reinstall torch (for a CUDA or CPU-only build pick the "
-            "command for your platform at https://pytorch.org/get-started/locally/), then run leaklint verify again"
+            "  reinstall it with the command https://pytorch.org/get-started/locally/ gives for your platform, "
+            "plus --force-reinstall (CPU only: pip install --force-reinstall torch --index-url "
+            "https://download.pytorch.org/whl/cpu), then run leaklint verify again"
         )
         sys.exit(EXIT_ERROR)
     if torch_too_old(torch.__version__):
@@ -364,6 +378,9 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
             plot_results(results, plot_file)
         except ImportError:
             print_error("--plot needs matplotlib: pip install 'leaklint-ml[runtime]'")
+            sys.exit(EXIT_ERROR)
+        except OSError as problem:
+            print_error(f"--plot: cannot write {plot_file}: {problem.strerror or problem}")
             sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if any(result.failed for result in results) else EXIT_CLEAN)
 

@@ -118,6 +118,9 @@ def did_you_mean(text: str, rules: RuleNames) -> str:
     if spelled in names:
         return f" (did you mean {names[spelled]!r}, the code of {spelled}?)"
     codes = [*rules, "ALL"] if wanted.isalpha() else list(rules)  # 'LL9' is no typo of 'ALL'
+    misread = digits_misread(wanted)
+    if misread in rules:
+        return f" (did you mean {misread!r}?)"
     close = difflib.get_close_matches(wanted.upper(), codes, n=1)
     if close:
         return f" (did you mean {close[0]!r}?)"
@@ -125,6 +128,15 @@ def did_you_mean(text: str, rules: RuleNames) -> str:
     if close:
         return f" (did you mean {names[close[0]]!r}, the code of {close[0]}?)"
     return ""
+
+
+def digits_misread(text: str) -> str:
+    """``text`` upper-cased with the letters typed for digits after the ``LL`` put right: ``LL1O1``
+    and ``LL10l`` are ``LL101``."""
+    upper = text.strip().upper()
+    if not upper.startswith("LL"):
+        return upper
+    return "LL" + upper[2:].translate(str.maketrans("OLI", "011"))
 
 
 def matches_selector(code: str, selector: str) -> bool:

@@ -92,8 +92,8 @@ def _write(report: str, output_file: str | None) -> bool:
     data = report.encode("utf-8")  # before the file is opened: never an empty report left behind
     try:
         Path(output_file).write_bytes(data)
-    except OSError as error:
-        error(f"cannot write {output_file}: {error.strerror or error}")
+    except OSError as problem:
+        error(f"cannot write {output_file}: {problem.strerror or problem}")
         return False
     return True
 

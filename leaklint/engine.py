@@ -508,18 +508,21 @@ def lint_paths(
     *,
     jobs: int = 1,
     keep_text: bool = False,
+    keep_notebook_text: bool = False,
     stdin_filename: str | None = None,
     pre_errors: Sequence[FileError] = (),
     cache: ResultCache | None = None,
 ) -> tuple[LintResult, dict[str, str]]:
-    """Lint ``paths`` (already discovered) and return the sorted result plus kept source texts.
+    """Lint ``paths`` (already discovered) and return the sorted result plus kept source texts
+    (every file's with ``keep_text``, the notebooks' with ``keep_notebook_text``).
 
     With a ``cache``, files whose result is stored are answered first, in this process; only the
     others are linted (and a pool starts only if enough of them are left).
     """
+    shown = [(path, (stdin_filename or STDIN_PATH) if path == STDIN_PATH else path) for path in paths]
     work = [
-        _Job(path, (stdin_filename or STDIN_PATH) if path == STDIN_PATH else path, tuple(rules), settings, keep_text)
-        for path in paths
+        _Job(path, display, tuple(rules), settings, keep_text or (keep_notebook_text and is_notebook_path(display)))
+        for path, display in shown
     ]
     stdin_jobs = [job for job in work if job.path == STDIN_PATH]
     file_jobs = [job for job in work if job.path != STDIN_PATH]

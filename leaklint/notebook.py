@@ -482,6 +482,98 @@ def _source_values(text: str) -> list[_SourceValue]:
     return values
 
 
+# --- where a cell's characters are in the notebook's file ----------------------------------------
+class FilePositions:
+    """Where the characters of a notebook's cells are in the notebook's own text (the ``.ipynb``
+    file's JSON), for the formats that address the file by line and column: GitHub annotations and
+    SARIF regions and replacements. A cell's line 7 is not the file's line 7; the file's line is the
+    one holding that code, inside a ``source`` string, and a column counts the JSON spelling of the
+    characters before it (an escaped ``\\"`` is two)."""
+
+    def __init__(self, notebook: Notebook) -> None:
+        self._notebook = notebook
+        self._values = _source_values(notebook.text)
+        self._line_starts = line_starts(notebook.text)
+        self._offsets: dict[int, list[int] | None] = {}
+        self._style = _Style.of(notebook.text)
+
+    def offset(self, cell: int, line: int, column: int) -> int | None:
+        """The offset in the file's text of ``line``:``column`` (1-based) of cell ``cell``: of the
+        character there, or of the closing quote after the cell's last character; None when the
+        cell is unknown or its source cannot be followed."""
+        found = self._notebook.cell(cell)
+        offsets = self._cell_offsets(cell) if found is not None else None
+        if found is None or offsets is None:
+            return None
+        starts = line_starts(found.source)
+        if line > len(starts):
+            index = len(found.source)
+        else:
+            index = min(starts[max(line, 1) - 1] + max(column, 1) - 1, len(found.source))
+        return offsets[index]
+
+    def position(self, cell: int, line: int, column: int) -> tuple[int, int] | None:
+        """:meth:`offset` as the file's (line, column), both 1-based, columns in code points."""
+        offset = self.offset(cell, line, column)
+        if offset is None:
+            return None
+        line_index = bisect.bisect_right(self._line_starts, offset) - 1
+        return line_index + 1, offset - self._line_starts[line_index] + 1
+
+    def escaped(self, text: str) -> str:
+        """``text`` as it is spelt inside a JSON string of this file (its own ``ensure_ascii``)."""
+        return json.dumps(text, ensure_ascii=self._style.ensure_ascii)[1:-1]
+
+    def _cell_offsets(self, cell: int) -> list[int] | None:
+        """For each character of the cell's source, its offset in the file; then one more entry,
+        the closing quote of the last string. None if the JSON does not decode to the source."""
+        if cell not in self._offsets:
+            self._offsets[cell] = self._follow(cell)
+        return self._offsets[cell]
+
+    def _follow(self, cell: int) -> list[int] | None:
+        if not 1 <= cell <= len(self._values):
+            return None
+        value = self._values[cell - 1]
+        tokens = value.items if value.items is not None else ((value.start, value.end),)
+        if not tokens:
+            return None
+        text = self._notebook.text
+        offsets: list[int] = []
+        for start, end in tokens:
+            offsets += _decoded_offsets(text, start, end)
+        offsets.append(tokens[-1][1] - 1)
+        source = self._notebook.cells[cell - 1].source
+        return offsets if len(offsets) == len(source) + 1 else None
+
+
+def _decoded_offsets(text: str, start: int, end: int) -> list[int]:
+    """The offset in ``text`` of each character that the JSON string ``text[start:end]`` decodes to
+    (an escape is one character; so is an escaped surrogate pair, as :mod:`json` decodes it)."""
+    offsets: list[int] = []
+    index, stop = start + 1, end - 1
+    while index < stop:
+        offsets.append(index)
+        if text[index] != "\\":
+            index += 1
+        elif text[index + 1] != "u":
+            index += 2
+        elif 0xD800 <= int(text[index + 2 : index + 6], 16) < 0xDC00 and _low_surrogate_at(text, index + 6):
+            index += 12
+        else:
+            index += 6
+    return offsets
+
+
+def _low_surrogate_at(text: str, index: int) -> bool:
+    if not text.startswith("\\u", index):
+        return False
+    try:
+        return 0xDC00 <= int(text[index + 2 : index + 6], 16) < 0xE000
+    except ValueError:
+        return False
+
+
 def notebook_lines(source: str) -> list[str]:
     """A source as nbformat stores it: one string per line, each but the last ending in ``\\n``."""
     return _NOTEBOOK_LINE.findall(source)

@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING, Mapping
 
 if TYPE_CHECKING:
-    from leaklint.notebook import Notebook
+    from leaklint.notebook import FilePositions, Notebook
 
 # Python (and libcst) end lines at \n, \r\n or \r only; str.splitlines() would also split at form
 # feeds and other separators and so disagree with the engine's line numbers.
@@ -20,6 +20,7 @@ class SourceLines:
         self._sources = sources
         self._split: dict[tuple[str, int | None], list[str] | None] = {}
         self._notebooks: dict[str, Notebook | None] = {}
+        self._positions: dict[str, FilePositions | None] = {}
 
     def get(self, path: str, line: int, cell: int | None = None) -> str | None:
         """Line ``line`` (1-based) of ``path`` without its line break, or of cell ``cell`` of the
@@ -31,6 +32,23 @@ class SourceLines:
         if lines is None:
             return None
         return lines[line - 1] if 1 <= line <= len(lines) else None
+
+    def file_positions(self, path: str) -> FilePositions | None:
+        """Where the cells of the notebook ``path`` are in its file; None when its text is not
+        known or is not a notebook."""
+        if path not in self._positions:
+            text = self._sources.get(path)
+            found = self._notebook(path, text) if text is not None else None
+            if found is None:
+                self._positions[path] = None
+            else:
+                from leaklint.notebook import FilePositions, NotebookError
+
+                try:
+                    self._positions[path] = FilePositions(found)
+                except (NotebookError, ValueError, IndexError):
+                    self._positions[path] = None
+        return self._positions[path]
 
     def _lines(self, path: str, cell: int | None) -> list[str] | None:
         text = self._sources.get(path)

@@ -16,11 +16,16 @@ Choices worth knowing:
 * File errors become ``toolExecutionNotifications`` and make ``executionSuccessful`` false.
 * A file name that is not UTF-8 keeps its bytes in the URI, percent-encoded (``tr%FFain.py``);
   texts show such a byte as U+FFFD (:mod:`leaklint.report._paths`).
-* In a Jupyter notebook the artifact is the ``.ipynb`` file and the region's lines count within a
-  cell: the result's ``properties.cell`` names it (1-based, markdown cells counted), as does each
-  fix replacement's, and the message starts with ``Cell 3, line 2:`` for viewers that show the
-  file's JSON. The fingerprint's anchor is the text of the cell's line, so it survives cells being
-  added above.
+* In a Jupyter notebook the artifact is the ``.ipynb`` file, so a region is where the code is in
+  that file: the line of its JSON that holds the cell's line, the column counting the JSON
+  spelling (``leaklint.notebook.FilePositions``); a viewer showing the region shows the code. The
+  cell and the position within it are in ``properties`` (``cell``, ``cellRegion``: 1-based, every
+  cell counted, as the text and JSON formats give them), and the message starts with
+  ``Cell 3, line 2:``. A fix replacement is an edit of the file's text too (its inserted text
+  escaped as the file's JSON spells it), so applying a fix's replacements to the ``.ipynb`` file
+  gives what ``--fix`` writes, and each replacement names its ``cell``. Where the notebook's text
+  is not known, a result points at the whole file. The fingerprint's anchor is the text of the
+  cell's line, so it survives cells being added above.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from leaklint.report._source import SourceLines
 
 if TYPE_CHECKING:
     from leaklint.findings import FileError, Finding, LintResult
+    from leaklint.notebook import FilePositions
     from leaklint.report import ReportOptions
     from leaklint.rule import Rule
 
@@ -127,26 +133,23 @@ def _results(
         message = printable(f"{finding.message} Help: {finding.help}" if finding.help else finding.message)
         if finding.cell is not None:
             message = f"Cell {finding.cell}, line {finding.line}: {message}"
+        region = _region(finding.line, finding.column, finding.end_line, finding.end_column)
+        positions = source_lines.file_positions(finding.path) if finding.cell is not None else None
+        physical: dict[str, Any] = {"artifactLocation": _artifact_location(finding.path)}
+        if finding.cell is None:
+            physical["region"] = region
+        else:
+            in_file = _file_region(positions, finding.cell, region)
+            if in_file is not None:
+                physical["region"] = in_file
         result.update(
             {
                 "level": _level(finding.severity),
                 "message": {"text": message},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": _artifact_location(finding.path),
-                            "region": {
-                                "startLine": finding.line,
-                                "startColumn": finding.column,
-                                "endLine": finding.end_line,
-                                "endColumn": finding.end_column,
-                            },
-                        }
-                    }
-                ],
+                "locations": [{"physicalLocation": physical}],
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(*key, occurrence)},
                 "properties": {
-                    **({"cell": finding.cell} if finding.cell is not None else {}),
+                    **({"cell": finding.cell, "cellRegion": region} if finding.cell is not None else {}),
                     "confidence": str(finding.confidence),
                     "severity": str(finding.severity),
                     **_runtime(rules.get(finding.code)),
@@ -155,34 +158,51 @@ def _results(
         )
         if finding.fix is not None:
             result["properties"]["fixApplicability"] = str(finding.fix.applicability)
-            result["fixes"] = [_fix(finding)]
+            sarif_fix = _fix(finding, positions)
+            if sarif_fix is not None:
+                result["fixes"] = [sarif_fix]
         yield result
 
 
-def _fix(finding: Finding) -> dict[str, Any]:
-    """The finding's fix as a SARIF ``fix``: one artifact change with its replacements."""
+def _region(line: int, column: int, end_line: int, end_column: int) -> dict[str, int]:
+    return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
+
+
+def _file_region(positions: FilePositions | None, cell: int, region: Mapping[str, int]) -> dict[str, int] | None:
+    """A region counted within notebook cell ``cell`` as a region of the ``.ipynb`` file's text."""
+    if positions is None:
+        return None
+    start = positions.position(cell, region["startLine"], region["startColumn"])
+    end = positions.position(cell, region["endLine"], region["endColumn"])
+    if start is None or end is None:
+        return None
+    return _region(*start, *end)
+
+
+def _fix(finding: Finding, positions: FilePositions | None) -> dict[str, Any] | None:
+    """The finding's fix as a SARIF ``fix``: one artifact change with its replacements (in a
+    notebook, edits of the file's JSON text; None when the notebook's text is not known)."""
     fix = finding.fix
     assert fix is not None
+    replacements = []
+    for edit in fix.edits:
+        region = _region(edit.line, edit.column, edit.end_line, edit.end_column)
+        inserted = edit.replacement
+        if edit.cell is not None:
+            in_file = _file_region(positions, edit.cell, region)
+            if in_file is None or positions is None:
+                return None
+            region, inserted = in_file, positions.escaped(inserted)
+        replacements.append(
+            {
+                "deletedRegion": region,
+                "insertedContent": {"text": inserted},
+                **({"properties": {"cell": edit.cell}} if edit.cell is not None else {}),
+            }
+        )
     return {
         "description": {"text": f"{fix.title} ({fix.applicability})"},
-        "artifactChanges": [
-            {
-                "artifactLocation": _artifact_location(finding.path),
-                "replacements": [
-                    {
-                        "deletedRegion": {
-                            "startLine": edit.line,
-                            "startColumn": edit.column,
-                            "endLine": edit.end_line,
-                            "endColumn": edit.end_column,
-                        },
-                        "insertedContent": {"text": edit.replacement},
-                        **({"properties": {"cell": edit.cell}} if edit.cell is not None else {}),
-                    }
-                    for edit in fix.edits
-                ],
-            }
-        ],
+        "artifactChanges": [{"artifactLocation": _artifact_location(finding.path), "replacements": replacements}],
     }
 
 

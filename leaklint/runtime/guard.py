@@ -109,8 +109,22 @@ class GrowthReport:
         return f"  {name}: {format_bytes(growth)}/iter, tolerance {format_bytes(limit)}/iter{mark}"
 
 
+def _torch():  # type: ignore[no-untyped-def]
+    """torch, or a ModuleNotFoundError that says how to install it (leaklint does not bring it)."""
+    __tracebackhide__ = True
+    try:
+        import torch
+    except ModuleNotFoundError as error:
+        if error.name != "torch":
+            raise
+        from leaklint.runtime.repro import TORCH_INSTALL
+
+        raise ModuleNotFoundError(f"assert_no_growth needs torch, which is not installed: {TORCH_INSTALL}", name="torch") from None
+    return torch
+
+
 def _device(device: str) -> str:
-    import torch
+    torch = _torch()
 
     if device == "auto":
         return "cuda" if torch.cuda.is_available() and torch.cuda.is_initialized() else "cpu"
@@ -126,8 +140,10 @@ def measure_growth(
     host_tolerance: str | float | None = DEFAULT_HOST_TOLERANCE,
 ) -> GrowthReport:
     """Run ``step`` under both meters and report growth and growing allocation sites, without judging."""
+    __tracebackhide__ = True
     if iterations < 2 or warmup < 1:
         raise ValueError("assert_no_growth needs iterations >= 2 and warmup >= 1")
+    _torch()
     limit = parse_size(tolerance)
     host_limit = None if host_tolerance is None else parse_size(host_tolerance)
     on = _device(device)

@@ -171,9 +171,21 @@ def test_rule_prints_documentation_with_every_section():
 
 
 def test_unknown_rule_suggests_a_close_one():
-    result = run_leaklint("rule", "LL10")
+    result = run_leaklint("rule", "LL10l")
     assert result.returncode == 2
     assert "did you mean LL101" in text(result)[1]
+
+
+def test_a_prefix_given_to_rule_names_the_rules_it_covers():
+    from leaklint.registry import all_rules
+
+    covered = [code for code in all_rules() if code.startswith("LL10")]
+    result = run_leaklint("rule", "LL10")
+    assert result.returncode == 2 and result.stdout == b""
+    assert text(result)[1] == (
+        f"leaklint: error: 'LL10' is the prefix of {', '.join(covered)}: "
+        f"'leaklint rule' shows one rule, e.g. 'leaklint rule {covered[0]}'\n"
+    )
 
 
 def test_a_directory_named_like_a_subcommand_is_lintable(project):

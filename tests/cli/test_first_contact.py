@@ -134,6 +134,7 @@ def test_stdin_filename_with_paths_but_no_dash_is_a_usage_error(project):
         (["--extend-select", "LL1011"], "--extend-select: unknown rule 'LL1011': no rule's code starts with it (did you mean 'LL101'?); 'leaklint rules' lists the rules"),
         (["--ignore", "LL1,LL9"], "--ignore: unknown rule 'LL9': no rule's code starts with it; 'leaklint rules' lists the rules"),
         (["--select", "LL1O1"], "--select: invalid selector 'LL1O1' (did you mean 'LL101'?): expected a rule code such as 'LL101', a prefix such as 'LL1', or 'ALL'"),
+        (["--select", "LL10l"], "--select: invalid selector 'LL10l' (did you mean 'LL101'?): expected a rule code such as 'LL101', a prefix such as 'LL1', or 'ALL'"),
         (["--select", "loss-accumulation"], "--select: invalid selector 'loss-accumulation' (did you mean 'LL101', the code of loss-accumulation?): expected a rule code such as 'LL101', a prefix such as 'LL1', or 'ALL'"),
     ],
 )
@@ -277,3 +278,18 @@ def test_unsafe_fixes_without_fix_or_diff_warns(project):
     assert result.returncode == 1
     assert text(result)[1] == "leaklint: warning: --unsafe-fixes has no effect without --fix or --diff\n"
     assert run_leaklint("--unsafe-fixes", "--diff", "train.py", cwd=project).stderr.count(b"warning") == 0
+
+
+# --- where the output goes ------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", [[], ["--fix"]], ids=["check", "fix"])
+def test_an_output_file_that_cannot_be_written_is_a_one_line_error(project, mode):
+    (project / "train.py").write_text(LEAKY_LOOP)
+    result = run_leaklint(*mode, "--output-file", "missing/report.txt", "train.py", cwd=project)
+    assert result.returncode == 2
+    assert one_error_line(result) == "leaklint: error: cannot write missing/report.txt: No such file or directory"
+
+
+def test_verify_plot_into_a_missing_directory_is_refused_before_measuring(project):
+    result = run_leaklint("verify", "LL101", "--plot", "missing/verify.png", cwd=project)
+    assert result.returncode == 2 and result.stdout == b""
+    assert one_error_line(result) == "leaklint: error: --plot: cannot write missing/verify.png: no directory missing"

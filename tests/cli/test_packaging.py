@@ -156,6 +156,22 @@ def test_install_commands_name_leaklint_ml_not_the_unrelated_leaklint() -> None:
     assert "pip install .  " in readme
 
 
+BARE_TORCH_INSTALL = re.compile(r"pip install +(?:--(?:upgrade|force-reinstall) +)?['\"]?torch\b(?![^\n]*--index-url)")
+
+
+def test_every_torch_install_command_names_the_cpu_wheel_index() -> None:
+    """A plain 'pip install torch' pulls a multi-GB CUDA build on Linux, even on a CPU-only machine:
+    every command we show names the index (IPython's '!pip install torch', an example of masked
+    notebook syntax, is no advice)."""
+    wrong = [
+        f"{name}: {line.strip()}"
+        for name, content in texts_users_read().items()
+        for line in content.splitlines()
+        if BARE_TORCH_INSTALL.search(line) and "!pip install torch" not in line and "automagics" not in line
+    ]
+    assert wrong == []
+
+
 # A stand-in torch that records who imported it. It shadows a real torch (PYTHONPATH comes before
 # site-packages), so the check means the same whether or not torch is installed, and it catches
 # guarded imports (try: import torch / except ImportError) too.

@@ -8,6 +8,7 @@ name the cell and the line within it in every format; IPython syntax is masked, 
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -324,12 +325,44 @@ def test_json_of_a_python_file_has_no_cell_key(project: Path) -> None:
     assert "cell" not in findings[0]
 
 
-def test_github_annotations_name_the_cell(project: Path) -> None:
-    write(project / "nb.ipynb", notebook(IMPORTS, MODEL, LEAKY_LOOP))
+def file_offset(text: str, line: int, column: int) -> int:
+    """The offset of a 1-based line and column (code points) of a file's text."""
+    lines = text.splitlines(keepends=True)
+    return sum(len(part) for part in lines[: line - 1]) + column - 1
+
+
+def test_github_annotations_point_at_the_code_in_the_notebooks_file(project: Path) -> None:
+    """GitHub annotates the .ipynb file as stored, its JSON: the line holding the cell's line."""
+    original = write(project / "nb.ipynb", notebook(IMPORTS, MODEL, LEAKY_LOOP)).read_text(encoding="utf-8")
     out, _ = text(run_leaklint("--no-cache", "--format", "github", "nb.ipynb", cwd=project))
-    assert out.startswith(
-        "::warning file=nb.ipynb,line=7,col=5,endLine=7,endColumn=23,title=LL101 loss-accumulation (cell 3%2C line 7)::"
+    match = re.fullmatch(
+        r"::warning file=nb\.ipynb,line=(\d+),col=(\d+),endLine=(\d+),endColumn=(\d+),title=LL101 loss-accumulation \(cell 3%2C line 7\)::'loss' is accumulated.*\n",
+        out,
     )
+    assert match, out
+    line, column, end_line, end_column = map(int, match.groups())
+    assert original.splitlines()[line - 1] == '    "    total_loss += loss"'
+    assert original[file_offset(original, line, column) : file_offset(original, end_line, end_column)] == "total_loss += loss"
+
+
+@pytest.mark.parametrize(
+    "style",
+    [{}, {"indent": None}, {"ensure_ascii": True}, {"as_string": True}],
+    ids=["list-of-lines", "one-line-file", "ascii-escapes", "source-as-one-string"],
+)
+def test_github_and_sarif_locations_hold_in_every_json_layout(project: Path, style: dict[str, Any]) -> None:
+    """Escapes before the finding (a quote, a tab, an emoji) count as the file spells them."""
+    as_string = style.pop("as_string", False)
+    loop = 'print("«début»\t😀")\n' + LEAKY_LOOP
+    original = write(project / "nb.ipynb", notebook(IMPORTS, MODEL, code(loop, as_string=as_string), **style)).read_text(encoding="utf-8")
+    out, _ = text(run_leaklint("--no-cache", "--format", "github", "nb.ipynb", cwd=project))
+    line, column, end_line, end_column = map(int, re.search(r"line=(\d+),col=(\d+),endLine=(\d+),endColumn=(\d+)", out).groups())
+    assert original[file_offset(original, line, column) : file_offset(original, end_line, end_column)] == "total_loss += loss"
+    log = json.loads(run_leaklint("--no-cache", "--format", "sarif", "nb.ipynb", cwd=project).stdout)
+    [result] = log["runs"][0]["results"]
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"], region["endLine"], region["endColumn"]) == (line, column, end_line, end_column)
+    assert result["properties"]["cellRegion"] == {"startLine": 8, "startColumn": 5, "endLine": 8, "endColumn": 23}
 
 
 @pytest.fixture(scope="module")
@@ -343,22 +376,54 @@ def sarif_validator() -> Any:
     return validator(schema, format_checker=validator.FORMAT_CHECKER)
 
 
-def test_sarif_is_valid_and_places_results_in_cells(project: Path, sarif_validator: Any) -> None:
+def apply_sarif_fix(text: str, fix: dict[str, Any]) -> str:
+    """A SARIF fix's replacements applied to the artifact's text, as a SARIF consumer does."""
+    replacements = fix["artifactChanges"][0]["replacements"]
+    spans = [
+        (file_offset(text, r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+         file_offset(text, r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]),
+         r["insertedContent"]["text"])
+        for r in replacements
+    ]
+    for start, end, inserted in sorted(spans, reverse=True):
+        text = text[:start] + inserted + text[end:]
+    return text
+
+
+def test_sarif_of_a_notebook_is_valid(project: Path, sarif_validator: Any) -> None:
     write(project / "nb.ipynb", notebook("from torch import nn", MODEL, LEAKY_LOOP, EVALUATE, "evaluate(model, loader)"))
-    result = run_leaklint("--no-cache", "--format", "sarif", "--unsafe-fixes", "nb.ipynb", cwd=project)
-    assert result.returncode == 1, text(result)
-    log = json.loads(result.stdout)
+    log = json.loads(run_leaklint("--no-cache", "--format", "sarif", "nb.ipynb", cwd=project).stdout)
     problems = sorted(sarif_validator.iter_errors(log), key=str)
     assert not problems, "\n".join(f"{list(p.absolute_path)}: {p.message}" for p in problems)
+
+
+def test_sarif_regions_and_fixes_are_in_the_notebooks_file(project: Path) -> None:
+    original = notebook("from torch import nn", MODEL, LEAKY_LOOP, EVALUATE, "evaluate(model, loader)")
+    write(project / "nb.ipynb", original)
+    result = run_leaklint("--no-cache", "--format", "sarif", "nb.ipynb", cwd=project)
+    assert result.returncode == 1, text(result)
+    log = json.loads(result.stdout)
     results = log["runs"][0]["results"]
-    located = [
-        (r["properties"]["cell"], r["locations"][0]["physicalLocation"]["region"]["startLine"], r["ruleId"]) for r in results
+    assert [(r["properties"]["cell"], r["properties"]["cellRegion"]["startLine"], r["ruleId"]) for r in results] == [
+        (3, 7, "LL101"),
+        (4, 5, "LL201"),
     ]
-    assert located == [(3, 7, "LL101"), (4, 5, "LL201")]
     assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "nb.ipynb"
     assert results[0]["message"]["text"].startswith("Cell 3, line 7: 'loss' is accumulated")
+    shown = []
+    for found in results:
+        region = found["locations"][0]["physicalLocation"]["region"]
+        shown.append(original[file_offset(original, region["startLine"], region["startColumn"]) : file_offset(original, region["endLine"], region["endColumn"])])
+    assert shown == ["total_loss += loss", "model(x)"]
+    # Each fix, applied to the .ipynb file as SARIF says, gives what --fix writes.
     replacements = results[1]["fixes"][0]["artifactChanges"][0]["replacements"]
-    assert [(r["properties"]["cell"], r["deletedRegion"]["startLine"]) for r in replacements] == [(1, 1), (4, 1)]
+    assert [r["properties"]["cell"] for r in replacements] == [1, 4]
+    # (LL101's edit stays on its line, so LL201's regions still hold after it.)
+    fixed_by_sarif = json.loads(apply_sarif_fix(apply_sarif_fix(original, results[0]["fixes"][0]), results[1]["fixes"][0]))
+    assert run_leaklint("--no-cache", "--fix", "--unsafe-fixes", "nb.ipynb", cwd=project).returncode == 0
+    fixed = json.loads((project / "nb.ipynb").read_text(encoding="utf-8"))
+    joined = lambda data: [{**cell, "source": "".join(cell["source"])} for cell in data["cells"]]  # noqa: E731
+    assert joined(fixed_by_sarif) == joined(fixed) and fixed_by_sarif["metadata"] == fixed["metadata"]
 
 
 def test_sarif_fingerprints_survive_a_cell_added_above(project: Path) -> None:
@@ -518,6 +583,41 @@ def test_fix_of_the_leaky_fixture_keeps_it_a_valid_notebook_with_its_outputs(pro
     magic_lines = [line for cell in before["cells"] for line in cell["source"] if line.lstrip().startswith(("%", "!"))]
     assert magic_lines and all(line in [l for c in after["cells"] for l in c["source"]] for line in magic_lines)
     assert run_leaklint("--no-cache", "--select", "ALL", "nb.ipynb", cwd=project).returncode == 0
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "github", "sarif"])
+def test_the_leaky_fixture_gives_each_finding_with_its_cell_and_line_in_every_format(project: Path, output_format: str) -> None:
+    """Issue 19's "done when": cell 5, line 10 (LL101) and cell 8, line 5 (LL201), in each format;
+    where a format addresses the file by line, that line is the one holding the code."""
+    original = (ROOT / "fixtures" / "leaky_notebook.ipynb").read_text(encoding="utf-8")
+    write(project / "nb.ipynb", original)
+    result = run_leaklint("--no-cache", "--format", output_format, "nb.ipynb", cwd=project)
+    out, err = text(result)
+    assert result.returncode == 1, err
+    expected = [(5, 10, 9, "LL101", "total_loss += loss"), (8, 5, 19, "LL201", "model(x)")]
+    if output_format == "text":
+        assert [line.split(" [")[0] for line in out.splitlines() if line.startswith("nb.ipynb")] == [
+            f"nb.ipynb:cell {cell}:{line}:{column}: {code}" for cell, line, column, code, _ in expected
+        ]
+        return
+    if output_format == "json":
+        assert [(f["cell"], f["line"], f["column"], f["code"]) for f in json.loads(out)] == [e[:4] for e in expected]
+        return
+    if output_format == "github":
+        found = [
+            (int(m["cell"]), int(m["cline"]), m["code"], original[file_offset(original, int(m["line"]), int(m["col"])) : file_offset(original, int(m["endLine"]), int(m["endColumn"]))])
+            for m in re.finditer(
+                r"line=(?P<line>\d+),col=(?P<col>\d+),endLine=(?P<endLine>\d+),endColumn=(?P<endColumn>\d+),title=(?P<code>LL\d+) [\w-]+ \(cell (?P<cell>\d+)%2C line (?P<cline>\d+)\)",
+                out,
+            )
+        ]
+    else:
+        found = []
+        for r in json.loads(out)["runs"][0]["results"]:
+            region = r["locations"][0]["physicalLocation"]["region"]
+            shown = original[file_offset(original, region["startLine"], region["startColumn"]) : file_offset(original, region["endLine"], region["endColumn"])]
+            found.append((r["properties"]["cell"], r["properties"]["cellRegion"]["startLine"], r["ruleId"], shown))
+    assert found == [(cell, line, code, shown) for cell, line, _, code, shown in expected]
 
 
 def test_the_readmes_notebook_example_is_what_leaklint_prints() -> None:

@@ -98,6 +98,18 @@ def test_the_guard_skips_without_torch_and_says_why(tmp_path, without_torch):
     assert f"SKIPPED [1] test_guarded.py:8: @pytest.mark.no_memory_growth needs torch, which is not installed: {TORCH_INSTALL}" in result.stdout
 
 
+def test_assert_no_growth_called_directly_without_torch_says_how_to_install_it(tmp_path, without_torch):
+    """The README's guard example calls assert_no_growth in a plain test, with no fixture."""
+    (tmp_path / "test_direct.py").write_text(
+        "from leaklint.runtime import assert_no_growth\n\n\ndef test_step():\n    assert_no_growth(lambda: None, iterations=5)\n"
+    )
+    result = run_pytest(tmp_path, env=without_torch)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"ModuleNotFoundError: assert_no_growth needs torch, which is not installed: {TORCH_INSTALL}" in result.stdout
+    assert "No module named 'torch'" not in result.stdout
+    assert "guard.py" not in result.stdout, "a traceback through leaklint"
+
+
 def test_the_guard_fails_in_one_line_when_torch_is_broken(tmp_path):
     (tmp_path / "test_guarded.py").write_text(GUARDED_TESTS)
     broken = fake_torch(tmp_path, "raise ImportError('libtorch_cpu.so: cannot open shared object file')\n")
