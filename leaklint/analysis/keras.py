@@ -201,3 +201,28 @@ class KerasModels:
 def keras_models(facts: ModuleFacts) -> KerasModels:
     """What ``facts.module`` says about Keras models, built once per file."""
     return facts.derived(KerasModels.of)
+
+
+def is_keras_callback(facts: ModuleFacts, info: FunctionInfo | None = None, *, cls: object = None) -> bool:
+    """Whether the class of ``info`` (or ``cls``, a ClassInfo) subclasses ``keras.callbacks.Callback``
+    (through local bases too)."""
+    current = cls if cls is not None else (info.cls if info is not None else None)
+    seen = 0
+    while current is not None and seen < 10:
+        seen += 1
+        for base in current.node.bases:  # type: ignore[attr-defined]
+            qualified = facts.imports.resolve(base.value)
+            if is_keras_name(qualified) and qualified.rsplit(".", 1)[-1] in ("Callback", "TensorBoard", "ModelCheckpoint"):  # type: ignore[union-attr]
+                return True
+        locals_ = current.local_bases  # type: ignore[attr-defined]
+        current = locals_[0] if locals_ else None
+    return False
+
+
+def is_keras_callback_hook(facts: ModuleFacts, info: FunctionInfo) -> bool:
+    """A method Keras calls every batch or epoch: ``on_epoch_end``, ``on_train_batch_end``... of a
+    ``keras.callbacks.Callback`` subclass."""
+    return info.is_method and info.name.startswith("on_") and info.name not in _ONCE_HOOKS and is_keras_callback(facts, info)
+
+
+_ONCE_HOOKS = frozenset({"on_train_begin", "on_train_end", "on_predict_begin", "on_predict_end", "on_test_begin", "on_test_end"})
