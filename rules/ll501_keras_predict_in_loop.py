@@ -11,6 +11,7 @@ from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.keras import KerasEvidence, KerasModels, keras_models
 from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.places import Level, Place, loop_level, per_iteration_names
+from leaklint.analysis.structure import FunctionInfo, bound_names
 from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
@@ -285,6 +286,10 @@ def _per_item(
 ) -> tuple[Confidence, str] | None:
     receiver = call.func.value  # type: ignore[attr-defined]
     evidence = models.expression(receiver, place)
+    info = place.function(facts)
+    name = dotted_name(receiver)
+    if evidence is None and info is not None and name in info.params:
+        evidence = models.parameter(info, name, sites)  # type: ignore[arg-type]
     arguments = [a.value for a in call.args if a.keyword is None][:1]
     if not arguments:
         return None
@@ -317,7 +322,7 @@ def _in_helper(
 ) -> tuple[Confidence, str] | None:
     """``predict`` on a parameter-derived input in a function a loop calls."""
     info = place.function(facts)
-    if info is None or not mentioned & set(info.params):
+    if info is None or not mentioned & _from_parameters(info):
         return None
     name = dotted_name(receiver)
     if evidence is None and name in info.params:
@@ -328,6 +333,25 @@ def _in_helper(
         if _site_per_item(facts, models, site):
             return _weaker(Confidence.MEDIUM, evidence.confidence), f"on every call of '{info.name}', which a loop calls"
     return None
+
+
+def _from_parameters(info: FunctionInfo) -> set[str]:
+    """The parameters of ``info`` and the names its body computes from them
+    (``features = to_features(payload)``)."""
+    derived = set(info.params)
+    assert info.node is not None
+    assignments = [node for node in walk(info.node.body) if isinstance(node, cst.Assign)]
+    changed = True
+    while changed:
+        changed = False
+        for node in assignments:
+            if dotted_names_in(node.value) & derived:
+                for target in node.targets:
+                    new = set(bound_names(target.target)) - derived
+                    if new:
+                        derived |= new
+                        changed = True
+    return derived
 
 
 def _site_per_item(facts: ModuleFacts, models: KerasModels, site: Place) -> bool:

@@ -8,10 +8,12 @@ import libcst as cst
 
 from leaklint.analysis.calls import CallGraph, call_graph
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.names import dotted_name
-from leaklint.analysis.places import Level, Place, per_iteration_names, step_level
+from leaklint.analysis.keras import keras_models
+from leaklint.analysis.names import dotted_name, dotted_names_in
+from leaklint.analysis.places import COMPREHENSIONS, Level, Place, per_iteration_names, step_level
 from leaklint.analysis.steps import is_per_step_hook
 from leaklint.analysis.structure import FunctionInfo
+from leaklint.analysis.tensorflow import few_runs, tf_graph
 from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
@@ -268,8 +270,8 @@ def _stored(place: Place) -> bool:
     parent = place.parent
     if isinstance(parent, cst.Assign):
         return any(isinstance(t.target, (cst.Subscript, cst.Attribute)) for t in parent.targets)
-    if isinstance(parent, (cst.Element, cst.DictElement)):
-        return True
+    if isinstance(parent, (cst.Element, cst.DictElement, *COMPREHENSIONS)):
+        return True  # into a container (a literal or a comprehension): a collection of functions kept
     if isinstance(parent, cst.Arg) and len(place.path) >= 2:
         call = place.path[-2]
         return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _STORING_METHODS
@@ -282,11 +284,11 @@ def _wraps_loop_item(facts: ModuleFacts, place: Place) -> bool:
     call = place.node
     if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None:
         return False
-    wrapped = dotted_name(call.args[0].value)
-    if wrapped is None:
-        return False
-    head = wrapped.split(".", 1)[0]
-    return any(head in per_iteration_names(facts, loop) for loop in place.loop_nodes)
+    wrapped = call.args[0].value
+    if isinstance(wrapped, cst.Lambda):
+        return False  # a lambda closing over the loop variable: pass it as an argument instead
+    heads = {name.split(".", 1)[0] for name in dotted_names_in(wrapped)}
+    return any(heads & per_iteration_names(facts, loop) for loop in place.loop_nodes)
 
 
 def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
@@ -343,6 +345,9 @@ def _frequency(
             return Confidence.HIGH, "on every loop iteration"
         if level is Level.OUTER or _stored(place) or _wraps_loop_item(facts, place):
             return None
+        info = place.function(facts)
+        if info is not None and info.name in _ONCE_METHODS:
+            return None  # a loop in __init__ / build runs once per object
         return Confidence.MEDIUM, "on every loop iteration"
     info = place.function(facts)
     if info is None or info.name in _ONCE_METHODS:
@@ -353,7 +358,19 @@ def _frequency(
 def _called_per_step(facts: ModuleFacts, sites: CallGraph, info: FunctionInfo) -> tuple[Confidence, str] | None:
     if is_per_step_hook(info):
         return Confidence.MEDIUM, f"on every call of the per-batch hook '{info.name}'"
-    for site in sites.places_of(info):
+    places = list(sites.places_of(info)) + [place for place, callee in tf_graph(facts).resolved_calls if callee is info]
+    for site in places:
         if step_level(facts, site)[0] in _PER_STEP_LEVELS:
             return Confidence.MEDIUM, f"on every call of '{info.name}', which a training loop calls"
+    for site in places:
+        loops = list(site.loop_nodes)
+        if loops and not few_runs(facts, loops) and not any(_builds_model(facts, loop) for loop in loops):
+            return Confidence.MEDIUM, f"on every call of '{info.name}', which the loop at line {facts.line_of(loops[-1])} calls"
     return None
+
+
+def _builds_model(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
+    """The loop builds or loads a Keras model every iteration: a new tf.function per model is needed."""
+    models = keras_models(facts)
+    body = loop.body if isinstance(loop, (cst.For, cst.While)) else loop
+    return any(isinstance(node, cst.Call) and models.construction(node) is not None for node in walk(body))

@@ -12,10 +12,12 @@ from leaklint.analysis.keras import (
     is_keras_name,
     is_model_loader,
     keras_models,
+    per_trial_functions,
 )
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import COMPREHENSIONS, Place
-from leaklint.analysis.structure import bound_names
+from leaklint.analysis.structure import FunctionInfo, bound_names
+from leaklint.analysis.tensorflow import few_runs, tf_graph
 from leaklint.analysis.torch_api import GC_COLLECT, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
@@ -155,17 +157,17 @@ import tensorflow as tf
 def build_model():
     inputs = tf.keras.Input(shape=(16,))
     outputs = tf.keras.layers.Dense(1)(inputs)
-    return tf.keras.Model(inputs, outputs)
+    return tf.keras.Model(inputs, outputs)  # expect: LL503
 
 for fold, (train_idx, val_idx) in enumerate(kfold.split(X)):
-    model = build_model()  # expect: LL503
+    model = build_model()
     model.compile(optimizer="adam", loss="binary_crossentropy")
     model.fit(X[train_idx], y[train_idx], epochs=10)
 """,
         """
 import gc
 from tensorflow import keras
-for lr in (1e-2, 1e-3, 1e-4):
+for lr in learning_rates:
     model = keras.Sequential([keras.layers.Dense(8), keras.layers.Dense(1)])  # expect: LL503
     model.compile(optimizer=keras.optimizers.Adam(lr), loss="mse")
     model.fit(X, y)
@@ -226,7 +228,9 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         return
 
     models = keras_models(facts)
+    reported: set[int] = set()
 
+    # Constructions in a loop; a local builder's construction is reported where the builder builds.
     reported_loops: set[cst.CSTNode] = set()
     for place in facts.index.ordered_calls:
         if not place.loops or models.construction(place.node) is None:  # type: ignore[arg-type]
@@ -241,15 +245,179 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             continue
         reported_loops.add(loop)
         confidence, doing = found
-        yield Violation(
-            node=call,
-            message=(
-                f"'{facts.describe(call)}' {doing} a Keras model on every iteration without "
-                "clear_session(): Keras's global state keeps every model's layers and grows each time"
-            ),
-            confidence=confidence,
-            statement=place.statement(),
-        )
+        inside = _builder_construction(facts, models, call)
+        if inside is not None:
+            target, builder = inside
+            if id(target.node) in reported:
+                continue
+            reported.add(id(target.node))
+            yield _violation(
+                facts, target, confidence, _doing(facts, target.node),  # type: ignore[arg-type]
+                f"on every call of '{builder}', which the loop at line {facts.line_of(loop)} calls",
+            )
+            continue
+        reported.add(id(call))
+        yield _violation(facts, place, confidence, doing, "on every iteration")
+
+    # Constructions in functions that run again and again: a method called from a loop, an
+    # Optuna objective or a KerasTuner hypermodel, a builder one of them calls.
+    # A builder's own construction is judged where the builder is called (the caller keeps the
+    # model or clears the session), unless a search calls the builder itself.
+    repeated = _repeated_functions(facts)
+    trials = per_trial_functions(facts)
+    for place in facts.index.ordered_calls:
+        call = place.node
+        assert isinstance(call, cst.Call)
+        if place.loops or id(call) in reported or models.construction(call) is None:
+            continue
+        info = place.function(facts)
+        if info is None or info not in repeated:
+            continue
+        if info not in trials and _returned(place, info):
+            continue
+        confidence, why = repeated[info]
+        found = _judge_in_function(facts, models, place, info, call, confidence)
+        if found is None:
+            continue
+        inside = _builder_construction(facts, models, call)
+        if inside is not None:
+            target, builder = inside
+            if id(target.node) not in reported:
+                reported.add(id(target.node))
+                yield _violation(
+                    facts, target, found, _doing(facts, target.node),  # type: ignore[arg-type]
+                    f"on every call of '{builder}', which '{info.name}' calls and which is {why}",
+                )
+            continue
+        reported.add(id(call))
+        yield _violation(facts, place, found, _doing(facts, call), f"on every call of '{info.name}', which is {why}")
+
+
+def _calling_loops(facts: ModuleFacts, info: FunctionInfo, depth: int = 0) -> list[cst.CSTNode]:
+    """The loops that call ``info``, directly or through the functions that call it."""
+    if depth > 4:
+        return []
+    tf = tf_graph(facts)
+    loops: list[cst.CSTNode] = []
+    for site in tf.sites_of(info):
+        loops.extend(site.loop_nodes)
+        caller = site.function(facts)
+        if caller is not None and caller is not info:
+            loops.extend(_calling_loops(facts, caller, depth + 1))
+    return loops
+
+
+def _keeps_results(body: cst.CSTNode) -> bool:
+    """The loop body stores what a call returned into a container or an attribute
+    (``model = train(hp); best_models.append(model)``)."""
+    from_calls: set[str] = set()
+    for node in walk(body, into=not_into_scopes):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
+            for target in node.targets:
+                from_calls.update(bound_names(target.target))
+    return bool(from_calls) and any(_kept(node, from_calls) for node in walk(body, into=not_into_scopes))
+
+
+def _returned(place: Place, info: FunctionInfo) -> bool:
+    """The function returns the model it builds here (a builder)."""
+    assert info.node is not None
+    parent = place.parent
+    if isinstance(parent, cst.Return):
+        return True
+    names = _bound_to(place) or set()
+    return any(
+        isinstance(n, cst.Return) and n.value is not None and dotted_name(n.value) in names
+        for n in walk(info.node.body, into=not_into_scopes)
+    )
+
+
+def _violation(facts: ModuleFacts, place: Place, confidence: Confidence, doing: str, when: str) -> Violation:
+    call = place.node
+    return Violation(
+        node=call,
+        message=(
+            f"'{facts.describe(call)}' {doing} a Keras model {when}, without clear_session(): Keras's "
+            "global state keeps every model's layers and grows each time"
+        ),
+        confidence=confidence,
+        statement=place.statement(),
+    )
+
+
+def _doing(facts: ModuleFacts, call: cst.Call) -> str:
+    return "loads" if is_model_loader(facts.imports.resolve(call.func)) else "builds"
+
+
+def _builder_construction(facts: ModuleFacts, models: KerasModels, call: cst.Call) -> tuple[Place, str] | None:
+    """For a call of a local builder, the construction in the builder that makes the model it
+    returns (the line that creates what leaks), with the builder's name."""
+    func = call.func
+    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+    definition = models.builders.get(name) if name else None
+    if definition is None or models.construction(call, builders=False) is not None:
+        return None
+    inside = [
+        p for p in facts.index.ordered_calls
+        if p.scope is definition and models.construction(p.node, builders=False) is not None  # type: ignore[arg-type]
+    ]
+    if not inside:
+        return None
+    returned = {
+        dotted_name(n.value) for n in walk(definition.body, into=not_into_scopes) if isinstance(n, cst.Return) and n.value is not None
+    }
+    for p in inside:
+        parent = p.parent
+        if isinstance(parent, cst.Return) or (
+            isinstance(parent, cst.Assign) and any(set(bound_names(t.target)) & returned for t in parent.targets)
+        ):
+            return p, definition.name.value
+    return inside[0], definition.name.value
+
+
+def _repeated_functions(facts: ModuleFacts) -> dict[FunctionInfo, tuple[Confidence, str]]:
+    """Functions that run again and again (called in a loop, through objects too, or once per
+    trial by a hyper-parameter search), and the functions they call."""
+    tf = tf_graph(facts)
+    found = dict(tf.repeated)
+    trials = per_trial_functions(facts)
+    frontier = []
+    for info, why in trials.items():
+        found[info] = (Confidence.HIGH, why)
+        frontier.append(info)
+    while frontier:
+        caller = frontier.pop()
+        for _, callee in tf.calls_by_caller.get(caller, []):
+            if callee not in found or found[callee][0].rank < found[caller][0].rank:
+                found[callee] = (found[caller][0], f"called from '{caller.name}', {found[caller][1]}")
+                frontier.append(callee)
+    return found
+
+
+def _judge_in_function(
+    facts: ModuleFacts, models: KerasModels, place: Place, info: FunctionInfo, call: cst.Call, confidence: Confidence
+) -> Confidence | None:
+    """How sure a construction in a repeated function leaks (None: it does not)."""
+    assert info.node is not None
+    body = info.node.body
+    calls = calls_in(body)
+    if any(_is_clear_session(facts, c) or _helper_clears(facts, models, c) for c in calls):
+        return None
+    for loop in _calling_loops(facts, info):
+        loop_body = loop.body if isinstance(loop, (cst.For, cst.While)) else loop
+        if any(_is_clear_session(facts, c) or _helper_clears(facts, models, c) for c in calls_in(loop_body)):
+            return None
+        if _keeps_results(loop_body):
+            return None  # the loop keeps the models it gets (an ensemble): clear_session() would break them
+    names = _bound_to(place)
+    if names is None or any(_kept(node, names) for node in walk(body, into=not_into_scopes)):
+        return None
+    trained = any(
+        isinstance(c.func, cst.Attribute) and c.func.attr.value in _TRAINING_METHODS and dotted_name(c.func.value) in names
+        for c in calls
+    ) or _builder_compiles(models, call) or is_model_loader(facts.imports.resolve(call.func))
+    if not trained:
+        return Confidence.LOW
+    return confidence
 
 
 def _judge(
@@ -271,6 +439,9 @@ def _judge(
         isinstance(n, cst.Del) for n in walk(body, into=not_into_scopes)
     )
     doing = "loads" if is_model_loader(facts.imports.resolve(call.func)) else "builds"
+    if few_runs(facts, place.loop_nodes):
+        # k = 4 folds, three learning rates: a handful of models, bounded growth.
+        return Confidence.LOW, doing
     if not trained:
         # Built but never compiled, fitted or run here: as often a block of a bigger model
         # assembled layer by layer (keras.Sequential per repeated block) as a leak.
@@ -285,9 +456,11 @@ def _bound_to(place: Place) -> set[str] | None:
     if isinstance(parent, cst.Assign):
         names: set[str] = set()
         for target in parent.targets:
-            if isinstance(target.target, (cst.Subscript, cst.Attribute)):
+            if isinstance(target.target, cst.Subscript):
                 return None
-            names.update(bound_names(target.target))
+            if isinstance(target.target, cst.Attribute) and dotted_name(target.target.value) not in ("self", "cls"):
+                return None
+            names.update(bound_names(target.target))  # `self.model = ...` replaces the previous model
         return names
     if isinstance(parent, (cst.Element, cst.DictElement, cst.Arg)):
         return None

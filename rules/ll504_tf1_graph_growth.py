@@ -10,12 +10,11 @@ from functools import cached_property
 
 from leaklint.analysis.calls import caller_of
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.keras import is_keras_callback_hook
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import Place, walk_with_ancestors
 from leaklint.analysis.structure import FunctionInfo, bound_names, names_bound_in
 from leaklint.analysis.syntax import subscript_base
-from leaklint.analysis.tensorflow import OP_METHODS, TfGraph, is_graph_reset, is_op_api, tf_api, tf_graph
+from leaklint.analysis.tensorflow import OP_METHODS, TfGraph, few_runs, is_graph_reset, is_op_api, tf_api, tf_graph
 from leaklint.analysis.torch_api import LOOPS_OR_FUNCTIONS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
@@ -288,8 +287,6 @@ with tf.Session() as sess:
 
 # --- detection ------------------------------------------------------------------------------------
 _OP_NODES = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison)
-#: Loops bounded by a literal at or under this many iterations grow the graph a little, once.
-_FEW_ITERATIONS = 5
 _ORDER = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
 
 
@@ -311,21 +308,8 @@ class _Growth:
         self.tf = tf
         structure = facts.structure
         self.traced = {info for info in structure.functions.values() if _is_traced(facts, info)}
-        self.callees: dict[int, FunctionInfo] = {}
-        by_caller: dict[FunctionInfo, list[tuple[Place, FunctionInfo]]] = {}
-        for place, callee in tf.resolved_calls:
-            self.callees[id(place.node)] = callee
-            by_caller.setdefault(self._function(place), []).append((place, callee))
-        for place in tf.calls:  # Class(...) runs Class.__init__
-            call = place.node
-            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and id(call) not in self.callees:
-                cls = structure.classes_by_name.get(call.func.value)
-                init = cls.find_method("__init__") if cls is not None else None
-                if init is not None and init in structure.functions:
-                    callee = structure.functions[init]
-                    self.callees[id(call)] = callee
-                    by_caller.setdefault(self._function(place), []).append((place, callee))
-        self.by_caller = by_caller
+        self.callees = tf.callee_of
+        self.by_caller = tf.calls_by_caller
         self.direct_ops = self._direct_ops()
         self.runs = self._closure({f for f, places in self._direct_runs().items() if places})
         self.resets = {f for f in structure.functions.values() if _resets_graph(facts, tf, f.node.body)}  # type: ignore[union-attr]
@@ -333,7 +317,7 @@ class _Growth:
         self.builds = self._closure(own_builds, through=lambda callee: callee not in self.resets)
         self.builds -= self.traced | self.resets
         self.runs -= self.traced
-        self.repeated = self._repeated()
+        self.repeated = tf.repeated
 
     # --- per function ---------------------------------------------------------------------------
     def _function(self, place: Place) -> FunctionInfo:
@@ -407,33 +391,6 @@ class _Growth:
                 if any(callee in found and callee is not caller and through(callee) for _, callee in calls):
                     found.add(caller)
                     changed = True
-        return found
-
-    def _repeated(self) -> dict[FunctionInfo, tuple[Confidence, str]]:
-        """Functions called again and again: from a loop, from a function that is, or by Keras as
-        a callback hook; with how sure and why."""
-        found: dict[FunctionInfo, tuple[Confidence, str]] = {}
-        for info in self.facts.structure.functions.values():
-            if is_keras_callback_hook(self.facts, info):
-                found[info] = (Confidence.MEDIUM, f"Keras calls '{info.name}' every batch or epoch")
-        changed = True
-        while changed:
-            changed = False
-            for caller, calls in self.by_caller.items():
-                for place, callee in calls:
-                    if callee is caller:
-                        continue
-                    loops = list(place.loop_nodes)
-                    if loops:
-                        bounded = all(_few(self.facts, loop) for loop in loops)
-                        reason = (Confidence.LOW if bounded else Confidence.MEDIUM, f"called in the loop at line {self.facts.line_of(loops[-1])}")
-                    elif caller in found:
-                        reason = (found[caller][0], f"called from '{caller.name}', {found[caller][1]}")
-                    else:
-                        continue
-                    if callee not in found or reason[0].rank > found[callee][0].rank:
-                        found[callee] = reason
-                        changed = True
         return found
 
     # --- where ops pile up ------------------------------------------------------------------------
@@ -514,7 +471,7 @@ class _Growth:
             if id(loop) in self.reset_loops:
                 return None
             if id(loop) in self.run_loops:
-                confidence = Confidence.LOW if _few(self.facts, loop) else Confidence.HIGH
+                confidence = Confidence.LOW if few_runs(self.facts, place.loop_nodes) else Confidence.HIGH
                 found = confidence, f"on every iteration of the loop at line {self.facts.line_of(loop)}, which runs the graph"
                 break
         if (found is None or found[0] is Confidence.LOW) and function in self.runs and function in self.repeated:
@@ -522,11 +479,6 @@ class _Growth:
             if found is None or confidence.rank > found[0].rank:
                 found = confidence, f"on every call of '{function.name}', which runs the graph and is {why}"
         return found
-
-
-def _few(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
-    info = facts.structure.loops.get(loop)
-    return info is not None and info.at_most is not None and info.at_most <= _FEW_ITERATIONS
 
 
 def _is_traced(facts: ModuleFacts, info: FunctionInfo) -> bool:

@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from leaklint.analysis.calls import callee_name, caller_of, function_named
-from leaklint.analysis.keras import is_keras_name, keras_models
+from leaklint.analysis.keras import is_keras_callback_hook, is_keras_name, keras_models
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import COMPREHENSIONS, Place, walk_with_ancestors
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
 from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.findings import Confidence
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
@@ -388,6 +389,13 @@ class TfGraph:
         keys.append(None)
         return Site(tuple(keys), self.order.get(id(place.node), -1), frozenset(id(loop) for loop in place.loop_nodes))
 
+    def lookup(self, name: str, site: Site) -> list[Binding] | None:
+        """The bindings of ``name`` that may reach ``site``: their expressions (``value``, None
+        when unknown), where they happen (``site``) and whether the name gets an element of the
+        expression (``element``: a loop target, an unpacked tuple); None for a parameter or
+        another binding whose value cannot be seen, an empty list when the file binds it nowhere."""
+        return self._lookup(name, site)
+
     def _lookup(self, name: str, site: Site) -> list[_Bound] | None:
         """The bindings of ``name`` that may reach ``site``; None when it is bound by something
         we cannot see (a parameter), an empty list when nowhere."""
@@ -731,19 +739,140 @@ class TfGraph:
 
     @cached_property
     def resolved_calls(self) -> list[tuple[Place, FunctionInfo]]:
-        """Every call of a local function, objects' methods included, with its place."""
-        by_name = {info.name for info in self.facts.structure.functions.values()}
+        """Every call of a local function, with its place: ``helper(...)``, ``self.m(...)``,
+        ``obj.m(...)`` on an instance of a local class, and ``Class(...)`` (its ``__init__``)."""
+        structure = self.facts.structure
+        by_name = {info.name for info in structure.functions.values()}
         found = []
         for place in self.calls:
             call = place.node
             assert isinstance(call, cst.Call)
             name = callee_name(call.func)
-            if name is None or name not in by_name:
+            if name is None:
                 continue
-            callee = self.callee(call, place)
+            callee = self.callee(call, place) if name in by_name else None
+            if callee is None and isinstance(call.func, cst.Name) and name in structure.classes_by_name:
+                init = structure.classes_by_name[name].find_method("__init__")
+                callee = structure.functions.get(init) if init is not None else None
             if callee is not None:
                 found.append((place, callee))
         return found
+
+    @cached_property
+    def callee_of(self) -> dict[int, FunctionInfo]:
+        """``id(call)`` -> the local function it runs (see :attr:`resolved_calls`)."""
+        return {id(place.node): callee for place, callee in self.resolved_calls}
+
+    @cached_property
+    def calls_by_caller(self) -> dict[FunctionInfo, list[tuple[Place, FunctionInfo]]]:
+        """The resolved calls each function (the module's top level included) makes."""
+        found: dict[FunctionInfo, list[tuple[Place, FunctionInfo]]] = {}
+        for place, callee in self.resolved_calls:
+            found.setdefault(caller_of(place, self.facts), []).append((place, callee))
+        return found
+
+    def sites_of(self, function: FunctionInfo) -> list[Place]:
+        """Every resolved call of ``function`` (through objects too)."""
+        return [place for place, callee in self.resolved_calls if callee is function]
+
+    @cached_property
+    def repeated(self) -> dict[FunctionInfo, tuple[Confidence, str]]:
+        """Functions that run again and again: called in a loop, from a function that is, or by
+        Keras as a callback hook; with how sure (low when every loop is bounded by a literal of
+        at most :data:`FEW_ITERATIONS`) and why, for messages."""
+        facts = self.facts
+        found: dict[FunctionInfo, tuple[Confidence, str]] = {}
+        for info in facts.structure.functions.values():
+            if is_keras_callback_hook(facts, info):
+                found[info] = (Confidence.MEDIUM, f"called by Keras ('{info.name}' runs every batch or epoch)")
+        changed = True
+        while changed:
+            changed = False
+            for caller, calls in self.calls_by_caller.items():
+                for place, callee in calls:
+                    if callee is caller:
+                        continue
+                    loops = list(place.loop_nodes)
+                    if loops:
+                        bounded = few_runs(facts, loops)
+                        reason = (Confidence.LOW if bounded else Confidence.MEDIUM, f"called in the loop at line {facts.line_of(loops[-1])}")
+                    elif caller in found:
+                        reason = (found[caller][0], f"called from '{caller.name}', {found[caller][1]}")
+                    else:
+                        continue
+                    if callee not in found or reason[0].rank > found[callee][0].rank:
+                        found[callee] = reason
+                        changed = True
+        return found
+
+
+#: A loop bounded by a literal of at most this many iterations repeats its body only a little.
+FEW_ITERATIONS = 5
+
+
+def few_iterations(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
+    """The loop's header bounds it to at most :data:`FEW_ITERATIONS` iterations: by literals
+    (``range(3)``, ``[a, b]``), by a name bound once to an integer literal (``k = 4``;
+    ``for i in range(k)``), or by the ``n_splits`` of a cross-validation splitter
+    (``for train, val in KFold(n_splits=4).split(X)``)."""
+    bound = iterations_at_most(facts, loop)
+    return bound is not None and bound <= FEW_ITERATIONS
+
+
+def few_runs(facts: ModuleFacts, loops: list[cst.CSTNode] | tuple[cst.CSTNode, ...]) -> bool:
+    """Nested ``loops`` run their innermost body at most :data:`FEW_ITERATIONS` times in all."""
+    total = 1
+    for loop in loops:
+        bound = iterations_at_most(facts, loop)
+        if bound is None:
+            return False
+        total *= bound
+    return bool(loops) and total <= FEW_ITERATIONS
+
+
+def iterations_at_most(facts: ModuleFacts, loop: cst.CSTNode) -> int | None:
+    info = facts.structure.loops.get(loop)
+    if info is not None and info.at_most is not None:
+        return info.at_most
+    iterable = loop.iter if isinstance(loop, cst.For) else loop.for_in.iter if isinstance(loop, COMPREHENSIONS) else None
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "tqdm", "list"):
+        iterable = iterable.args[0].value if iterable.args else None
+    if isinstance(iterable, cst.Name):  # lambdas = (2., 5., 10.)
+        values = facts.index.module_values(iterable.value)
+        if values and all(isinstance(v, (cst.List, cst.Tuple)) for v in values):
+            return max(len(v.elements) for v in values)  # type: ignore[attr-defined]
+        return None
+    if isinstance(iterable, (cst.List, cst.Tuple)):
+        return len(iterable.elements)
+    if not isinstance(iterable, cst.Call):
+        return None
+    func = iterable.func
+    if isinstance(func, cst.Name) and func.value == "range" and 1 <= len(iterable.args) <= 2:
+        stop = _integer(facts, iterable.args[-1].value)
+        start = _integer(facts, iterable.args[0].value) if len(iterable.args) == 2 else 0
+        return max(stop - start, 0) if stop is not None and start is not None else None
+    if isinstance(func, cst.Attribute) and func.attr.value == "split":
+        splitter = func.value
+        if isinstance(splitter, cst.Name):
+            values = facts.index.visible_values(facts.structure.top, splitter.value)
+            splitter = values[0] if len(values) == 1 else splitter  # type: ignore[assignment]
+        if isinstance(splitter, cst.Call):
+            n_splits = call_argument(splitter, 0, "n_splits")
+            return _integer(facts, n_splits) if n_splits is not None else None
+    return None
+
+
+def _integer(facts: ModuleFacts, expr: cst.BaseExpression) -> int | None:
+    """An integer literal, or a name the module binds only to integer literals (the largest)."""
+    if isinstance(expr, cst.Name):
+        values = [_integer(facts, v) for v in facts.index.module_values(expr.value) if not isinstance(v, cst.Name)]
+        return max(values) if values and None not in values else None  # type: ignore[type-var]
+    if isinstance(expr, cst.Integer):
+        try:
+            return int(expr.value.replace("_", ""), 0)
+        except ValueError:
+            return None
+    return None
 
 
 @dataclass(frozen=True)
@@ -768,6 +897,9 @@ class _Bound:
         if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
             return False
         return value.func.attr.value in ("run", "eval", "numpy") and tf.facts.imports.resolve(value.func) is None
+
+
+Binding = _Bound
 
 
 def _reaching(bindings: list[_Bound], site: Site) -> list[_Bound]:
