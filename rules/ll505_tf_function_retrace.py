@@ -1,4 +1,4 @@
-"""LL505 tf-function-retrace: TODO one line: what the rule finds."""
+"""LL505 tf-function-retrace: a tf.function called with changing Python numbers or bound methods."""
 
 from __future__ import annotations
 
@@ -26,73 +26,182 @@ class TfFunctionRetrace(Rule):
     code = "LL505"
     name = "tf-function-retrace"
     severity = Severity.LEAK
-    summary = "TODO: one sentence, as the rules table shows it."
-    help = "TODO: the hint printed under each finding: what to write instead"
-    #: What a file must contain before this rule can fire: a necessary condition of every finding
-    #: (leaklint/gate.py). Here: torch words, and the name of the API the rule reports.
+    summary = "A tf.function is called with a Python number that changes every call, or a bound method, so it traces and keeps a new graph per call."
+    help = (
+        "pass changing numbers as tensors (tf.constant(step), or a tf.Variable assigned each step), "
+        "give the function an input_signature, or close over the object instead of passing a bound method"
+    )
+    #: What a file must contain: TensorFlow, ``tf.function``, and a loop or a function to repeat the call.
     needs = TENSORFLOW_CODE & Names("function") & LOOPS_OR_FUNCTIONS
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false).
+    measured = Measured(realcode=(1, 0, 0), leaks=(5, 0))
     docs = """
 ## What it finds
-TODO: the code the rule reports, precisely: which calls or statements, in which context (a loop,
-a per-step function), and what makes it quiet.
+A call of a `tf.function` (a local function decorated with `@tf.function`, or a name bound to
+`tf.function(f)`, in both cases without an `input_signature`) that runs again and again — in a
+loop, or in a function called from one — and passes:
+
+- a Python number that changes from call to call: the counter of the loop
+  (`for step in range(n)`), a number the loop recomputes from it (`lr = schedule(step)`) or
+  updates (`epsilon = max(0.05, epsilon * 0.999)`, `step += 1`), an attribute the program keeps
+  updating (`agent.sigma = agent.sigma * 0.999`), or a parameter that callers pass such a number
+  to;
+- a bound method (`train_epoch(model.step, data)`): each attribute access makes a new method
+  object, which never matches the traced one.
+
+Numbers that stay the same (a literal, a constant bound once before the loop), tensors
+(`tf.constant(step)`), and functions with an `input_signature` are not reported.
 
 ## Why it matters
-TODO: why the memory grows (or the peak rises, or the step slows), step by step.
+A `tf.function` keeps one traced graph per distinct signature of its arguments, and a Python
+value is part of the signature by its value: `train_step(x, 1)` and `train_step(x, 2)` are two
+traces. A number that changes every call therefore traces the whole function again every call —
+tracing costs far more than running the step — and every trace, with its graph and concrete
+function, stays in the function's cache for the life of the program. Memory grows step after
+step, and TensorFlow warns "N out of the last N calls triggered tf.function retracing".
 
 ## Example
 ```python
-import torch
+@tf.function
+def train_step(batch, lr):
+    optimizer.learning_rate.assign(lr)
+    ...
 
-for batch in loader:
-    torch.example_api(batch)
+for step in range(num_steps):
+    lr = schedule(step)
+    train_step(next(data), lr)        # a new trace per learning rate
 ```
 
 ## Use instead
 ```python
-import torch
-
-torch.example_api(first_batch)
-for batch in loader:
+@tf.function
+def train_step(batch, lr):
+    optimizer.learning_rate.assign(lr)
     ...
+
+for step in range(num_steps):
+    lr = schedule(step)
+    train_step(next(data), tf.constant(lr, tf.float32))   # one trace for every value
 ```
 
 ## Fix safety
-No automatic fix. TODO: if the rule proposes one, set `fixable = True`, say here whether it is
-**Safe**, **Unsafe** or **Display only** and why, and build it with leaklint.fixes.spec.
+No automatic fix: turning a Python number into a tensor changes what the traced code sees (a
+Python `if` on it becomes a graph conditional, or stops working), so the function body may need
+changes too.
 
 ## Known false positives
-TODO: the code the rule reports wrongly, measured on bench/realcode.
+A number that takes only a few values (a phase flag 0/1 counted as a loop counter over two
+iterations) retraces only a few times; suppress with `# noqa: LL505`. Retracing caused by
+tensors whose shape changes from call to call is not detected (shapes are not known
+statically). On bench/realcode the rule reports one call, true: a filter-visualization loop
+passing the filter index as a Python int, 64 traces.
 
 ## References
-- TODO: the reports (issues, forum threads) that show this leak in real code.
+- TensorFlow guide, "Better performance with tf.function", rules of tracing and controlling
+  retracing: https://www.tensorflow.org/guide/function#rules_of_tracing
+- A different concrete function for each Python scalar value:
+  https://github.com/tensorflow/tensorflow/issues/24726
+- A new graph built on every training step, RAM growing every epoch:
+  https://github.com/tensorflow/tensorflow/issues/38002
+- The retracing warning in a sampling loop: https://github.com/theislab/scCODA/issues/13
+- Runtime repro: `leaklint verify LL505` measures the leaky and the fixed loop body.
 """
-
     VALID = (
+        # the number goes in as a tensor
         """
-import torch
-
-torch.example_api(x)
+import tensorflow as tf
+@tf.function
+def train_step(x, step):
+    return x * tf.cast(step, tf.float32)
+for step in range(1000):
+    train_step(x, tf.constant(step))
 """,
+        # an input_signature: one trace for every value
         """
-import torch
-
-for batch in loader:
-    other_api(batch)
+import tensorflow as tf
+@tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.float32)])
+def scaled(x, lr):
+    return x * lr
+for step in range(1000):
+    scaled(x, 0.1 * step)
+""",
+        # a constant Python number: one trace
+        """
+import tensorflow as tf
+@tf.function
+def train_step(x, lr):
+    return x * lr
+lr = 1e-3
+for batch in dataset:
+    train_step(batch, lr)
+""",
+        # the object is closed over, not passed as a bound method
+        """
+import tensorflow as tf
+class Model:
+    def step(self, x):
+        return x
+model = Model()
+@tf.function
+def run_epoch(dataset):
+    for x in dataset:
+        model.step(x)
+for epoch in range(100):
+    run_epoch(dataset)
 """,
     )
     INVALID = (
         """
-import torch
-
-for batch in loader:
-    torch.example_api(batch)  # expect: LL505
+import tensorflow as tf
+@tf.function
+def train_step(x, step):
+    tf.summary.scalar("loss", tf.reduce_sum(x), step=step)
+for step in range(100000):
+    train_step(next(data), step)  # expect: LL505
 """,
         """
-import torch as th
-
-def train(loader):
-    for batch in loader:
-        th.example_api(batch)  # expect: LL505
+import tensorflow as tf
+def schedule(step, start, end, total):
+    frac = min(1.0, step / total)
+    return start + (end - start) * frac
+@tf.function
+def train_step(batch, lr):
+    return batch * lr
+step = 0
+while step < 10000:
+    lr = schedule(step, 1e-3, 1e-5, 10000)
+    train_step(next(data), lr)  # expect: LL505
+    step += 1
+""",
+        # a bound method passed as an argument
+        """
+import tensorflow as tf
+class Regressor(tf.keras.Model):
+    def step(self, x, y):
+        return self(x) - y
+@tf.function
+def train_epoch(step_fn, dataset):
+    for x, y in dataset:
+        step_fn(x, y)
+model = Regressor()
+for epoch in range(100):
+    train_epoch(model.step, dataset)  # expect: LL505
+""",
+        # a decaying attribute passed through a method called every step
+        """
+import tensorflow as tf
+class Agent:
+    def __init__(self, noise=0.3):
+        self.noise = noise
+    @tf.function
+    def _act(self, state, noise):
+        return state + tf.random.normal(tf.shape(state), stddev=noise)
+    def act(self, state):
+        return self._act(state, self.noise)  # expect: LL505
+agent = Agent()
+for t in range(100000):
+    agent.act(observe())
+    agent.noise = max(0.05, agent.noise * 0.9999)
 """,
     )
 
@@ -100,18 +209,32 @@ def train(loader):
         return find_violations(facts)
 
     class Repro(Rule.Repro):
-        """TODO: what the leaky and the fixed loop body do (`leaklint verify LL505` measures them)."""
+        """A `tf.function` called with a Python float that changes every iteration (a new trace,
+        kept, per call), vs the same float passed as a tensor (one trace)."""
+
+        requires = ("tensorflow",)
+        tensors = False
+        host_meter = "heap"
 
         def setup(self, ctx):
-            import torch
-            ctx.x = torch.randn(64, 64, device=ctx.device)
-            ctx.kept = []
+            import tensorflow as tf
+            ctx.x = tf.random.normal((8, 16))
+            ctx.step = 0
+
+            @tf.function
+            def scaled(x, lr):
+                return tf.reduce_sum(x * lr)
+
+            ctx.scaled = scaled
 
         def leaky(self, ctx):
-            ctx.kept.append(ctx.x * 2)  # TODO: the rule's INVALID example, as one loop iteration
+            ctx.step += 1
+            ctx.scaled(ctx.x, 1e-3 / ctx.step)
 
         def fixed(self, ctx):
-            ctx.x * 2  # TODO: the same iteration, fixed as the rule's help says
+            import tensorflow as tf
+            ctx.step += 1
+            ctx.scaled(ctx.x, tf.constant(1e-3 / ctx.step, tf.float32))
 
 
 # --- detection ------------------------------------------------------------------------------------
