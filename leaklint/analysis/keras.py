@@ -301,7 +301,7 @@ _ONCE_HOOKS = frozenset({"on_train_begin", "on_train_end", "on_predict_begin", "
 #: one of them for LL503's purpose: its tuners call ``keras.backend.clear_session()`` before
 #: building each trial's model (``kerastuner/engine/hypermodel.py`` since 1.0.0,
 #: ``Tuner._try_build`` since 1.1.0).
-_TRIAL_RUNNERS: dict[str, tuple[int, str]] = {
+TRIAL_RUNNERS: dict[str, tuple[int, str]] = {
     "hyperopt.fmin": (0, "fn"),
     "skopt.gp_minimize": (0, "func"),
     "skopt.forest_minimize": (0, "func"),
@@ -326,7 +326,7 @@ def _per_trial_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
         call = place.node
         assert isinstance(call, cst.Call)
         qualified = facts.imports.resolve(call.func) or ""
-        slot: tuple[int, str] | None = _TRIAL_RUNNERS.get(qualified)
+        slot: tuple[int, str] | None = TRIAL_RUNNERS.get(qualified)
         if slot is None and optuna and isinstance(call.func, cst.Attribute) and call.func.attr.value == "optimize" and not qualified:
             slot = (0, "func")
         if slot is None:
