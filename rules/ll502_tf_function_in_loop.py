@@ -94,7 +94,8 @@ Creating a handful of functions in a loop over configurations and keeping them i
 accepts it when they are stored (`steps[name] = tf.function(...)`). A function whose caller runs
 it a few times only, from a loop leaklint cannot bound, is still reported. Retracing caused by
 passing Python values to one long-lived `tf.function` is LL505's business; retracing on changing
-shapes is not looked for.
+shapes is not looked for. bench/realcode has no finding: its tutorials define their
+`tf.function`s once.
 
 ## References
 - TensorFlow guide, "Better performance with tf.function", controlling retracing:

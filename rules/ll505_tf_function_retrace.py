@@ -339,7 +339,6 @@ class _Retrace:
             method = self._bound_method(value, place)
             if method is not None:
                 return Confidence.HIGH, f"the bound method '{method}' (a new object at every access, never found in the trace cache)"
-            self._place = place
             found = self._number(value, site, place, 0)
             if found.kind == NUMBER and _changes_at(found, site):
                 return found.confidence, f"the Python number {found.why}"
@@ -375,7 +374,7 @@ class _Retrace:
         if isinstance(expr, cst.Call):
             return self._number_call(expr, site, place, depth)
         if isinstance(expr, cst.Name):
-            return self._number_name(expr, site, depth)
+            return self._number_name(expr, site, place, depth)
         if isinstance(expr, cst.Attribute):
             return self._number_attribute(expr, site, place, depth)
         return _Num(OTHER)
@@ -393,7 +392,7 @@ class _Retrace:
             return _Num(NUMBER, why, found.confidence, found.loops)
         return _Num(OTHER)
 
-    def _number_name(self, expr: cst.Name, site: Site, depth: int) -> _Num:
+    def _number_name(self, expr: cst.Name, site: Site, place: Place, depth: int) -> _Num:
         name = expr.value
         counter = self._loop_counter(name, site)
         if counter is not None:
@@ -407,7 +406,7 @@ class _Retrace:
         for binding in bound:
             if binding.value is None or binding.element:
                 return _Num(OTHER)
-            found = self._number(binding.value, binding.site, self._place, depth + 1)
+            found = self._number(binding.value, binding.site, place, depth + 1)
             if found.why is not None and found.loops is not None and not (found.loops & binding.site.loops):
                 found = _Num(found.kind, None, found.confidence)  # computed once, after or before the loop
             results.append(found)
