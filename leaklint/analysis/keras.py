@@ -182,7 +182,75 @@ class KerasModels:
                 return found
         if name in self.compiled:
             return KerasEvidence(Confidence.HIGH, f"'{name}.compile(...)' takes Keras arguments")
+        if name == "self.model" and info is not None and info.cls is not None and is_keras_callback(self.facts, info):
+            return KerasEvidence(Confidence.HIGH, "a Keras callback's 'self.model' is the model being trained")
+        return self._element(name, place)
+
+    def _element(self, name: str, place: Place) -> KerasEvidence | None:
+        """``model`` in ``for tag, model in models.items():`` / ``for model in models:`` where
+        ``models`` holds Keras models (a literal or a comprehension of them)."""
+        for loop in reversed(place.loop_nodes):
+            if isinstance(loop, cst.For):
+                target, iterable = loop.target, loop.iter
+            elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                target, iterable = loop.for_in.target, loop.for_in.iter
+            else:
+                continue
+            container = iterable
+            position: int | None = None  # which element of a tuple target gets the value
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("items", "values"):
+                container = iterable.func.value
+                position = 1 if iterable.func.attr.value == "items" else None
+            names = bound_names(target) if position is None else (
+                bound_names(target.elements[position].value) if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) > position else []
+            )
+            if name not in names:
+                continue
+            held = self._held(container, place)
+            if held is not None:
+                return KerasEvidence(held.confidence, f"'{name}' iterates over Keras models ({held.why})")
         return None
+
+    def _held(self, container: cst.BaseExpression, place: Place) -> KerasEvidence | None:
+        """Keras models held by a container: ``[build() for _ in range(3)]``, ``{t: load(t) for t in tags}``."""
+        values: list[cst.BaseExpression] = []
+        if isinstance(container, (cst.List, cst.Tuple, cst.Set)):
+            values = [e.value for e in container.elements]
+        elif isinstance(container, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            values = [container.elt]
+        elif isinstance(container, cst.DictComp):
+            values = [container.value]
+        elif isinstance(container, cst.Dict):
+            values = [e.value for e in container.elements if isinstance(e, cst.DictElement)]
+        else:
+            name = dotted_name(container)
+            if name is None:
+                return None
+            for node in self._bindings_of(name, place):
+                found = self._held(node, place)
+                if found is not None:
+                    return found
+            return None
+        for value in values:
+            if isinstance(value, cst.Call):
+                found = self.construction(value)
+                if found is not None:
+                    return found
+        return None
+
+    def _bindings_of(self, name: str, place: Place) -> list[cst.BaseExpression]:
+        info = place.function(self.facts)
+        scopes = [place.scope if isinstance(place.scope, cst.FunctionDef) else None, None]
+        found = []
+        for assignment in self.facts.index.assignments:
+            node = assignment.node
+            value = getattr(node, "value", None)
+            if value is None:
+                continue
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[attr-defined]
+            if any(name in bound_names(t) for t in targets) and (assignment.scope in scopes or info is None):
+                found.append(value)
+        return found
 
     def parameter(self, info: FunctionInfo, param: str, sites: CallGraph) -> KerasEvidence | None:
         """Evidence that parameter ``param`` of ``info`` receives a Keras model at a call site."""
@@ -201,3 +269,73 @@ class KerasModels:
 def keras_models(facts: ModuleFacts) -> KerasModels:
     """What ``facts.module`` says about Keras models, built once per file."""
     return facts.derived(KerasModels.of)
+
+
+def is_keras_callback(facts: ModuleFacts, info: FunctionInfo | None = None, *, cls: object = None) -> bool:
+    """Whether the class of ``info`` (or ``cls``, a ClassInfo) subclasses ``keras.callbacks.Callback``
+    (through local bases too)."""
+    current = cls if cls is not None else (info.cls if info is not None else None)
+    seen = 0
+    while current is not None and seen < 10:
+        seen += 1
+        for base in current.node.bases:  # type: ignore[attr-defined]
+            qualified = facts.imports.resolve(base.value)
+            if is_keras_name(qualified) and qualified.rsplit(".", 1)[-1] in ("Callback", "TensorBoard", "ModelCheckpoint"):  # type: ignore[union-attr]
+                return True
+        locals_ = current.local_bases  # type: ignore[attr-defined]
+        current = locals_[0] if locals_ else None
+    return False
+
+
+def is_keras_callback_hook(facts: ModuleFacts, info: FunctionInfo) -> bool:
+    """A method Keras calls every batch or epoch: ``on_epoch_end``, ``on_train_batch_end``... of a
+    ``keras.callbacks.Callback`` subclass."""
+    return info.is_method and info.name.startswith("on_") and info.name not in _ONCE_HOOKS and is_keras_callback(facts, info)
+
+
+_ONCE_HOOKS = frozenset({"on_train_begin", "on_train_end", "on_predict_begin", "on_predict_end", "on_test_begin", "on_test_end"})
+
+
+#: Callables that call a function given to them once per trial or per configuration, with the
+#: argument (position, keyword) that receives it: hyper-parameter searches. KerasTuner is not
+#: one of them for LL503's purpose: its tuners call ``keras.backend.clear_session()`` before
+#: building each trial's model (``kerastuner/engine/hypermodel.py`` since 1.0.0,
+#: ``Tuner._try_build`` since 1.1.0).
+TRIAL_RUNNERS: dict[str, tuple[int, str]] = {
+    "hyperopt.fmin": (0, "fn"),
+    "skopt.gp_minimize": (0, "func"),
+    "skopt.forest_minimize": (0, "func"),
+    "skopt.gbrt_minimize": (0, "func"),
+    "skopt.dummy_minimize": (0, "func"),
+    "ray.tune.run": (0, "run_or_experiment"),
+    "ray.tune.Tuner": (0, "trainable"),
+}
+
+
+def per_trial_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
+    """Local functions a hyper-parameter search calls once per trial: an Optuna objective
+    (``study.optimize(objective)``), a hyperopt / scikit-optimize / Ray Tune objective; with the
+    call that runs them."""
+    return facts.derived(_per_trial_functions)
+
+
+def _per_trial_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
+    found: dict[FunctionInfo, str] = {}
+    optuna = facts.imports.imports_anything_from("optuna")
+    for place in facts.index.ordered_calls:
+        call = place.node
+        assert isinstance(call, cst.Call)
+        qualified = facts.imports.resolve(call.func) or ""
+        slot: tuple[int, str] | None = TRIAL_RUNNERS.get(qualified)
+        if slot is None and optuna and isinstance(call.func, cst.Attribute) and call.func.attr.value == "optimize" and not qualified:
+            slot = (0, "func")
+        if slot is None:
+            continue
+        passed = call_argument(call, *slot)
+        if not isinstance(passed, cst.Name):
+            continue
+        node = facts.structure.module_functions.get(passed.value)
+        info = facts.structure.functions.get(node) if node is not None else None
+        if info is not None:
+            found.setdefault(info, f"called once per trial by '{facts.describe(call.func)}'")
+    return found

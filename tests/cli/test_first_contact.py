@@ -130,9 +130,9 @@ def test_stdin_filename_with_paths_but_no_dash_is_a_usage_error(project):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--select", "LL999"], "--select: unknown rule 'LL999': no rule's code starts with it; 'leaklint rules' lists the rules"),
+        (["--select", "LL9999"], "--select: unknown rule 'LL9999': no rule's code starts with it; 'leaklint rules' lists the rules"),
         (["--extend-select", "LL1011"], "--extend-select: unknown rule 'LL1011': no rule's code starts with it (did you mean 'LL101'?); 'leaklint rules' lists the rules"),
-        (["--ignore", "LL1,LL9"], "--ignore: unknown rule 'LL9': no rule's code starts with it; 'leaklint rules' lists the rules"),
+        (["--ignore", "LL1,ZZ9"], "--ignore: unknown rule 'ZZ9': no rule's code starts with it; 'leaklint rules' lists the rules"),
         (["--select", "LL1O1"], "--select: invalid selector 'LL1O1' (did you mean 'LL101'?): expected a rule code such as 'LL101', a prefix such as 'LL1', or 'ALL'"),
         (["--select", "LL10l"], "--select: invalid selector 'LL10l' (did you mean 'LL101'?): expected a rule code such as 'LL101', a prefix such as 'LL1', or 'ALL'"),
         (["--select", "loss-accumulation"], "--select: invalid selector 'loss-accumulation' (did you mean 'LL101', the code of loss-accumulation?): expected a rule code such as 'LL101', a prefix such as 'LL1', or 'ALL'"),

@@ -1,0 +1,927 @@
+"""TensorFlow: which calls add ops to a graph, which values are graph tensors, which calls run a
+session, and which local object a method call runs on.
+
+TensorFlow 1 (and ``tf.compat.v1`` with eager execution off, and standalone Keras 2 on that
+backend) builds a graph first and runs it in a session. Every op-building call (``tf.assign``,
+``tf.image.encode_jpeg``, ``-tensor``, ``tensor[0]``, ``K.function``) adds nodes to the default
+graph, and nothing ever removes them: building ops inside the loop that runs the session grows
+the graph every step. The questions rules ask about such code are answered here, from the
+library's own vocabulary (the tables below) and the file's dataflow:
+
+- is the file graph-mode code at all (:attr:`TfGraph.graph_mode`)?
+- does a call build ops (:func:`builds_op`) or run the graph (:meth:`TfGraph.runs_graph`)?
+- is an expression a graph tensor, variable, op or iterator (:meth:`TfGraph.is_graph_value`)?
+- which local class is an object, so that ``agent.train(...)`` runs ``ActorCritic.train``
+  (:meth:`TfGraph.callee`)?
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Iterator
+
+import libcst as cst
+
+from leaklint.analysis.calls import callee_name, caller_of, function_named
+from leaklint.analysis.keras import is_keras_callback_hook, is_keras_name, keras_models
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.places import COMPREHENSIONS, Place, walk_with_ancestors
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
+from leaklint.analysis.syntax import call_argument
+from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.findings import Confidence
+
+if TYPE_CHECKING:
+    from leaklint.analysis.facts import ModuleFacts
+
+# --- what TensorFlow's names mean -------------------------------------------------------------
+_TF_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow.")
+_KERAS_BACKEND_PREFIXES = (
+    "keras.backend.",
+    "tensorflow.keras.backend.",
+    "tensorflow.python.keras.backend.",
+    "tensorflow.compat.v1.keras.backend.",
+    "tf_keras.backend.",
+)
+
+#: APIs (under ``tensorflow.``, compat prefixes removed) that add nothing to the graph: sessions,
+#: configuration, protocol buffers, file I/O, collections and scopes, lookups of existing
+#: variables, Keras (layers and models are LL503's business).
+_NON_OP_PREFIXES = (
+    "keras.", "estimator.", "app.", "flags.", "logging.", "gfile.", "io.gfile.", "python_io.", "errors.",
+    "sysconfig.", "test.", "compat.", "distribute.", "tpu.", "lite.", "config.", "feature_column.",
+    "saved_model.utils.", "saved_model.signature_def_utils.", "saved_model.builder.", "profiler.",
+    "data.experimental.AUTOTUNE", "nest.", "autograph.", "experimental.", "types.", "dtypes.",
+    "summary.FileWriter", "summary.create_file_writer", "summary.Summary", "Summary", "train.Example",
+    "train.Feature", "train.BytesList", "train.FloatList", "train.Int64List", "train.SequenceExample",
+    "train.Checkpoint", "train.CheckpointManager", "train.Coordinator", "train.Server", "train.ClusterSpec",
+)
+_NON_OP_APIS = frozenset(
+    {
+        "Session", "InteractiveSession", "get_default_session", "get_default_graph", "reset_default_graph",
+        "Graph", "ConfigProto", "GPUOptions", "RunOptions", "RunMetadata", "GraphOptions", "OptimizerOptions",
+        "function", "py_function_wrapper", "executing_eagerly", "enable_eager_execution", "disable_eager_execution",
+        "disable_v2_behavior", "enable_v2_behavior", "set_random_seed", "random.set_seed", "get_logger",
+        "get_collection", "get_collection_ref", "add_to_collection", "add_to_collections", "trainable_variables",
+        "global_variables", "local_variables", "all_variables", "model_variables", "moving_average_variables",
+        "get_variable", "get_local_variable", "variable_scope", "name_scope", "device", "control_dependencies",
+        "colocate_with", "get_variable_scope", "GraphKeys", "as_dtype", "DType", "TensorShape", "Dimension",
+        "TensorSpec", "make_ndarray", "make_tensor_proto", "is_tensor", "FixedLenFeature", "VarLenFeature",
+        "FixedLenSequenceFeature", "io.FixedLenFeature", "io.VarLenFeature", "io.FixedLenSequenceFeature",
+        "io.TFRecordWriter", "io.TFRecordOptions", "train.latest_checkpoint", "train.get_checkpoint_state",
+        "train.checkpoint_exists", "train.list_variables", "train.load_variable", "train.NewCheckpointReader",
+        "train.load_checkpoint", "train.get_global_step", "train.get_or_create_global_step",
+        "train.start_queue_runners", "train.write_graph", "train.import_meta_graph", "train.export_meta_graph",
+        "train.ExponentialMovingAverage", "train.summary_iterator", "summary.FileWriterCache",
+        "summary.record_if", "summary.should_record_summaries", "summary.flush", "debugging.set_log_device_placement",
+        "reset_default_graph", "get_seed", "print_function", "contrib.training.HParams", "placeholder_with_default_spec",
+        "VERSION", "version", "global_norm_spec",
+    }
+)
+#: Classes whose construction adds ops or variables to the graph (other classes do not).
+_OP_CLASSES = frozenset(
+    {
+        "Variable", "train.Saver", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue", "PriorityQueue",
+        "TextLineReader", "TFRecordReader", "WholeFileReader", "FixedLengthRecordReader", "IdentityReader",
+        "SparseTensor",
+    }
+)
+#: Keras backend functions that add nothing to the graph.
+_KERAS_BACKEND_NON_OP = frozenset(
+    {
+        "get_session", "set_session", "clear_session", "learning_phase", "set_learning_phase", "backend",
+        "image_data_format", "set_image_data_format", "image_dim_ordering", "set_image_dim_ordering", "epsilon",
+        "set_epsilon", "floatx", "set_floatx", "int_shape", "ndim", "dtype", "is_keras_tensor", "is_tensor",
+        "get_value", "batch_get_value", "set_value", "batch_set_value", "eval", "name_scope",
+        "manual_variable_initialization", "get_uid", "reset_uids", "count_params", "is_sparse", "is_placeholder",
+        "cast_to_floatx", "get_graph", "is_symbolic", "symbolic", "eager", "shape_spec",
+    }
+)
+#: Calls that put a file in graph mode or only work there.
+_GRAPH_MODE_APIS = frozenset(
+    {
+        "Session", "InteractiveSession", "train.MonitoredSession", "train.MonitoredTrainingSession",
+        "train.SingularMonitoredSession", "train.Supervisor", "disable_v2_behavior", "disable_eager_execution",
+        "placeholder", "placeholder_with_default", "get_default_session", "gradients",
+    }
+)
+_KERAS_BACKEND_GRAPH_MODE = frozenset({"get_session", "gradients", "function", "placeholder"})
+#: Keras backend functions that run the graph.
+_KERAS_BACKEND_RUNS = frozenset({"get_value", "batch_get_value", "eval", "set_value", "batch_set_value"})
+#: Methods of graph values (variables, iterators, optimizers, datasets) that add ops.
+OP_METHODS = frozenset(
+    {
+        "assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub", "scatter_nd_update",
+        "scatter_nd_add", "scatter_nd_sub", "read_value", "initialized_value", "count_up_to", "get_next",
+        "minimize", "compute_gradients", "apply_gradients", "make_one_shot_iterator", "make_initializable_iterator",
+        "batch", "map", "shuffle", "repeat", "prefetch", "padded_batch", "filter", "cache",
+    }
+)
+#: Of :data:`OP_METHODS`, those returning a tuple or an object rather than one tensor.
+_COLLECTION_METHODS = frozenset(
+    {"get_next", "compute_gradients", "make_one_shot_iterator", "make_initializable_iterator", "batch", "map",
+     "shuffle", "repeat", "prefetch", "padded_batch", "filter", "cache", "minimize", "apply_gradients"}
+)
+#: Op-building APIs that return a list, a tuple or an object, not one tensor (indexing the result
+#: adds nothing to the graph).
+_COLLECTION_APIS = frozenset(
+    {
+        "split", "unstack", "meshgrid", "gradients", "while_loop", "nn.moments", "unique", "nn.top_k", "math.top_k",
+        "nn.dynamic_rnn", "nn.bidirectional_dynamic_rnn", "nn.static_rnn", "train.Saver", "FIFOQueue",
+        "PaddingFIFOQueue", "RandomShuffleQueue", "PriorityQueue", "TextLineReader", "TFRecordReader",
+        "WholeFileReader", "FixedLengthRecordReader", "IdentityReader", "map_fn", "tuple", "group", "py_func",
+        "numpy_function", "py_function", "data.make_one_shot_iterator", "data.make_initializable_iterator",
+        "clip_by_global_norm", "nn.ctc_beam_search_decoder", "nn.ctc_greedy_decoder", "image.combined_non_max_suppression",
+    }
+)
+_KERAS_BACKEND_COLLECTIONS = frozenset({"gradients", "function", "rnn", "batch_get_value", "ctc_decode"})
+#: APIs that add nothing but return graph values that exist already: variables, collections.
+_EXISTING_TENSOR_APIS = frozenset({"get_variable", "get_local_variable", "train.get_global_step", "train.get_or_create_global_step"})
+_EXISTING_COLLECTION_APIS = frozenset(
+    {"trainable_variables", "global_variables", "local_variables", "all_variables", "model_variables",
+     "moving_average_variables", "get_collection", "get_collection_ref"}
+)
+TENSOR = "tensor"
+COLLECTION = "collection"
+#: Methods that return an existing tensor of a graph (no new op): ``graph.get_tensor_by_name("x:0")``.
+_LOOKUP_METHODS = frozenset({"get_tensor_by_name", "get_operation_by_name"})
+#: Attributes of a Keras model or layer that are graph tensors on the graph backend.
+_KERAS_SYMBOLIC_ATTRIBUTES = frozenset({"output", "outputs", "input", "inputs", "total_loss", "targets", "sample_weights"})
+_KERAS_SYMBOLIC_TENSORS = frozenset({"output", "input", "total_loss"})
+#: Keras model methods that run the graph (on the TF1 backend, through the backend session).
+_KERAS_RUN_METHODS = frozenset(
+    {"fit", "fit_generator", "predict", "predict_on_batch", "predict_generator", "train_on_batch",
+     "test_on_batch", "evaluate", "evaluate_generator"}
+)
+#: Modules whose ``run`` is not a session's (``subprocess.run``, ``tf.app.run``, ``absl.app.run``).
+_NOT_SESSION_RUN_ROOTS = ("subprocess", "absl", "asyncio", "tensorflow", "trio", "uvicorn", "anyio", "ray", "multiprocessing")
+_ARITHMETIC_UNARY = (cst.Minus, cst.Plus, cst.BitInvert)
+_ORDER_COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+_CLASS_NAME = re.compile(r"^_?[A-Z]")
+
+
+def tf_api(qualified: str | None) -> str | None:
+    """``image.encode_jpeg`` for ``tensorflow.compat.v1.image.encode_jpeg``; None outside TensorFlow."""
+    if not qualified:
+        return None
+    for prefix in _TF_PREFIXES:
+        if qualified.startswith(prefix):
+            return qualified[len(prefix):]
+    return None
+
+
+def keras_backend_api(qualified: str | None) -> str | None:
+    """``function`` for ``keras.backend.function`` / ``tf.keras.backend.function``."""
+    if not qualified:
+        return None
+    for prefix in _KERAS_BACKEND_PREFIXES:
+        if qualified.startswith(prefix):
+            return qualified[len(prefix):]
+    return None
+
+
+def is_op_api(qualified: str | None) -> bool:
+    """Whether calling ``qualified`` adds ops to the graph (on the graph backend)."""
+    backend = keras_backend_api(qualified)
+    if backend is not None:
+        return backend not in _KERAS_BACKEND_NON_OP
+    api = tf_api(qualified)
+    if api is None or api in _NON_OP_APIS or api.startswith(_NON_OP_PREFIXES):
+        return False
+    if api.startswith("compat.") or api.startswith("python."):
+        return False
+    leaf = api.rsplit(".", 1)[-1]
+    if _CLASS_NAME.match(leaf):
+        return api in _OP_CLASSES or leaf in _OP_CLASSES
+    return True
+
+
+def returns_collection(qualified: str | None) -> bool:
+    """An op-building API whose result is a list, tuple or object (``tf.split``, ``tf.metrics.auc``)."""
+    backend = keras_backend_api(qualified)
+    if backend is not None:
+        return backend in _KERAS_BACKEND_COLLECTIONS
+    api = tf_api(qualified) or ""
+    return api in _COLLECTION_APIS or api.startswith(("metrics.", "data.")) or api.rsplit(".", 1)[-1] in _COLLECTION_APIS
+
+
+def is_graph_mode_api(qualified: str | None) -> bool:
+    backend = keras_backend_api(qualified)
+    if backend is not None:
+        return backend in _KERAS_BACKEND_GRAPH_MODE
+    return tf_api(qualified) in _GRAPH_MODE_APIS
+
+
+def is_graph_reset(qualified: str | None) -> bool:
+    """``tf.reset_default_graph()`` / ``K.clear_session()``: what follows builds in a fresh graph."""
+    return tf_api(qualified) == "reset_default_graph" or (
+        is_keras_name(qualified) and qualified.rsplit(".", 1)[-1] == "clear_session"  # type: ignore[union-attr]
+    )
+
+
+# --- the file's facts -------------------------------------------------------------------------
+_Key = tuple[object, str]
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where an expression is evaluated: its scope keys (innermost first: functions and lambdas,
+    then the module, None), its position in source order (-1: anywhere), and the loops around it
+    in its own scope."""
+
+    scopes: Site = (None,)
+    order: int = -1
+    loops: frozenset[int] = frozenset()
+
+
+@dataclass
+class TfGraph:
+    """What one file says about TensorFlow graphs: graph mode, graph values, runs, local calls."""
+
+    facts: ModuleFacts
+    graph_mode: bool = False
+    #: Some graph of the file is finalized (``sess.graph.finalize()``): adding an op raises.
+    finalized: bool = False
+    #: (scope key, dotted name) -> the expressions bound to it (``_Bound``).
+    bindings: dict[_Key, list[_Bound]] = field(default_factory=dict)
+    #: Names bound in a scope by anything (parameters included): they hide outer bindings.
+    bound_here: set[_Key] = field(default_factory=set)
+    #: Every call, with its place, in source order.
+    calls: list[Place] = field(default_factory=list)
+    _graph_memo: dict[int, str | None] = field(default_factory=dict)
+    _returns_memo: dict[cst.FunctionDef, str | None] = field(default_factory=dict)
+    _class_memo: dict[tuple[int, int], ClassInfo | None] = field(default_factory=dict)
+    #: Source order of the nodes the scan visits (calls, bindings, operators, returns).
+    order: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, facts: ModuleFacts) -> TfGraph:
+        tf = cls(facts)
+        tf._scan()
+        return tf
+
+    # --- scanning -------------------------------------------------------------------------------
+    def _scan(self) -> None:
+        imports = self.facts.imports
+        wanted = (
+            cst.Call, cst.Assign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem, cst.FunctionDef, cst.Lambda,
+            cst.Return, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison,
+        )
+
+        def want(node: cst.CSTNode) -> bool:
+            return isinstance(node, wanted)
+
+        finalizing: list[tuple[cst.BaseExpression, Place]] = []
+        for node, path in walk_with_ancestors(self.facts.module, want):
+            self.order[id(node)] = len(self.order)
+            place = Place(node, path)
+            if isinstance(node, cst.Call):
+                self.calls.append(place)
+                qualified = imports.resolve(node.func)
+                if is_graph_mode_api(qualified):
+                    self.graph_mode = True
+                if isinstance(node.func, cst.Attribute) and node.func.attr.value == "finalize" and not node.args:
+                    finalizing.append((node.func.value, place))
+            elif isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                params = node.params
+                for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                    self.bound_here.add((node, param.name.value))
+                for star in (params.star_arg, params.star_kwarg):
+                    if isinstance(star, cst.Param):
+                        self.bound_here.add((node, star.name.value))
+                if isinstance(node, cst.FunctionDef):
+                    self.bound_here.add((self._key_scope(place, node.name.value), node.name.value))
+            elif isinstance(node, cst.Assign):
+                for target in node.targets:
+                    unpacked = isinstance(target.target, (cst.Tuple, cst.List))
+                    self._bind(place, target.target, node.value, element=unpacked)
+            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+                self._bind(place, node.target, node.value)
+            elif isinstance(node, cst.For):
+                self._bind_iteration(place, node.target, node.iter, node)
+            elif isinstance(node, cst.CompFor):
+                comprehension = next((p for p in reversed(path) if isinstance(p, COMPREHENSIONS)), None)
+                self._bind_iteration(place, node.target, node.iter, comprehension)
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                self._bind(place, node.asname.name, node.item)
+        self.finalized = any(self.is_graph_object(expr, self.scopes_of(place)) for expr, place in finalizing)
+
+    def is_graph_object(self, expr: cst.BaseExpression, scopes: Site) -> bool:
+        """A ``tf.Graph``: ``sess.graph``, ``tf.get_default_graph()``, ``tf.Graph()``, or a name
+        bound to one of them."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "graph":
+            return True
+        if isinstance(expr, cst.Call):
+            return tf_api(self.facts.imports.resolve(expr.func)) in ("Graph", "get_default_graph") or (
+                keras_backend_api(self.facts.imports.resolve(expr.func)) == "get_graph"
+            )
+        name = dotted_name(expr)
+        bound = self._lookup(name, scopes) if name else None
+        return bool(bound) and all(
+            b.value is not None and not b.element and not isinstance(b.value, cst.Name) and self.is_graph_object(b.value, b.scopes)
+            for b in bound
+        )
+
+    def _bind(
+        self, place: Place, target: cst.BaseExpression, value: cst.BaseExpression | None, *, element: bool = False,
+        loop: cst.CSTNode | None = None,
+    ) -> None:
+        site = self.scopes_of(place)
+        if loop is not None:  # a loop's target is bound anew in each of its iterations
+            site = Site(site.scopes, site.order, site.loops | {id(loop)})
+        bound = _Bound(value, site, element)
+        for name in bound_names(target):
+            key = (self._key_scope(place, name), name)
+            self.bindings.setdefault(key, []).append(bound)
+            self.bound_here.add(key)
+
+    def _bind_iteration(
+        self, place: Place, target: cst.BaseExpression, iterable: cst.BaseExpression, loop: cst.CSTNode | None
+    ) -> None:
+        """``for v in tf.trainable_variables()``: ``v`` is an element; ``for a, b in zip(A, B)``:
+        ``a`` an element of ``A``; ``for i, x in enumerate(X)``: ``x`` an element of ``X``."""
+        sources: list[cst.BaseExpression | None] = [iterable]
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and isinstance(target, (cst.Tuple, cst.List)):
+            args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if iterable.func.value == "zip":
+                sources = args  # type: ignore[assignment]
+            elif iterable.func.value == "enumerate" and args:
+                sources = [None, args[0]]
+        if isinstance(target, (cst.Tuple, cst.List)) and len(sources) > 1:
+            for element, source in zip(target.elements, sources):
+                if source is not None:
+                    self._bind(place, element.value, source, element=True, loop=loop)
+                else:
+                    self._bind(place, element.value, None, loop=loop)
+            for element in target.elements[len(sources):]:
+                self._bind(place, element.value, None, loop=loop)
+            return
+        self._bind(place, target, iterable, element=True, loop=loop)
+
+    def _key_scope(self, place: Place, name: str) -> object:
+        """Where a binding of ``name`` at ``place`` is visible: the class for ``self.x``, the
+        innermost function or lambda, or the module (None)."""
+        chain = place.path
+        function = None
+        for node in reversed(chain):
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                function = node
+                break
+        if name.startswith("self.") and isinstance(function, cst.FunctionDef):
+            info = self.facts.structure.functions.get(function)
+            if info is not None and info.cls is not None:
+                return info.cls.node
+        if isinstance(function, cst.FunctionDef):
+            from leaklint.analysis.syntax import declared_names
+
+            if name.split(".", 1)[0] in declared_names(function)[0]:
+                return None
+        return function
+
+    def scopes_of(self, place: Place) -> Site:
+        """Where ``place`` is evaluated (see :class:`Site`)."""
+        keys: list[object] = []
+        for node in reversed(place.path):
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                keys.append(node)
+        keys.append(None)
+        return Site(tuple(keys), self.order.get(id(place.node), -1), frozenset(id(loop) for loop in place.loop_nodes))
+
+    def lookup(self, name: str, site: Site) -> list[Binding] | None:
+        """The bindings of ``name`` that may reach ``site``: their expressions (``value``, None
+        when unknown), where they happen (``site``) and whether the name gets an element of the
+        expression (``element``: a loop target, an unpacked tuple); None for a parameter or
+        another binding whose value cannot be seen, an empty list when the file binds it nowhere."""
+        return self._lookup(name, site)
+
+    def _lookup(self, name: str, site: Site) -> list[_Bound] | None:
+        """The bindings of ``name`` that may reach ``site``; None when it is bound by something
+        we cannot see (a parameter), an empty list when nowhere."""
+        scopes = site.scopes
+        if name.startswith("self."):
+            for scope in scopes:
+                if isinstance(scope, cst.FunctionDef):
+                    info = self.facts.structure.functions.get(scope)
+                    if info is not None and info.cls is not None:
+                        found = self.bindings.get((info.cls.node, name))
+                        return found if found is not None else []
+            return []
+        head = name.split(".", 1)[0]
+        for scope in scopes:
+            if (scope, head) in self.bound_here or (scope, name) in self.bindings:
+                found = self.bindings.get((scope, name))
+                if found is None:
+                    return None if (scope, head) in self.bound_here and "." not in name else []
+                return _reaching(found, site) if scope is scopes[0] else found
+        return []
+
+    # --- graph values ---------------------------------------------------------------------------
+    def _is_graph(self, expr: cst.BaseExpression, place: Place) -> bool:
+        return self.is_graph_value(expr, self.scopes_of(place))
+
+    def is_graph_value(self, expr: cst.BaseExpression, scopes: Site) -> bool:
+        """Whether ``expr`` is a graph tensor, variable, op, iterator or a collection of them
+        (something ``sess.run`` fetches), evaluated where ``scopes`` apply."""
+        return self.graph_kind(expr, scopes) is not None
+
+    def is_tensor(self, expr: cst.BaseExpression, scopes: Site) -> bool:
+        """Whether ``expr`` is one graph tensor or variable (``-x``, ``x[0]``, ``x * 2`` add ops),
+        not a list or tuple of them (``xs[0]`` indexes a Python list)."""
+        return self.graph_kind(expr, scopes) == TENSOR
+
+    def graph_kind(self, expr: cst.BaseExpression, scopes: Site, depth: int = 0) -> str | None:
+        """:data:`TENSOR`, :data:`COLLECTION` (a list, tuple or object of graph values) or None."""
+        memo_key = id(expr)
+        if memo_key in self._graph_memo:
+            return self._graph_memo[memo_key]
+        if depth > 12:
+            return None
+        self._graph_memo[memo_key] = None  # a cycle (``x = x + y``) adds no evidence
+        found = self._graph_kind(expr, scopes, depth + 1)
+        self._graph_memo[memo_key] = found
+        return found
+
+    def _graph_kind(self, expr: cst.BaseExpression, scopes: Site, depth: int) -> str | None:
+        imports = self.facts.imports
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            qualified = imports.resolve(func)
+            if is_op_api(qualified):
+                return COLLECTION if returns_collection(qualified) else TENSOR
+            api = tf_api(qualified)
+            if api in _EXISTING_TENSOR_APIS:
+                return TENSOR
+            if api in _EXISTING_COLLECTION_APIS:
+                return COLLECTION
+            if qualified is not None:
+                return None
+            if isinstance(func, cst.Attribute):
+                method = func.attr.value
+                if method in _LOOKUP_METHODS:
+                    return TENSOR
+                if method in OP_METHODS and self.graph_kind(func.value, scopes, depth) is not None:
+                    return COLLECTION if method in _COLLECTION_METHODS else TENSOR
+            if self.is_optimizer_call(expr, scopes):
+                return COLLECTION
+            function = self._local_function(func, scopes)
+            return self.returns_kind(function) if function is not None else None
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            if isinstance(expr, cst.Attribute) and expr.attr.value in _KERAS_SYMBOLIC_ATTRIBUTES and self._is_keras_object(expr.value, scopes):
+                return TENSOR if expr.attr.value in _KERAS_SYMBOLIC_TENSORS else COLLECTION
+            name = dotted_name(expr)
+            if name is None or imports.resolve(expr) is not None:
+                return None
+            bound = self._lookup(name, scopes)
+            if not bound:
+                return None
+            kind: str | None = None
+            for binding in bound:
+                if binding.value is None:
+                    continue
+                if binding.runs(self):
+                    return None  # also bound to fetched values: not reliably a tensor
+                found = self.graph_kind(binding.value, binding.scopes, depth)
+                if found is not None and binding.element:
+                    found = TENSOR
+                if found is not None and (kind is None or found == TENSOR):
+                    kind = found
+            return kind
+        if isinstance(expr, cst.Subscript):
+            return TENSOR if self.graph_kind(expr.value, scopes, depth) is not None else None
+        if isinstance(expr, cst.BinaryOperation):
+            kinds = (self.graph_kind(expr.left, scopes, depth), self.graph_kind(expr.right, scopes, depth))
+            return TENSOR if TENSOR in kinds else None
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, _ARITHMETIC_UNARY):
+            return TENSOR if self.graph_kind(expr.expression, scopes, depth) == TENSOR else None
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            graph = any(
+                not isinstance(e, cst.StarredElement) and self.graph_kind(e.value, scopes, depth) is not None for e in expr.elements
+            )
+            return COLLECTION if graph else None
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            return COLLECTION if self.graph_kind(expr.elt, scopes, depth) is not None else None
+        return None
+
+    def _is_keras_object(self, expr: cst.BaseExpression, scopes: Site, depth: int = 0) -> bool:
+        """A Keras layer or model: ``model.get_layer("x")``, ``model.layers[-1]``, a name the file
+        builds or loads a Keras model into, or a parameter every caller passes one to."""
+        if depth > 3:
+            return False
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get_layer":
+            return True
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "layers":
+            return True
+        if isinstance(expr, cst.Call):
+            return keras_models(self.facts).construction(expr) is not None
+        name = dotted_name(expr)
+        if name is None:
+            return False
+        bound = self._lookup(name, scopes)
+        if bound:
+            return any(b.value is not None and not b.element and self._is_keras_object(b.value, b.site, depth + 1) for b in bound)
+        innermost = scopes.scopes[0]
+        function = self.facts.structure.functions.get(innermost) if isinstance(innermost, cst.FunctionDef) else None
+        if bound is not None or function is None or name not in function.params:
+            return False
+        position = function.params.index(name) - (1 if function.is_method else 0)
+        passed = [
+            (argument, site)
+            for site in self.call_sites(function)
+            for argument in [call_argument(site.node, position, name)]  # type: ignore[arg-type]
+            if argument is not None
+        ]
+        return bool(passed) and all(self._is_keras_object(a, self.scopes_of(site), depth + 1) for a, site in passed)
+
+    def _local_function(self, func: cst.BaseExpression, scopes: Site) -> FunctionInfo | None:
+        structure = self.facts.structure
+        if isinstance(func, cst.Name):
+            for scope in scopes.scopes:
+                if isinstance(scope, cst.FunctionDef):
+                    info = structure.functions.get(scope)
+                    if info is not None:
+                        node = function_named(func.value, info, self.facts)
+                        if node is not None:
+                            return structure.functions.get(node)
+            node = structure.module_functions.get(func.value)
+            return structure.functions.get(node) if node is not None else None
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
+            for scope in scopes.scopes:
+                if isinstance(scope, cst.FunctionDef):
+                    info = structure.functions.get(scope)
+                    if info is not None and info.cls is not None:
+                        node = info.cls.find_method(func.attr.value)
+                        return structure.functions.get(node) if node is not None else None
+        return None
+
+    def is_optimizer_call(self, call: cst.Call, scopes: Site) -> bool:
+        """A method of a Keras model's optimizer called with graph tensors (``model.optimizer.
+        get_gradients(model.total_loss, weights)``): on the graph backend, it builds the gradient
+        and update ops of what it is given."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Attribute) or func.value.attr.value != "optimizer":
+            return False
+        if not any(self.graph_kind(a.value, scopes) is not None for a in call.args):
+            return False
+        return self._is_keras_object(func.value.value, scopes)
+
+    def returns_kind(self, function: FunctionInfo) -> str | None:
+        """What a local function returns, as :meth:`graph_kind` says (``return loss, train_op``:
+        a collection)."""
+        node = function.node
+        if node is None:
+            return None
+        if node in self._returns_memo:
+            return self._returns_memo[node]
+        self._returns_memo[node] = None
+        outer = (node, *self._outer_scopes(function))
+        kind: str | None = None
+        for n in walk(node.body, into=not_into_scopes):
+            if isinstance(n, cst.Return) and n.value is not None:
+                found = self.graph_kind(n.value, Site(outer, self.order.get(id(n), -1)))
+                if found is not None and (kind is None or found == COLLECTION):
+                    kind = found
+        self._returns_memo[node] = kind
+        return kind
+
+    @staticmethod
+    def _outer_scopes(function: FunctionInfo) -> tuple[object, ...]:
+        keys: list[object] = []
+        parent = function.parent
+        while parent is not None:
+            keys.append(parent.node)
+            parent = parent.parent
+        keys.append(None)
+        return tuple(keys)
+
+    # --- running the graph ----------------------------------------------------------------------
+    def runs_graph(self, call: cst.Call, place: Place) -> bool:
+        """``sess.run(...)``, ``tensor.eval(...)``, ``op.run()``, ``K.get_value(v)``, a call of a
+        ``K.function``, a Keras model's ``fit`` / ``predict`` on the graph backend."""
+        func = call.func
+        qualified = self.facts.imports.resolve(func)
+        backend = keras_backend_api(qualified)
+        if backend is not None:
+            return backend in _KERAS_BACKEND_RUNS
+        if qualified is not None:
+            return False
+        scopes = self.scopes_of(place)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = func.value
+            if method in ("run", "eval"):
+                if dotted_name(receiver) in ("self", "cls"):
+                    return False
+                if self._local_function(func, scopes) is not None:
+                    return False
+                if method == "run" and (call.args or self.is_graph_value(receiver, scopes)):
+                    return not self._is_module_object(receiver)
+                if method == "eval" and (
+                    any(a.keyword is not None and a.keyword.value in ("feed_dict", "session") for a in call.args)
+                    or self.is_graph_value(receiver, scopes)
+                ):
+                    return True
+                return False
+            if method in _KERAS_RUN_METHODS:
+                models = keras_models(self.facts)
+                return models.expression(receiver, place) is not None
+            return False
+        if isinstance(func, cst.Name):
+            bound = self._lookup(func.value, scopes)
+            return bool(bound) and any(
+                b.value is not None and isinstance(b.value, cst.Call)
+                and (keras_backend_api(self.facts.imports.resolve(b.value.func)) == "function"
+                     or (isinstance(b.value.func, cst.Attribute) and b.value.func.attr.value == "make_callable"))
+                for b in bound
+            )
+        return False
+
+    def _is_module_object(self, receiver: cst.BaseExpression) -> bool:
+        qualified = self.facts.imports.resolve(receiver)
+        return qualified is not None and qualified.split(".", 1)[0] in _NOT_SESSION_RUN_ROOTS
+
+    # --- which local function a call runs ---------------------------------------------------------
+    def callee(self, call: cst.Call, place: Place) -> FunctionInfo | None:
+        """The local function ``call`` runs: ``helper(...)``, ``self.method(...)``, or
+        ``obj.method(...)`` where ``obj`` is an instance of a local class (bound to
+        ``Class(...)`` here, or passed as such by every caller that passes anything)."""
+        scopes = self.scopes_of(place)
+        found = self._local_function(call.func, scopes)
+        if found is not None:
+            return found
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            cls = self.instance_class(func.value, place)
+            if cls is not None:
+                node = cls.find_method(func.attr.value)
+                if node is not None:
+                    return self.facts.structure.functions.get(node)
+        return None
+
+    def instance_class(self, expr: cst.BaseExpression, place: Place) -> ClassInfo | None:
+        """The local class ``expr`` (at ``place``) is an instance of, when the file shows it."""
+        return self._instance_class(expr, self.scopes_of(place), 0)
+
+    def _instance_class(self, expr: cst.BaseExpression, scopes: Site, depth: int) -> ClassInfo | None:
+        if depth > 4:
+            return None
+        key = (id(expr), depth)
+        if key in self._class_memo:
+            return self._class_memo[key]
+        self._class_memo[key] = None
+        found = self._find_instance_class(expr, scopes, depth)
+        self._class_memo[key] = found
+        return found
+
+    def _find_instance_class(self, expr: cst.BaseExpression, scopes: Site, depth: int) -> ClassInfo | None:
+        structure = self.facts.structure
+        if isinstance(expr, cst.Call):
+            return structure.classes_by_name.get(expr.func.value) if isinstance(expr.func, cst.Name) else None
+        name = dotted_name(expr)
+        if name is None:
+            return None
+        bound = self._lookup(name, scopes)
+        if bound:
+            classes: list[ClassInfo] = []
+            for b in bound:
+                if b.value is None or b.element:
+                    return None
+                cls = self._instance_class(b.value, b.scopes, depth + 1)
+                if cls is None:
+                    return None
+                if cls not in classes:
+                    classes.append(cls)
+            return classes[0] if len(classes) == 1 else None
+        if bound is None and "." not in name:
+            return self._parameter_class(name, scopes, depth)
+        return None
+
+    def _parameter_class(self, name: str, scopes: Site, depth: int) -> ClassInfo | None:
+        """A parameter's class, from what the callers of its function pass."""
+        innermost = scopes.scopes[0]
+        function = self.facts.structure.functions.get(innermost) if isinstance(innermost, cst.FunctionDef) else None
+        if function is None or name not in function.params:
+            return None
+        position = function.params.index(name) - (1 if function.is_method else 0)
+        found: ClassInfo | None = None
+        for site in self.call_sites(function):
+            passed = call_argument(site.node, position, name)  # type: ignore[arg-type]
+            if passed is None:
+                continue
+            cls = self._instance_class(passed, self.scopes_of(site), depth + 1)
+            if cls is None or (found is not None and cls is not found):
+                return None
+            found = cls
+        return found
+
+    @cached_property
+    def _sites(self) -> dict[FunctionInfo, list[Place]]:
+        """Call sites of local functions, found by name and checked by resolution."""
+        by_name: dict[str, list[FunctionInfo]] = {}
+        for info in self.facts.structure.functions.values():
+            by_name.setdefault(info.name, []).append(info)
+        sites: dict[FunctionInfo, list[Place]] = {}
+        for place in self.calls:
+            call = place.node
+            assert isinstance(call, cst.Call)
+            name = callee_name(call.func)
+            if name is None or name not in by_name:
+                continue
+            resolved = self._local_function(call.func, self.scopes_of(place))
+            if resolved is not None:
+                sites.setdefault(resolved, []).append(place)
+        return sites
+
+    def call_sites(self, function: FunctionInfo) -> list[Place]:
+        """Where ``function`` is called by name or as ``self.method`` (not through objects)."""
+        return self._sites.get(function, [])
+
+    @cached_property
+    def resolved_calls(self) -> list[tuple[Place, FunctionInfo]]:
+        """Every call of a local function, with its place: ``helper(...)``, ``self.m(...)``,
+        ``obj.m(...)`` on an instance of a local class, and ``Class(...)`` (its ``__init__``)."""
+        structure = self.facts.structure
+        by_name = {info.name for info in structure.functions.values()}
+        found = []
+        for place in self.calls:
+            call = place.node
+            assert isinstance(call, cst.Call)
+            name = callee_name(call.func)
+            if name is None:
+                continue
+            callee = self.callee(call, place) if name in by_name else None
+            if callee is None and isinstance(call.func, cst.Name) and name in structure.classes_by_name:
+                init = structure.classes_by_name[name].find_method("__init__")
+                callee = structure.functions.get(init) if init is not None else None
+            if callee is not None:
+                found.append((place, callee))
+        return found
+
+    @cached_property
+    def callee_of(self) -> dict[int, FunctionInfo]:
+        """``id(call)`` -> the local function it runs (see :attr:`resolved_calls`)."""
+        return {id(place.node): callee for place, callee in self.resolved_calls}
+
+    @cached_property
+    def calls_by_caller(self) -> dict[FunctionInfo, list[tuple[Place, FunctionInfo]]]:
+        """The resolved calls each function (the module's top level included) makes."""
+        found: dict[FunctionInfo, list[tuple[Place, FunctionInfo]]] = {}
+        for place, callee in self.resolved_calls:
+            found.setdefault(caller_of(place, self.facts), []).append((place, callee))
+        return found
+
+    def sites_of(self, function: FunctionInfo) -> list[Place]:
+        """Every resolved call of ``function`` (through objects too)."""
+        return [place for place, callee in self.resolved_calls if callee is function]
+
+    @cached_property
+    def repeated(self) -> dict[FunctionInfo, tuple[Confidence, str]]:
+        """Functions that run again and again: called in a loop, from a function that is, or by
+        Keras as a callback hook; with how sure (low when every loop is bounded by a literal of
+        at most :data:`FEW_ITERATIONS`) and why, for messages."""
+        facts = self.facts
+        found: dict[FunctionInfo, tuple[Confidence, str]] = {}
+        for info in facts.structure.functions.values():
+            if is_keras_callback_hook(facts, info):
+                found[info] = (Confidence.MEDIUM, f"called by Keras ('{info.name}' runs every batch or epoch)")
+        changed = True
+        while changed:
+            changed = False
+            for caller, calls in self.calls_by_caller.items():
+                for place, callee in calls:
+                    if callee is caller:
+                        continue
+                    loops = list(place.loop_nodes)
+                    if loops:
+                        bounded = few_runs(facts, loops)
+                        reason = (Confidence.LOW if bounded else Confidence.MEDIUM, f"called in the loop at line {facts.line_of(loops[-1])}")
+                    elif caller in found:
+                        reason = (found[caller][0], f"called from '{caller.name}', {found[caller][1]}")
+                    else:
+                        continue
+                    if callee not in found or reason[0].rank > found[callee][0].rank:
+                        found[callee] = reason
+                        changed = True
+        return found
+
+
+#: A loop bounded by a literal of at most this many iterations repeats its body only a little.
+FEW_ITERATIONS = 5
+
+
+def few_iterations(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
+    """The loop's header bounds it to at most :data:`FEW_ITERATIONS` iterations: by literals
+    (``range(3)``, ``[a, b]``), by a name bound once to an integer literal (``k = 4``;
+    ``for i in range(k)``), or by the ``n_splits`` of a cross-validation splitter
+    (``for train, val in KFold(n_splits=4).split(X)``)."""
+    bound = iterations_at_most(facts, loop)
+    return bound is not None and bound <= FEW_ITERATIONS
+
+
+def few_runs(facts: ModuleFacts, loops: list[cst.CSTNode] | tuple[cst.CSTNode, ...]) -> bool:
+    """Nested ``loops`` run their innermost body at most :data:`FEW_ITERATIONS` times in all."""
+    total = 1
+    for loop in loops:
+        bound = iterations_at_most(facts, loop)
+        if bound is None:
+            return False
+        total *= bound
+    return bool(loops) and total <= FEW_ITERATIONS
+
+
+def iterations_at_most(facts: ModuleFacts, loop: cst.CSTNode) -> int | None:
+    info = facts.structure.loops.get(loop)
+    if info is not None and info.at_most is not None:
+        return info.at_most
+    iterable = loop.iter if isinstance(loop, cst.For) else loop.for_in.iter if isinstance(loop, COMPREHENSIONS) else None
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "tqdm", "list"):
+        iterable = iterable.args[0].value if iterable.args else None
+    if isinstance(iterable, cst.Name):  # lambdas = (2., 5., 10.)
+        values = facts.index.module_values(iterable.value)
+        if values and all(isinstance(v, (cst.List, cst.Tuple)) for v in values):
+            return max(len(v.elements) for v in values)  # type: ignore[attr-defined]
+        return None
+    if isinstance(iterable, (cst.List, cst.Tuple)):
+        return len(iterable.elements)
+    if not isinstance(iterable, cst.Call):
+        return None
+    func = iterable.func
+    if isinstance(func, cst.Name) and func.value == "range" and 1 <= len(iterable.args) <= 2:
+        stop = _integer(facts, iterable.args[-1].value)
+        start = _integer(facts, iterable.args[0].value) if len(iterable.args) == 2 else 0
+        return max(stop - start, 0) if stop is not None and start is not None else None
+    if isinstance(func, cst.Attribute) and func.attr.value == "split":
+        splitter = func.value
+        if isinstance(splitter, cst.Name):
+            values = facts.index.visible_values(facts.structure.top, splitter.value)
+            splitter = values[0] if len(values) == 1 else splitter  # type: ignore[assignment]
+        if isinstance(splitter, cst.Call):
+            n_splits = call_argument(splitter, 0, "n_splits")
+            return _integer(facts, n_splits) if n_splits is not None else None
+    return None
+
+
+def _integer(facts: ModuleFacts, expr: cst.BaseExpression) -> int | None:
+    """An integer literal, or a name the module binds only to integer literals (the largest)."""
+    if isinstance(expr, cst.Name):
+        values = [_integer(facts, v) for v in facts.index.module_values(expr.value) if not isinstance(v, cst.Name)]
+        return max(values) if values and None not in values else None  # type: ignore[type-var]
+    if isinstance(expr, cst.Integer):
+        try:
+            return int(expr.value.replace("_", ""), 0)
+        except ValueError:
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """One binding of a name: the expression it gets (None: unknown); ``element``: an element
+    of that expression (a loop target)."""
+
+    value: cst.BaseExpression | None
+    #: Where the binding happens (and its expression is evaluated).
+    site: Site = Site()
+    element: bool = False
+
+    @property
+    def scopes(self) -> Site:
+        return self.site
+
+    def runs(self, tf: TfGraph) -> bool:
+        """Bound to what ``sess.run`` / ``.eval()`` returns: fetched numpy values."""
+        value = self.value
+        while isinstance(value, cst.Subscript):
+            value = value.value
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+            return False
+        return value.func.attr.value in ("run", "eval", "numpy") and tf.facts.imports.resolve(value.func) is None
+
+
+Binding = _Bound
+
+
+def _reaching(bindings: list[_Bound], site: Site) -> list[_Bound]:
+    """Of a name's bindings in the scope of its use, those that can reach it: the ones in the
+    innermost loop around the use that binds it (re-bound every iteration), else the last one
+    before it in source order (``b = tf.Variable(...)`` in one notebook cell does not reach
+    ``b[0]`` after ``b = batches.next()`` in a later one)."""
+    if len(bindings) < 2 or site.order < 0:
+        return bindings
+    looped = [b for b in bindings if b.site.loops & site.loops]
+    if looped:
+        innermost = [b for b in looped if b.site.loops >= site.loops]
+        return innermost or looped
+    before = [b for b in bindings if 0 <= b.site.order < site.order]
+    return [max(before, key=lambda b: b.site.order)] if before else bindings
+
+
+def tf_graph(facts: ModuleFacts) -> TfGraph:
+    """The file's :class:`TfGraph`, built once per file."""
+    return facts.derived(TfGraph.of)
+
+
+def walk_expressions(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Nodes under ``node`` that run with it (nested functions, lambdas and classes left out)."""
+    return walk(node, into=not_into_scopes)

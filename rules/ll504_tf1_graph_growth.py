@@ -1,0 +1,589 @@
+"""LL504 tf1-graph-growth: graph-mode TensorFlow ops built inside the loop that runs the session."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from functools import cached_property
+
+from leaklint.analysis.calls import caller_of
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.places import Place, walk_with_ancestors
+from leaklint.analysis.structure import FunctionInfo, bound_names, names_bound_in
+from leaklint.analysis.syntax import subscript_base
+from leaklint.analysis.tensorflow import OP_METHODS, TfGraph, few_runs, is_graph_reset, is_op_api, tf_api, tf_graph
+from leaklint.analysis.torch_api import LOOPS_OR_FUNCTIONS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
+from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.findings import Confidence, Severity
+from leaklint.gate import Names
+from leaklint.rule import Measured, Rule, Violation
+
+#: Identifiers one of which every graph-mode file holds (sessions, placeholders, v1 behaviour,
+#: the Keras backend's session and symbolic gradients): see ``leaklint.analysis.tensorflow``.
+GRAPH_MODE_NAMES = Names(
+    "Session", "InteractiveSession", "MonitoredSession", "MonitoredTrainingSession", "SingularMonitoredSession",
+    "Supervisor", "disable_v2_behavior", "disable_eager_execution", "placeholder", "placeholder_with_default",
+    "get_default_session", "gradients", "get_session", "function",
+)
+
+
+class Tf1GraphGrowth(Rule):
+    code = "LL504"
+    name = "tf1-graph-growth"
+    severity = Severity.LEAK
+    summary = "TensorFlow 1 graph ops are built inside the loop that runs the session, so the graph grows every step."
+    help = (
+        "build the op once, before the loop (feed changing values through a placeholder), and call "
+        "sess.graph.finalize() before the loop so that any op built later raises instead of leaking"
+    )
+    #: What a file must contain before this rule can fire: TensorFlow, a call that only graph mode
+    #: has (a session, a placeholder, v1 behaviour, Keras's backend session or symbolic gradients),
+    #: and a loop or a function to repeat the building.
+    needs = TENSORFLOW_CODE & GRAPH_MODE_NAMES & LOOPS_OR_FUNCTIONS
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false).
+    measured = Measured(realcode=(0, 0, 0), leaks=(34, 0))
+    docs = """
+## What it finds
+Graph-mode TensorFlow (TF1, `tf.compat.v1` with `disable_v2_behavior()` or
+`disable_eager_execution()`, standalone Keras 2 on that backend) that builds ops where the graph
+is already being run: inside a loop whose body runs the graph (`sess.run(...)`, `tensor.eval()`,
+`op.run()`, a `K.function` call, `K.get_value`), or in a function that runs the graph itself and
+is called again and again (from a loop, from such a function, or by Keras as a callback hook).
+An op is any call of a TensorFlow or Keras-backend function that adds to the graph
+(`tf.assign`, `tf.no_op()`, `tf.constant`, `tf.image.encode_jpeg`, `tf.global_variables_initializer()`,
+`tf.train.Saver()`, `K.gradients`, `K.function`...), a method that adds ops to a graph value
+(`var.assign(x)`, `iterator.get_next()`, `optimizer.minimize(loss)`), an operator on a graph
+tensor (`-t`, `t[0]`, `t * 2`, `t > 0.5`), or a call of a local function that only builds ops
+(reported at the call). Graph tensors are known from what the file binds: results of TensorFlow
+ops, `tf.trainable_variables()`, `graph.get_tensor_by_name(...)`, a Keras layer's `.output`,
+local functions returning them; values fetched by `sess.run` are numpy and never count.
+
+It stays quiet when the graph is finalized anywhere in the file (`sess.graph.finalize()`:
+building an op after it raises), when the loop or function resets the graph first
+(`tf.reset_default_graph()`, `K.clear_session()`) or builds in a graph of its own
+(`with tf.Graph().as_default():`), in `@tf.function` code (traced once), in lambdas handed to
+`tf.cond` / `tf.map_fn` (built with that op), for code that only builds the graph (a loop over
+layers that runs nothing), and under a guard that builds once and keeps the result on an
+attribute or a global (`if self._op is None: self._op = tf.assign(...)`). A loop bounded by a
+literal of at most five iterations is low confidence.
+
+## Why it matters
+In graph mode every op-building call adds nodes to the default graph, and nothing ever removes
+them: not leaving the loop, not losing the Python reference, not closing the session. An op
+built inside the training loop is built again every step, each copy with its constants (an
+image passed to `tf.image.encode_jpeg` is embedded in the graph as a constant). The graph grows
+step after step: memory climbs until the process is killed, and every `sess.run` gets slower
+because the session has to process a bigger graph. The TensorFlow maintainers' diagnosis of such
+reports is always the same: the program mixes graph construction with graph execution.
+
+## Example
+```python
+train_loss = tf.Variable(0.0, trainable=False)
+tf.summary.scalar("train_loss", train_loss)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for epoch in range(epochs):
+        epoch_loss = run_epoch(sess)
+        sess.run(tf.assign(train_loss, epoch_loss))   # a new Assign op (and constant) per epoch
+```
+
+## Use instead
+```python
+train_loss = tf.Variable(0.0, trainable=False)
+loss_in = tf.placeholder(tf.float32, [])
+record_loss = tf.assign(train_loss, loss_in)          # built once
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    sess.graph.finalize()                             # any op built from here on raises
+    for epoch in range(epochs):
+        epoch_loss = run_epoch(sess)
+        sess.run(record_loss, feed_dict={loss_in: epoch_loss})
+```
+
+## Fix safety
+No automatic fix: building the op before the loop means turning what changes (a Python value,
+an image, a neuron index) into a placeholder that is fed, and the op may depend on values only
+the loop computes.
+
+## Known false positives
+A loop that builds a new model on purpose for each configuration without resetting the graph
+(an experiment sweep in one process) grows the graph too, but the growth may be intended;
+reset the graph per configuration or suppress with `# noqa: LL504`. A function called from a
+loop only a few times (not once per step) is still reported: check how often it really runs.
+leaklint cannot see ops built by another module's functions, nor objects whose class it cannot
+find in the file. On bench/realcode the rule reports nothing at the default confidence: the
+TF1 code there (Spinning Up, the TF1 tutorials) builds its graphs before the loops.
+
+## References
+- `tf.Graph.finalize` (makes a graph read-only, to catch ops added while it runs):
+  https://www.tensorflow.org/api_docs/python/tf/Graph#finalize
+- Training slower every iteration, `sess.run(tf.assign(lr, ...))` in the loop:
+  https://github.com/smallcorgi/Faster-RCNN_TF/issues/10 and the fix
+  https://github.com/smallcorgi/Faster-RCNN_TF/pull/16
+- `sess.run(tf.truncated_normal(...))` in a helper called in the training loop:
+  https://github.com/wbhu/DnCNN-tensorflow/issues/19
+- Each epoch takes longer (ops created per epoch): https://github.com/tensorflow/tensorflow/issues/198
+- New operations added to the graph after every `sess.run`: https://github.com/melodyguan/enas/issues/91
+- Runtime repro: `leaklint verify LL504` measures the leaky and the fixed loop body.
+"""
+    VALID = (
+        # built once before the loop; the loop feeds and fetches, and computes on numpy values
+        """
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+x = tf.placeholder(tf.float32, [None, 4])
+loss = tf.reduce_mean(tf.square(x))
+train_op = tf.train.AdamOptimizer(1e-3).minimize(loss)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for step in range(1000):
+        loss_value, _ = sess.run([loss, train_op], {x: batch()})
+        doubled = loss_value * 2.0
+""",
+        # the graph is finalized: building an op later would raise, not leak
+        """
+import tensorflow as tf
+images = tf.placeholder(tf.uint8, [None, None, 3])
+with tf.Session() as sess:
+    sess.graph.finalize()
+    for image in stream():
+        sess.run(tf.image.encode_jpeg(images), {images: image})
+""",
+        # a loop that only builds the graph (layers), then a loop that only runs it
+        """
+import tensorflow as tf
+net = tf.placeholder(tf.float32, [None, 64])
+for width in (128, 64, 32):
+    net = tf.layers.dense(net, width, activation=tf.nn.relu)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for step in range(100):
+        sess.run(net, {"Placeholder:0": data()})
+""",
+        # a fresh graph per configuration
+        """
+import tensorflow as tf
+for lr in (0.1, 0.01):
+    tf.reset_default_graph()
+    x = tf.placeholder(tf.float32)
+    loss = tf.square(x - 3.0)
+    with tf.Session() as sess:
+        print(sess.run(loss, {x: lr}))
+""",
+        # built lazily once and kept on the object
+        """
+import tensorflow as tf
+class Restorer:
+    def __init__(self, sess):
+        self.sess = sess
+        self._restore = None
+    def restore(self, values):
+        if self._restore is None:
+            self._inputs = [tf.placeholder(v.dtype, v.shape) for v in tf.global_variables()]
+            self._restore = tf.group(*[v.assign(p) for v, p in zip(tf.global_variables(), self._inputs)])
+        self.sess.run(self._restore, dict(zip(self._inputs, values)))
+restorer = Restorer(tf.Session())
+for checkpoint in checkpoints:
+    restorer.restore(checkpoint)
+""",
+        # eager TensorFlow 2: ops run at once, no graph grows
+        """
+import tensorflow as tf
+for step in range(1000):
+    x = tf.constant(data())
+    print(tf.reduce_sum(x * 2).numpy())
+""",
+    )
+    INVALID = (
+        """
+import tensorflow as tf
+train_loss = tf.Variable(0.0, trainable=False)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for epoch in range(100):
+        epoch_loss = run_epoch(sess)
+        sess.run(tf.assign(train_loss, epoch_loss))  # expect: LL504
+""",
+        """
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+features, labels = tf.data.make_one_shot_iterator(dataset).get_next()
+loss = tf.reduce_mean(tf.square(features - labels))
+with tf.Session() as sess:
+    while True:
+        value, scaled = sess.run([loss, -loss])  # expect: LL504
+""",
+        # a helper that builds and runs its op, called per image
+        """
+import tensorflow as tf
+def encode(sess, image):
+    op = tf.image.encode_jpeg(image)  # expect: LL504
+    return sess.run(op)
+with tf.Session() as sess:
+    for image in images:
+        write(encode(sess, image))
+""",
+        # a method of an object built in the file, called from a loop
+        """
+import tensorflow as tf
+class Model:
+    def __init__(self):
+        self.logits = tf.layers.dense(tf.placeholder(tf.float32, [None, 8]), 3)
+        self.sess = tf.Session()
+    def predict(self, x):
+        probs = tf.nn.softmax(self.logits)  # expect: LL504
+        return self.sess.run(probs, {"Placeholder:0": x})
+model = Model()
+for request in requests:
+    model.predict(request)
+""",
+        # a local function that only builds ops, called in the loop: reported at the call
+        """
+import tensorflow as tf
+def mask_op(mask):
+    return tf.where(tf.nn.max_pool2d(mask, 5, 5, "VALID") > 0.0)
+with tf.Session() as sess:
+    for step in range(1000):
+        blocks = mask_op(tf.constant(random_mask()))  # expect: LL504
+        sess.run(blocks)
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        return find_violations(facts)
+
+    class Repro(Rule.Repro):
+        """A graph-mode loop that builds an Assign op (and its constant) every iteration, vs one
+        that feeds the value into an op built once. What grows is the graph, in TensorFlow's
+        native heap."""
+
+        requires = ("tensorflow",)
+        tensors = False
+        host_meter = "heap"
+
+        def setup(self, ctx):
+            import tensorflow as tf
+            ctx.graph = tf.Graph()
+            with ctx.graph.as_default():
+                ctx.variable = tf.compat.v1.Variable(tf.zeros([256]), trainable=False)
+                ctx.value_in = tf.compat.v1.placeholder(tf.float32, [256])
+                ctx.assign = tf.compat.v1.assign(ctx.variable, ctx.value_in)
+                init = tf.compat.v1.global_variables_initializer()
+            ctx.sess = tf.compat.v1.Session(graph=ctx.graph)
+            ctx.sess.run(init)
+            ctx.values = [float(i) for i in range(256)]
+
+        def leaky(self, ctx):
+            import tensorflow as tf
+            with ctx.graph.as_default():
+                ctx.sess.run(tf.compat.v1.assign(ctx.variable, ctx.values))
+
+        def fixed(self, ctx):
+            ctx.sess.run(ctx.assign, {ctx.value_in: ctx.values})
+
+
+# --- detection ------------------------------------------------------------------------------------
+_OP_NODES = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison)
+_ORDER = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+
+
+def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
+    """The violations in one file."""
+    if not facts.imports.imports_anything_from(*TENSORFLOW_ROOTS):
+        return
+    tf = tf_graph(facts)
+    if not tf.graph_mode or tf.finalized:
+        return
+    yield from _Growth(facts, tf).violations()
+
+
+class _Growth:
+    """Which code runs again and again while the same graph is run, and which ops it builds."""
+
+    def __init__(self, facts: ModuleFacts, tf: TfGraph) -> None:
+        self.facts = facts
+        self.tf = tf
+        structure = facts.structure
+        self.traced = {info for info in structure.functions.values() if _is_traced(facts, info)}
+        self.callees = tf.callee_of
+        self.by_caller = tf.calls_by_caller
+        self.direct_ops = self._direct_ops()
+        self.runs = self._closure({f for f, places in self._direct_runs().items() if places})
+        self.resets = {f for f in structure.functions.values() if _resets_graph(facts, tf, f.node.body)}  # type: ignore[union-attr]
+        own_builds = {self._function(place) for place, _ in self.direct_ops}
+        self.builds = self._closure(own_builds, through=lambda callee: callee not in self.resets)
+        self.builds -= self.traced | self.resets
+        self.runs -= self.traced
+        self.repeated = tf.repeated
+
+    # --- per function ---------------------------------------------------------------------------
+    def _function(self, place: Place) -> FunctionInfo:
+        return caller_of(place, self.facts)
+
+    def _direct_ops(self) -> list[tuple[Place, str]]:
+        """Every op-building node that runs when its function does (not in lambdas, which TF
+        calls once while building the op they are passed to), with what it builds."""
+        found = []
+        for node, path in walk_with_ancestors(self.facts.module, lambda n: isinstance(n, _OP_NODES)):
+            place = Place(node, path)
+            if isinstance(place.scope, cst.Lambda):
+                continue
+            what = self._op(node, place)
+            if what is not None:
+                found.append((place, what))
+        return found
+
+    def _op(self, node: cst.CSTNode, place: Place) -> str | None:
+        tf = self.tf
+        scopes = tf.scopes_of(place)
+        if isinstance(node, cst.Call):
+            qualified = self.facts.imports.resolve(node.func)
+            if is_op_api(qualified):
+                return f"'{qualified.rsplit('.', 1)[-1]}'"  # type: ignore[union-attr]
+            func = node.func
+            if qualified is None and isinstance(func, cst.Attribute) and func.attr.value in OP_METHODS:
+                if tf.graph_kind(func.value, scopes) is not None:
+                    return f"'.{func.attr.value}()'"
+            if qualified is None and tf.is_optimizer_call(node, scopes):
+                return f"the optimizer's '{func.attr.value}'"  # type: ignore[attr-defined]
+            return None
+        parent = place.parent
+        if isinstance(node, cst.Subscript):
+            if isinstance(parent, (cst.AssignTarget, cst.Del)) or (isinstance(parent, cst.AugAssign) and parent.target is node):
+                return None
+            return "a slice" if tf.is_tensor(node.value, scopes) else None
+        if isinstance(node, cst.BinaryOperation):
+            if tf.is_tensor(node.left, scopes) or tf.is_tensor(node.right, scopes):
+                return "an arithmetic op"
+            return None
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert)) and tf.is_tensor(node.expression, scopes):
+                return "an arithmetic op"
+            return None
+        if isinstance(node, cst.Comparison):
+            operands = [node.left, *(c.comparator for c in node.comparisons)]
+            if any(isinstance(c.operator, _ORDER) for c in node.comparisons) and any(tf.is_tensor(o, scopes) for o in operands):
+                return "a comparison op"
+        return None
+
+    def _direct_runs(self) -> dict[FunctionInfo, list[Place]]:
+        runs: dict[FunctionInfo, list[Place]] = {}
+        for place in self.tf.calls:
+            if isinstance(place.scope, cst.Lambda):
+                continue
+            if self.tf.runs_graph(place.node, place):  # type: ignore[arg-type]
+                runs.setdefault(self._function(place), []).append(place)
+        self.run_places = {id(p.node) for places in runs.values() for p in places}
+        return runs
+
+    def _closure(self, seeds: set[FunctionInfo], through=lambda callee: True) -> set[FunctionInfo]:
+        """``seeds`` and every function that calls one of them (through local calls)."""
+        found = set(seeds)
+        changed = True
+        while changed:
+            changed = False
+            for caller, calls in self.by_caller.items():
+                if caller in found:
+                    continue
+                if any(callee in found and callee is not caller and through(callee) for _, callee in calls):
+                    found.add(caller)
+                    changed = True
+        return found
+
+    # --- where ops pile up ------------------------------------------------------------------------
+    def _runs_here(self, place: Place) -> bool:
+        call = place.node
+        if id(call) in self.run_places:
+            return True
+        callee = self.callees.get(id(call))
+        return callee is not None and callee in self.runs
+
+    @cached_property
+    def run_loops(self) -> set[int]:
+        """Loops whose body runs the graph (directly or through the functions it calls)."""
+        loops: set[int] = set()
+        for place in self.tf.calls:
+            if isinstance(place.scope, cst.Lambda):
+                continue
+            if self._runs_here(place):
+                loops.update(id(loop) for loop in place.loop_nodes)
+        return loops
+
+    @cached_property
+    def reset_loops(self) -> set[int]:
+        """Loops whose body resets the graph or builds in a graph of its own."""
+        loops: set[int] = set()
+        for place in self.tf.calls:
+            call = place.node
+            callee = self.callees.get(id(call))
+            if is_graph_reset(self.facts.imports.resolve(call.func)) or (callee is not None and callee in self.resets):  # type: ignore[attr-defined]
+                loops.update(id(loop) for loop in place.loop_nodes)
+        return loops
+
+    def _builder_call(self, place: Place) -> FunctionInfo | None:
+        callee = self.callees.get(id(place.node))
+        if callee is not None and callee in self.builds and callee not in self.runs:
+            return callee
+        return None
+
+    def violations(self) -> Iterator[Violation]:
+        candidates: list[tuple[Place, str]] = list(self.direct_ops)
+        for place in self.tf.calls:
+            callee = self._builder_call(place)
+            if callee is not None and not isinstance(place.scope, cst.Lambda):
+                candidates.append((place, f"'{callee.name}()', which builds graph ops,"))
+        op_nodes = {id(place.node) for place, _ in candidates}
+        reported_lines: set[tuple[int, int | None]] = set()
+        for place, what in candidates:
+            if any(id(node) in op_nodes for node in place.path[place.scope_index + 1:]):
+                continue  # part of a bigger op expression, reported with it
+            found = self._per_iteration(place)
+            if found is None:
+                continue
+            confidence, where = found
+            line = self.facts.line_of(place.node)
+            node = place.node
+            key = id(place.statement() or node)
+            if (key, line) in reported_lines:
+                continue
+            reported_lines.add((key, line))
+            yield Violation(
+                node=node,
+                message=(
+                    f"'{self.facts.describe(node)}' adds {what} to the TensorFlow graph {where}: ops are never "
+                    "removed from a graph, so the graph and the memory it holds grow with every run"
+                ),
+                confidence=confidence,
+                statement=place.statement(),
+            )
+
+    def _per_iteration(self, place: Place) -> tuple[Confidence, str] | None:
+        function = self._function(place)
+        if function in self.traced or function in self.resets or _in_fresh_graph(self.facts, self.tf, place):
+            return None
+        if _lazily_built(self.facts, place, function):
+            return None
+        found: tuple[Confidence, str] | None = None
+        for loop in reversed(place.loop_nodes):
+            if id(loop) in self.reset_loops:
+                return None
+            if id(loop) in self.run_loops:
+                confidence = Confidence.LOW if few_runs(self.facts, place.loop_nodes) else Confidence.HIGH
+                found = confidence, f"on every iteration of the loop at line {self.facts.line_of(loop)}, which runs the graph"
+                break
+        if (found is None or found[0] is Confidence.LOW) and function in self.runs and function in self.repeated:
+            confidence, why = self.repeated[function]
+            if found is None or confidence.rank > found[0].rank:
+                found = confidence, f"on every call of '{function.name}', which runs the graph and is {why}"
+        return found
+
+
+def _is_traced(facts: ModuleFacts, info: FunctionInfo) -> bool:
+    """Decorated with ``tf.function`` (traced once per signature, not run op by op), or nested in such a function."""
+    current: FunctionInfo | None = info
+    while current is not None:
+        node = current.node
+        if node is not None:
+            for decorator in node.decorators:
+                expr = decorator.decorator
+                qualified = facts.imports.resolve(expr.func if isinstance(expr, cst.Call) else expr)
+                if tf_api(qualified) in ("function", "contrib.eager.defun", "autograph.to_graph"):
+                    return True
+        current = current.parent
+    return False
+
+
+def _resets_graph(facts: ModuleFacts, tf: TfGraph, body: cst.CSTNode) -> bool:
+    """The code resets the default graph or builds in a graph of its own."""
+    for node in walk(body, into=not_into_scopes):
+        if isinstance(node, cst.Call) and is_graph_reset(facts.imports.resolve(node.func)):
+            return True
+        if isinstance(node, cst.WithItem) and _fresh_graph_context(facts, tf, node.item, body):
+            return True
+    return False
+
+
+def _fresh_graph_context(facts: ModuleFacts, tf: TfGraph, item: cst.BaseExpression, region: cst.CSTNode) -> bool:
+    """``with tf.Graph().as_default():`` or ``with g.as_default():`` for a ``g = tf.Graph()``
+    made in ``region``."""
+    if not (isinstance(item, cst.Call) and isinstance(item.func, cst.Attribute) and item.func.attr.value == "as_default"):
+        return False
+    graph = item.func.value
+    if isinstance(graph, cst.Call):
+        return tf_api(facts.imports.resolve(graph.func)) == "Graph"
+    name = dotted_name(graph)
+    if name is None:
+        return False
+    for node in walk(region, into=not_into_scopes):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and tf_api(facts.imports.resolve(node.value.func)) == "Graph":
+            if any(name in bound_names(t.target) for t in node.targets):
+                return True
+    return False
+
+
+def _in_fresh_graph(facts: ModuleFacts, tf: TfGraph, place: Place) -> bool:
+    """Inside ``with tf.Graph().as_default():`` (or a graph made in the same function)."""
+    scope = place.scope
+    region = scope.body if isinstance(scope, cst.FunctionDef) else facts.module
+    for node in place.path[place.scope_index + 1:]:
+        if isinstance(node, cst.With) and any(_fresh_graph_context(facts, tf, item.item, region) for item in node.items):
+            return True
+    return False
+
+
+def _lazily_built(facts: ModuleFacts, place: Place, function: FunctionInfo) -> bool:
+    """In the branch of a guard that builds once and keeps the result: ``if self._op is None:
+    self._op = ...``, ``if key not in self.cache: self.cache[key] = ...``, on something that
+    outlives the call (an attribute, a global, module-level code); a local or a parameter
+    (``if train_op is None: train_op = tf.no_op()``) is built again on every call."""
+    local = set(function.params)
+    scope = place.scope
+    if isinstance(scope, cst.FunctionDef):
+        local |= names_bound_in(scope.body)
+    chain = place.chain
+    for index in range(place.scope_index + 1, len(chain) - 1):
+        parent, child = chain[index], chain[index + 1]
+        if not isinstance(parent, cst.If) or child is parent.test:
+            continue
+        absent = _absent_names(parent.test, child is parent.body)
+        if not absent:
+            continue
+        assigned = names_bound_in(child) | {
+            base for node in walk(child, into=not_into_scopes) if isinstance(node, cst.AssignTarget)
+            for base in [subscript_base(node.target)] if base
+        }
+        for name in absent & assigned:
+            if "." in name or function.node is None or name not in local:
+                return True
+    return False
+
+
+def _absent_names(test: cst.BaseExpression, held: bool) -> set[str]:
+    """Names the branch (``held``: the body, else the ``else``) runs without: ``x is None``,
+    ``not x``, ``k not in d`` (``d``), ``not hasattr(obj, "a")`` (``obj.a``)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _absent_names(test.expression, not held)
+    if isinstance(test, cst.BooleanOperation):
+        if (held and isinstance(test.operator, cst.And)) or (not held and isinstance(test.operator, cst.Or)):
+            return _absent_names(test.left, held) | _absent_names(test.right, held)
+        return set()
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        operator = comparison.operator
+        if isinstance(operator, (cst.Is, cst.IsNot)) and isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None":
+            name = dotted_name(test.left)
+            return {name} if name and held == isinstance(operator, cst.Is) else set()
+        if isinstance(operator, (cst.In, cst.NotIn)):
+            name = dotted_name(comparison.comparator)
+            return {name} if name and held == isinstance(operator, cst.NotIn) else set()
+        return set()
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr" and len(test.args) == 2:
+        owner, attribute = dotted_name(test.args[0].value), test.args[1].value
+        if owner and isinstance(attribute, cst.SimpleString) and not held:
+            return {f"{owner}.{attribute.evaluated_value}"}
+        return set()
+    name = dotted_name(test)
+    return {name} if name and not held else set()
