@@ -12,7 +12,7 @@ import tensorflow as tf
 
 
 def build_model(filters, dropout):
-    model = tf.keras.Sequential([
+    model = tf.keras.Sequential([  # leak: LL503
         tf.keras.layers.Conv2D(filters, 3, activation="relu", input_shape=(32, 32, 3)),
         tf.keras.layers.MaxPooling2D(),
         tf.keras.layers.Conv2D(2 * filters, 3, activation="relu"),
@@ -31,7 +31,7 @@ def main():
     grid = list(itertools.product([16, 32, 64], [0.0, 0.25, 0.5], [64, 128]))
     results = {}
     for filters, dropout, batch_size in grid:
-        model = build_model(filters, dropout)  # leak: LL503
+        model = build_model(filters, dropout)
         model.fit(x_train, y_train, batch_size=batch_size, epochs=5, verbose=0)
         _, acc = model.evaluate(x_test, y_test, verbose=0)
         results[(filters, dropout, batch_size)] = acc

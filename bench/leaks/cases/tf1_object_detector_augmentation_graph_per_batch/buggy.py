@@ -21,10 +21,10 @@ def get_augmented_data(images, annotations, output_height, output_width):
     tf.logging.set_verbosity(tf.logging.ERROR)
     session = tf.Session()
     image_batch = tf.constant(images, dtype=tf.float32)  # leak: new:tf1-graph-growth
-    flipped = tf.image.random_flip_left_right(image_batch[0])
+    flipped = tf.image.random_flip_left_right(image_batch[0])  # leak: new:tf1-graph-growth
     crops = np.array([[0.05, 0.05, 0.95, 0.95]] * len(images), dtype=np.float32)
     resized = tf.image.crop_and_resize(image_batch, crops, np.arange(len(images)), [output_height, output_width])  # leak: new:tf1-graph-growth
-    jittered = tf.image.random_brightness(resized, 0.1)
+    jittered = tf.image.random_brightness(resized, 0.1)  # leak: new:tf1-graph-growth
     out_images, _ = session.run([jittered, flipped])
     out_boxes = [random_crop_boxes(np.asarray(a, dtype=np.float32).reshape(-1, 4), crops[i]) for i, a in enumerate(annotations)]
     return out_images, out_boxes
