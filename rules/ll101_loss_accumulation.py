@@ -12,11 +12,12 @@ from leaklint.analysis.carry import carried_states
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
-from leaklint.analysis.structure import GradMode
+from leaklint.analysis.names import dotted_names_in
+from leaklint.analysis.structure import FunctionInfo, GradMode
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
-from leaklint.analysis.values import strongest_graph
+from leaklint.analysis.values import Evidence, Value, strongest_graph
 from leaklint.findings import Confidence, Severity
-from leaklint.fixes.spec import MAPPING, container_usage, detach_fix
+from leaklint.fixes.spec import MAPPING, container_usage, detach_each_fix, detach_fix
 from leaklint.gate import Names, Syntax
 from leaklint.rule import Measured, Rule, Violation
 
@@ -292,6 +293,15 @@ class Trainer:
 # --- detection ------------------------------------------------------------------------------------
 def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     """The violations in one file."""
+    reported: dict[tuple[FunctionInfo, str], Confidence] = {}
+    for violation, fact, target in _accumulations(facts):
+        reported.setdefault((fact.function, target), violation.confidence)
+        yield violation
+    yield from _lazy_starts(facts, reported)
+    yield from _through_methods(facts)
+
+
+def _accumulations(facts: ModuleFacts) -> Iterator[tuple[Violation, StatementFact, str]]:
     fed_back = _fed_back_accumulators(facts)
     for fact in facts.statements():
         if fact.grad is GradMode.DISABLED or not (fact.loops or fact.function.runs_per_step):
@@ -301,15 +311,66 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             continue
         target, contributors = found.target, found.terms
         accumulated = strongest_graph([facts.value(c) for c in contributors])
-        if accumulated is None or (target, fact.node) in fed_back:
+        if accumulated is None or (target, fact.node) in fed_back or facts.kept_at_callers(fact, accumulated):
             continue
-        lifetime = facts.lifetime(fact, target)
+        lifetime = facts.lifetime(fact, target, periodic_resets=True)
         confidence = lifetime.leak_confidence(accumulated.confidence, count_call_lifetime=fact.function.runs_per_step)
         if confidence is None:
             continue
         source = next(c for c in contributors if facts.value(c) == accumulated)
-        yield _violation(facts, fact, source, _target_text(facts, fact.node), confidence)
-    yield from _through_methods(facts)
+        yield _violation(facts, fact, source, _target_text(facts, fact.node), confidence), fact, target
+
+
+def _lazy_starts(facts: ModuleFacts, reported: dict[tuple[FunctionInfo, str], Confidence]) -> Iterator[Violation]:
+    """``if self.ema is None: self.ema = loss`` before ``self.ema = 0.9 * self.ema + 0.1 * loss``:
+    the first value of an accumulator reported here starts the chain with its own graph, so it
+    needs the same fix as the update (reported when a guard around it tests the accumulator)."""
+    if not reported:
+        return
+    for fact in facts.statements():
+        node = fact.node
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1 or accumulation(node, facts.imports) is not None:
+            continue
+        starts = []
+        place = None
+        for target, expr in _pairs(node.targets[0].target, node.value):
+            name = dotted_name(target)
+            confidence = reported.get((fact.function, name)) if name is not None else None
+            value = facts.value(expr)
+            if confidence is None or not value.is_graph:
+                continue
+            place = place or facts.index.place_of(fact)
+            if place is not None and any(name in dotted_names_in(test) for test in place.guards()):
+                starts.append((expr, name, min(confidence, _value_confidence(value), key=lambda c: c.rank)))
+        if not starts:
+            continue
+        expr, name, confidence = starts[0]
+        yield Violation(
+            node=node,
+            message=(
+                f"'{facts.describe(expr)}' starts the running value '{name}' with its autograd graph; "
+                "every later update adds onto it, so its graph stays alive with all of theirs"
+            ),
+            confidence=max((c for _, _, c in starts), key=lambda c: c.rank),
+            help=_help(facts, expr, facts.describe_receiver(expr)),
+            statement=fact.line,
+            fix=detach_each_fix(facts, [e for e, _, _ in starts]),
+        )
+
+
+def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) pairs of an assignment, element by element when both sides are literals
+    of the same length (``self.a, self.b = x, y``)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
+            for element, item in zip(target.elements, value.elements):
+                yield from _pairs(element.value, item.value)
+        return
+    yield target, value
+
+
+def _value_confidence(value: Value) -> Confidence:
+    return Confidence.LOW if value.evidence is Evidence.NAME else value.confidence
 
 
 def _violation(facts: ModuleFacts, fact: StatementFact, source: cst.BaseExpression, into: str, confidence: Confidence, node: cst.CSTNode | None = None) -> Violation:

@@ -288,7 +288,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         yield from _collected_by_comprehension(facts, fact)
         for container, stored in _stores(fact.node, facts):
             value = strongest_graph([facts.value(expr) for expr in stored])
-            if value is None:
+            if value is None or facts.kept_at_callers(fact, value):
                 continue
             lifetime = facts.lifetime(fact, container)
             # A store that outlives the call grows with every call of the function, except in

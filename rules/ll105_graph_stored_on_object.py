@@ -376,7 +376,7 @@ def _slot_stores(facts: ModuleFacts, hook_nodes: set[cst.CSTNode]) -> Iterator[t
         if fact.grad is GradMode.DISABLED or not isinstance(fact.node, (cst.Assign, cst.AnnAssign)):
             continue
         for target, expr, value in _assignments(fact, facts):
-            if not value.is_graph:
+            if not value.is_graph or facts.kept_at_callers(fact, value):
                 continue
             if _needs_declarations(target) and function not in declared:
                 globals_, nonlocals = declared_names(function.node)  # type: ignore[arg-type]

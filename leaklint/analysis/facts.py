@@ -25,7 +25,7 @@ from leaklint.analysis.provenance import (
     StatementFact,
     StoredArgument,
 )
-from leaklint.analysis.rounds import Rounds
+from leaklint.analysis.rounds import Rounds, same
 from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, scan_imports_and_structure
 from leaklint.analysis.values import UNKNOWN, Value
 from leaklint.findings import Confidence
@@ -143,22 +143,41 @@ class ModuleFacts:
         return list(self._recording.method_stores.values())
 
     def graphs_kept_by_methods(self, kind: str) -> Iterator[tuple[MethodStore, StoredArgument, Confidence]]:
-        """Graph-attached arguments that a method keeps (``kind``: "accumulate" or "append") on an
-        object living across steps, with the confidence that this piles up."""
+        """Graph-attached arguments that a method keeps (``kind``: "accumulate", "append" or
+        "slot") on an object living across steps, with the confidence that this piles up.
+
+        Reported where the graph enters the object that keeps it: a call inside a method that
+        only passes on what that method's own callers gave it (``self.meters[k].update(value)``
+        in ``Meter.update``) is left to those callers' calls (see :meth:`kept_at_callers`)."""
+        from leaklint.analysis.steps import per_step_functions
+
         for store in self.method_stores():
             fact = store.statement
             if fact is None or fact.grad is GradMode.DISABLED:
                 continue
             for argument in store.stored:
                 value = self.value(argument.expr)
-                if argument.kind != kind or not value.is_graph:
+                if argument.kind != kind or not value.is_graph or self.kept_at_callers(fact, value):
                     continue
-                per_call = fact.function.runs_per_step or bool(fact.loops)
-                lifetime = self.lifetime(fact, store.receiver)
+                per_call = fact.function.runs_per_step or bool(fact.loops) or fact.function in per_step_functions(self)
+                target = argument.attribute.split("[", 1)[0] if store.receiver == "self" else store.receiver
+                lifetime = self.lifetime(fact, target)
                 confidence = lifetime.leak_confidence(value.confidence, count_call_lifetime=per_call)
                 if confidence is not None:
                     yield store, argument, confidence
                     break
+
+    def kept_at_callers(self, fact: StatementFact, value: Value) -> bool:
+        """``value``, kept by ``fact``, carries a graph only because the function's callers pass one
+        (``self.values.append(val)`` in a meter's ``update``), and every call that passes one
+        comes from outside the method's class, where it is reported instead: the call is where
+        the graph enters the object that keeps it. A method of the same class handing its own
+        graph to a helper (``self.store_metrics(metrics)``) is reported in the helper."""
+        function = fact.function
+        if not value.from_caller or function.node is None or not function.is_method:
+            return False
+        calls = self._recording.graph_argument_calls.get(function.node)
+        return bool(calls) and all(call in self._recording.method_stores for call in calls)
 
     def summary(self, function: FunctionInfo) -> FunctionSummary:
         return self._recording.summaries.get(function) or FunctionSummary()
@@ -179,9 +198,12 @@ class ModuleFacts:
         atomic = isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or bool(getattr(node, "lpar", None))
         return text if atomic else f"({text})"
 
-    def lifetime(self, fact: StatementFact, target: str) -> Lifetime:
-        """What keeps a value stored into ``target`` (a dotted name) at ``fact`` alive."""
-        carried = self.carry_loops(fact, target)
+    def lifetime(self, fact: StatementFact, target: str, *, periodic_resets: bool = False) -> Lifetime:
+        """What keeps a value stored into ``target`` (a dotted name) at ``fact`` alive.
+
+        ``periodic_resets``: a loop that re-binds ``target`` only in a branch (``if step % 100 ==
+        0: total = 0``) still carries it: what the iterations between two resets add piles up."""
+        carried = self.carry_loops(fact, target, periodic_resets=periodic_resets)
         function = fact.function
         bound_here = target in fact.env or target.split(".", 1)[0] in function.params
         is_attribute = "." in target and target.split(".", 1)[0] in ("self", "cls")
@@ -203,15 +225,16 @@ class ModuleFacts:
         )
 
     @staticmethod
-    def carry_loops(fact: StatementFact, target: str) -> tuple[LoopInfo, ...]:
+    def carry_loops(fact: StatementFact, target: str, *, periodic_resets: bool = False) -> tuple[LoopInfo, ...]:
         """The loops (innermost first) across whose iterations ``target`` keeps its value.
 
         A loop whose body re-binds ``target`` from scratch (``total = 0``) resets it every
-        iteration; re-binding inside an inner loop resets it for the outer loops too.
+        iteration; re-binding inside an inner loop resets it for the outer loops too. With
+        ``periodic_resets``, a re-binding in a branch only (``if step % 100 == 0:``) does not.
         """
         carried = []
         for loop in reversed(fact.loops):
-            if target in loop.rebound:
+            if target in loop.rebound and not (periodic_resets and target in loop.rebound_in_branch):
                 break
             carried.append(loop)
         return tuple(carried)
@@ -258,7 +281,12 @@ def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure)
                 outer = ChainMap(recording.final_envs.get(info.parent, {}), recording.module_bindings)
             rounds.interpret(info, _initial_grad(info, inferred), recording, previous, outer)
         now_inferred = _only_called_without_grad(recording, structure)
-        settled = previous is not None and now_inferred == inferred and _same_returns(previous, recording)
+        settled = (
+            previous is not None
+            and now_inferred == inferred
+            and _same_returns(previous, recording)
+            and same(previous.call_arguments, recording.call_arguments)
+        )
         previous, inferred = recording, now_inferred
         if settled:
             break

@@ -44,6 +44,7 @@ from leaklint.analysis.values import (
     join,
     replace,
     role,
+    with_fields,
 )
 from leaklint.findings import Confidence
 
@@ -101,8 +102,12 @@ class FunctionSummary:
     returned_names: set[str] = field(default_factory=set)
     #: Names whose values flow into a backward call (the graph is consumed on purpose).
     backward_consumed: set[str] = field(default_factory=set)
-    #: For methods: parameter -> (kind, attribute) when the method keeps the argument on ``self``.
-    param_stores: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: For methods: parameter -> the (kind, attribute) pairs where the method keeps the argument
+    #: on ``self``: "accumulate" (``self.sum += val``), "append" (``self.values.append(val)``,
+    #: also into a slot: ``self.stats[key].append(val)``) or "slot" (``self.last = val``,
+    #: ``self.logs[key] = val``); also through a method of an object it keeps
+    #: (``self.meters[key].update(val)``).
+    param_stores: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     #: The function runs a model forward or a backward (itself, or through a local call).
     runs_model: bool = False
 
@@ -129,6 +134,11 @@ class Recording:
     final_envs: dict[FunctionInfo, dict[str, Value]] = field(default_factory=dict)
     #: Expressions that are the callee of a call (a function named there is called, not passed).
     direct_callees: set[cst.CSTNode] = field(default_factory=set)
+    #: Local function -> parameter -> the arguments its direct calls pass, joined: what the
+    #: parameter holds when the function runs (read the next round, see ``Inputs.callee_arguments``).
+    call_arguments: dict[cst.FunctionDef, dict[str, Value]] = field(default_factory=dict)
+    #: Local method -> its direct calls that pass it a graph-attached argument.
+    graph_argument_calls: dict[cst.FunctionDef, list[cst.Call]] = field(default_factory=dict)
 
 
 class Inputs:
@@ -153,6 +163,9 @@ class Inputs:
 
     def _callee_summary(self, function: FunctionInfo) -> FunctionSummary | None:
         if self.previous is not None:
+            # A callee interpreted earlier this round already saw this round's inputs.
+            if function is not self.function and function in self.round.summaries:
+                return self.round.summaries[function]
             return self.previous.summaries.get(function)
         if function is self.function:
             return self.own_summary
@@ -163,10 +176,25 @@ class Inputs:
         summary = self._callee_summary(function)
         return None if summary is None else (summary.returns, summary.runs_model)
 
-    def callee_param_stores(self, method: FunctionInfo) -> dict[str, tuple[str, str]] | None:
+    def callee_param_stores(self, method: FunctionInfo) -> dict[str, tuple[tuple[str, str], ...]] | None:
         """Which arguments ``method`` keeps on ``self`` (None: unknown yet)."""
         summary = self._callee_summary(method)
         return None if summary is None else summary.param_stores
+
+    def callee_arguments(self, function: FunctionInfo) -> dict[str, Value] | None:
+        """What the direct calls of ``function`` pass for each parameter: those of the previous
+        round, joined with those the functions interpreted before it this round made, so a
+        chain of calls is followed in one round where the callers come first (None: nothing
+        known yet)."""
+        if self.previous is None or function.node is None:
+            return None
+        before = self.previous.call_arguments.get(function.node)
+        now = self.round.call_arguments.get(function.node)
+        if not now:
+            return before
+        merged = dict(before or {})
+        join_arguments(merged, now)
+        return merged
 
     def upstream_of_backward(self) -> AbstractSet[str]:
         """Names that flowed into a backward call in this function, the previous round."""
@@ -209,6 +237,17 @@ def merge_run(round: Recording, function: FunctionInfo, run: Recording) -> None:
         round.module_bindings[name] = value if seen is None else join(seen, value)
     round.final_envs.update(run.final_envs)
     round.direct_callees |= run.direct_callees
+    for callee, arguments in run.call_arguments.items():
+        join_arguments(round.call_arguments.setdefault(callee, {}), arguments)
+    for callee, calls in run.graph_argument_calls.items():
+        round.graph_argument_calls.setdefault(callee, []).extend(calls)
+
+
+def join_arguments(into: dict[str, Value], arguments: Mapping[str, Value]) -> None:
+    """Add one call's (or one run's) arguments to what ``into`` knows of a function's parameters."""
+    for name, value in arguments.items():
+        seen = into.get(name)
+        into[name] = value if seen is None else join(seen, value)
 
 
 @dataclass
@@ -303,11 +342,23 @@ class FunctionInterpreter:
     def _initial_env(self) -> dict[str, Value]:
         env: dict[str, Value] = {}
         function = self.function
+        passed = self.inputs.callee_arguments(function) if function.params else None
+        handed = torch_api.framework_model_parameter(function.cls.qualified_bases, function.name) if function.is_method else None  # type: ignore[union-attr]
         for param in function.params:
+            if param == handed:
+                env[param] = role(Role.MODEL, Confidence.MEDIUM, param)  # the model a trainer library trains
+                continue
             if param == "self" and function.cls is not None:
                 env["self"] = role(Role.MODEL, Confidence.HIGH, "self") if function.cls.is_module else UNKNOWN
             else:
-                env[param] = self._guess_from_name(param)
+                guess = self._guess_from_name(param)
+                argument = passed.get(param) if passed else None
+                # What the calls in the file pass is evidence; the name is a guess, kept only
+                # where the calls pass something unknown.
+                known = argument is not None and (argument.kind is not Kind.UNKNOWN or argument.role is not None)
+                if known and argument.is_graph:  # type: ignore[union-attr]
+                    argument = replace(argument, from_caller=True)
+                env[param] = argument if known else guess  # type: ignore[assignment]
         return env
 
     # ==== statements ============================================================================
@@ -417,29 +468,36 @@ class FunctionInterpreter:
 
     # ---- objects that keep what they are given (meters, loggers) -----------------------------
     def _note_param_store(self, values: list[Value], kind: str, attribute: str) -> None:
-        """In a method: a parameter's value is accumulated / appended into ``self.*``."""
+        """In a method: a parameter's value is accumulated / appended / kept in ``self.*``."""
         if not self.function.is_method:
             return
         parameters = set(self.function.params[1:])
         for value in values:
+            if value.role is None and value.kind in (Kind.NOT_TENSOR, Kind.DETACHED):
+                continue  # what is kept is not the argument's graph (``val.item()``, ``val.detach()``)
             for name in value.deps & parameters:
-                self.summary.param_stores.setdefault(name, (kind, attribute))
+                known = self.summary.param_stores.get(name, ())
+                if (kind, attribute) not in known:
+                    self.summary.param_stores[name] = (*known, (kind, attribute))
 
-    def _note_method_store(self, node: cst.Call, receiver: str | None, method: cst.FunctionDef) -> None:
-        """A call like ``meter.update(loss)`` on an object whose method keeps that argument."""
+    def _note_method_store(self, node: cst.Call, receiver: str | None, method: cst.FunctionDef, args: list[Value]) -> None:
+        """A call like ``meter.update(loss)`` on an object whose method keeps that argument.
+        Inside a method, an argument computed from the method's own parameters is kept by the
+        object too (``self.meters[key].update(value)``): the method keeps that parameter."""
         info = self.structure.functions[method]
         param_stores = self.inputs.callee_param_stores(info)
         if not param_stores or receiver is None:
             return
-        parameters = list(info.params[1:])
+        passed = {
+            name: (arg, value)
+            for (name, value), arg in _arguments_with_nodes(method, node, args, bound=True)
+        }
         stored = []
-        for position, arg in enumerate(node.args):
-            if arg.star:
-                continue
-            name = arg.keyword.value if arg.keyword is not None else (parameters[position] if position < len(parameters) else None)
-            if name in param_stores:
-                kind, attribute = param_stores[name]
+        for name, (arg, value) in passed.items():
+            for kind, attribute in param_stores.get(name, ()):
                 stored.append(StoredArgument(arg.value, kind, attribute))
+                if receiver.startswith("self.") or receiver == "self":
+                    self._note_param_store([value], kind, receiver if receiver != "self" else attribute)
         if stored:
             self.rec.method_stores[node] = MethodStore(node, self._statement, receiver, info, tuple(stored))
 
@@ -462,6 +520,10 @@ class FunctionInterpreter:
             return
         if kind is cst.Subscript:
             self.eval(target.value, frame)
+            self._set_field(target, value, frame)  # type: ignore[arg-type]
+            container = container_name(target)
+            if container is not None and container.startswith("self."):
+                self._note_param_store([value], "slot", f"{container}[...]")  # self.logs[key] = val
             return
         name = dotted_name(target)
         if name is None:
@@ -478,9 +540,24 @@ class FunctionInterpreter:
             if guess.kind is Kind.GRAPH or guess.role is not None:
                 value = replace(guess, deps=value.deps, fresh=value.fresh)
         frame.env[name] = value
+        if name.startswith("self.") and name not in value.deps:
+            self._note_param_store([value], "slot", name)  # self.last = val
         if self.function.is_module_level:
             seen = self.rec.module_bindings.get(name)
             self.rec.module_bindings[name] = value if seen is None else join(seen, value)
+
+    def _set_field(self, target: cst.Subscript, value: Value, frame: Frame) -> None:
+        """``d["loss"] = loss.detach()`` on a dict whose keys are known: that key now holds it."""
+        name = dotted_name(target.value)
+        current = frame.env.get(name) if name is not None else None
+        if current is None or current.fields is None or len(target.slice) != 1 or type(target.slice[0].slice) is not cst.Index:
+            return
+        key = literal_key(target.slice[0].slice.value)  # type: ignore[attr-defined]
+        if key is None:
+            frame.env[name] = replace(current, fields=None)  # type: ignore[index]
+            return
+        fields = (*(f for f in current.fields if f[0] != key), (key, replace(value, deps=frozenset())))
+        frame.env[name] = with_fields(fields, deps=current.deps | value.deps)  # type: ignore[index]
 
     @staticmethod
     def _backward_reachable(frame: Frame) -> bool:
@@ -494,14 +571,19 @@ class FunctionInterpreter:
     def _element_of(self, value: Value) -> Value:
         if value.role is not None:
             return UNKNOWN
-        return replace(value, items=None, fresh=False)
+        return replace(value, items=None, fields=None, fresh=False)
 
     def _if(self, node: cst.If, frame: Frame, statement: cst.If | None = None) -> None:
         self._header(statement or node, frame)  # an elif's test belongs to the whole if statement
         self.eval(node.test, frame)
         then = frame.copy()
+        checked = self._tensor_check(node.test)
+        if checked is not None and not checked[1] and checked[0] in frame.env:
+            then.env[checked[0]] = replace(NOT_TENSOR, deps=frame.env[checked[0]].deps)
         self._body(node.body, then)
         otherwise = frame.copy()
+        if checked is not None and checked[1] and checked[0] in frame.env:
+            otherwise.env[checked[0]] = replace(NOT_TENSOR, deps=frame.env[checked[0]].deps)
         if isinstance(node.orelse, cst.If):
             self._if(node.orelse, otherwise, statement or node)
         elif isinstance(node.orelse, cst.Else):
@@ -575,7 +657,7 @@ class FunctionInterpreter:
 
     def _iteration_value(self, iterable: Value) -> Value:
         if iterable.is_graph:
-            return replace(iterable, items=None, fresh=False)
+            return replace(iterable, items=None, fields=None, fresh=False)
         return replace(UNKNOWN, deps=iterable.deps) if iterable.deps else UNKNOWN
 
     def _with(self, node: cst.With, frame: Frame) -> None:
@@ -664,7 +746,28 @@ class FunctionInterpreter:
 
     def _if_expression(self, node: cst.IfExp, frame: Frame) -> Value:
         self.eval(node.test, frame)
-        return join(self.eval(node.body, frame), self.eval(node.orelse, frame))
+        body, orelse = self.eval(node.body, frame), self.eval(node.orelse, frame)
+        checked = self._tensor_check(node.test)
+        if checked is not None:
+            # `v.detach() if isinstance(v, torch.Tensor) else v`: the other branch's `v` is no tensor
+            name, positive = checked
+            branch = node.orelse if positive else node.body
+            if dotted_name(branch) == name:
+                not_tensor = replace(NOT_TENSOR, deps=orelse.deps if positive else body.deps)
+                body, orelse = (body, not_tensor) if positive else (not_tensor, orelse)
+        return join(body, orelse)
+
+    def _tensor_check(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
+        """(name, held) for ``isinstance(name, torch.Tensor)`` (held: True) or its negation."""
+        held = True
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
+            test, held = test.expression, not held  # type: ignore[attr-defined]
+        if type(test) is not cst.Call or not (type(test.func) is cst.Name and test.func.value == "isinstance") or len(test.args) != 2:  # type: ignore[attr-defined]
+            return None
+        name = dotted_name(test.args[0].value)  # type: ignore[attr-defined]
+        if name is None or self.imports.resolve(test.args[1].value) not in torch_api.TENSOR_TYPES:  # type: ignore[attr-defined]
+            return None
+        return name, held
 
     def _sequence(self, node: cst.Tuple | cst.List | cst.Set, frame: Frame) -> Value:
         items = [self.eval(e.value, frame) for e in node.elements]
@@ -674,11 +777,20 @@ class FunctionInterpreter:
 
     def _dict(self, node: cst.Dict, frame: Frame) -> Value:
         values = []
+        fields: list[tuple[object, Value]] | None = []
         for element in node.elements:
+            value_node = element.value
             if type(element) is cst.DictElement:
                 self.eval(element.key, frame)  # type: ignore[union-attr]
-            values.append(self.eval(element.value, frame))
-        return combine(values, origin="", fresh=False)
+                key = literal_key(element.key)  # type: ignore[union-attr]
+            else:
+                key = None  # **other: keys unknown
+            value = self.eval(value_node, frame)
+            values.append(value)
+            if fields is not None:
+                fields = None if key is None else [*(f for f in fields if f[0] != key), (key, value)]
+        result = combine(values, origin="", fresh=False)
+        return replace(result, fields=tuple(fields)) if fields is not None else result
 
     def _named(self, node: cst.NamedExpr, frame: Frame) -> Value:
         value = self.eval(node.value, frame)
@@ -770,8 +882,8 @@ class FunctionInterpreter:
             return replace(DETACHED, deps=base.deps) if base.kind is not Kind.NOT_TENSOR else NOT_TENSOR
         if base.is_graph:
             if attr == "loss":
-                return replace(base, evidence=Evidence.LOSS, fresh=False, items=None, origin="")
-            return replace(base, evidence=Evidence.DERIVED if base.evidence is not Evidence.BACKWARD else base.evidence, fresh=False, items=None)
+                return replace(base, evidence=Evidence.LOSS, fresh=False, items=None, fields=None, origin="")
+            return replace(base, evidence=Evidence.DERIVED if base.evidence is not Evidence.BACKWARD else base.evidence, fresh=False, items=None, fields=None)
         if base.kind is Kind.DETACHED:
             return replace(DETACHED, deps=base.deps)  # outputs.loss of a forward run under no_grad
         if dotted is not None and base.kind is Kind.UNKNOWN:
@@ -841,6 +953,10 @@ class FunctionInterpreter:
                         self.eval(part, frame)
         if base.items is not None and index_value is not None and -len(base.items) <= index_value < len(base.items):
             return replace(base.items[index_value], deps=base.deps)
+        if base.fields is not None and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
+            known = base.field(literal_key(node.slice[0].slice.value))  # type: ignore[attr-defined]
+            if known is not None:
+                return replace(known, deps=base.deps, fresh=False)
         if base.role is not None:
             return replace(UNKNOWN, deps=base.deps)
         if base.is_graph:
@@ -849,8 +965,8 @@ class FunctionInterpreter:
                 for e in node.slice
             )
             evidence = Evidence.LOSS if is_loss_key else (Evidence.DERIVED if base.evidence is not Evidence.BACKWARD else base.evidence)
-            return replace(base, evidence=evidence, fresh=False, items=None)
-        return replace(base, fresh=False, items=None)
+            return replace(base, evidence=evidence, fresh=False, items=None, fields=None)
+        return replace(base, fresh=False, items=None, fields=None)
 
     def _comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp, frame: Frame) -> Value:
         inner = frame.copy()
@@ -866,7 +982,7 @@ class FunctionInterpreter:
             element = self.eval(node.value, inner)
         else:
             element = self.eval(node.elt, inner)
-        return replace(combine([element], origin="", fresh=False), items=None)
+        return replace(combine([element], origin="", fresh=False), items=None, fields=None)
 
     # ---- arithmetic --------------------------------------------------------------------------
     def _arithmetic(self, symbol: str, operands: list[Value], frame: Frame, origin: str) -> Value:
@@ -897,17 +1013,22 @@ class FunctionInterpreter:
                 return builtin
             local = self._local_function(func.value, frame)
             if local is not None:
-                return self._local_call(local, args, frame)
+                return self._local_call(local, args, frame, node)
             local_class = self._local_class(func.value)
             if local_class is not None:
-                return role(Role.MODEL, Confidence.HIGH, origin) if local_class.is_module else instance(local_class)
+                constructor = local_class.find_method("__init__")
+                if constructor is not None:
+                    self._note_arguments(constructor, node, args, bound=True)
+                if local_class.is_module:
+                    return replace(role(Role.MODEL, Confidence.HIGH, origin), cls=local_class)
+                return instance(local_class)
         return self._value_call(node, callee, dotted_name(func), args, frame, origin)
 
     def _value_call(self, node: cst.Call, callee: Value, callee_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
         if callee.role is Role.INSTANCE and isinstance(callee.cls, ClassInfo):
             call_method = callee.cls.find_method("__call__")
             if call_method is not None:
-                return self._local_call(call_method, args, frame)  # cam(images): its __call__ runs
+                return self._local_call(call_method, args, frame, node, bound=True)  # cam(images): its __call__ runs
         if callee.role is Role.MODEL:
             return self._model_call(node, callee, callee_name, args, frame, origin)
         if callee.role is Role.FROZEN_MODEL:
@@ -929,7 +1050,21 @@ class FunctionInterpreter:
         self._runs_model(args, frame)
         confidence = min(model.confidence, Confidence.MEDIUM, key=lambda c: c.rank)
         result = graph(Evidence.MODEL, confidence, origin, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
+        result = self._output_structure(result, model)
         return self._under_grad_mode(result, frame)
+
+    def _output_structure(self, result: Value, model: Value) -> Value:
+        """A model of this file whose ``forward`` returns a tuple or a dict with literal keys: the
+        output has that shape, and the parts ``forward`` computes without a graph
+        (``{"loss": ..., "metrics": {"photo": photometric.detach()}}``) are known to be detached.
+        Every other part is the model output itself."""
+        cls = model.cls
+        forward = cls.find_method("forward") if isinstance(cls, ClassInfo) else None
+        known = self.inputs.callee_result(self.structure.functions[forward]) if forward is not None else None
+        returned = known[0] if known is not None else None
+        if returned is None or returned.role is not None:
+            return result
+        return _shaped_like(result, returned)
 
     def _runs_model(self, args: Iterable[Value], frame: Frame) -> None:
         """A forward or backward runs here on ``args``: note it for the function, and for each
@@ -1013,8 +1148,10 @@ class FunctionInterpreter:
     def _local_class(self, name: str) -> ClassInfo | None:
         return self.structure.classes_by_name.get(name)
 
-    def _local_call(self, function: cst.FunctionDef, args: list[Value], frame: Frame) -> Value:
+    def _local_call(self, function: cst.FunctionDef, args: list[Value], frame: Frame, node: cst.Call | None = None, *, bound: bool = False) -> Value:
         self.rec.call_sites.setdefault(function, []).append(frame.grad)
+        if node is not None:
+            self._note_arguments(function, node, args, bound=bound)
         info = self.structure.functions[function]
         known = self.inputs.callee_result(info)
         if known is None:
@@ -1028,6 +1165,15 @@ class FunctionInterpreter:
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
         items = tuple(replace(item, deps=deps) for item in result.items) if result.items is not None else None
         return self._under_grad_mode(replace(result, deps=deps, items=items), frame)
+
+    def _note_arguments(self, function: cst.FunctionDef, node: cst.Call, args: list[Value], *, bound: bool) -> None:
+        """Record what this call passes for each parameter of the local ``function`` (``bound``:
+        called as a method, so the first parameter is the receiver)."""
+        passed = arguments_by_parameter(function, node, args, bound=bound)
+        if passed:
+            join_arguments(self.rec.call_arguments.setdefault(function, {}), passed)
+            if any(value.is_graph for value in passed.values()):
+                self.rec.graph_argument_calls.setdefault(function, []).append(node)
 
     def _method_call(self, node: cst.Call, func: cst.Attribute, args: list[Value], frame: Frame, origin: str) -> Value:
         method = func.attr.value
@@ -1046,20 +1192,28 @@ class FunctionInterpreter:
             local = self.function.cls.find_method(method)
             if local is not None:
                 self.eval(func.value, frame)
-                return self._local_call(local, args, frame)
+                if self.structure.functions[local].cls is not self.function.cls:
+                    # a method of a base class (a logging mixin): it keeps what it is given
+                    self._note_method_store(node, "self", local, args)
+                return self._local_call(local, args, frame, node, bound=True)
         callee = self._known_attribute(func, frame)
-        if callee is not None and callee.role in (Role.MODEL, Role.LOSS_FN):
+        if callee is not None and callee.role in (Role.MODEL, Role.LOSS_FN, Role.INSTANCE):
             self.eval(func, frame)
             return self._value_call(node, callee, dotted_name(func), args, frame, origin)
         receiver = self.eval(func.value, frame)
         deps = receiver.deps | (frozenset().union(*(a.deps for a in args)) if args else frozenset())
+        container = receiver_name or container_name(func.value)
         if receiver.role is Role.INSTANCE and isinstance(receiver.cls, ClassInfo):
             called = receiver.cls.find_method(method)
             if called is not None:
-                self._note_method_store(node, receiver_name, called)
-                return self._local_call(called, args, frame)
-        if receiver_name and receiver_name.startswith("self.") and method in STORING_METHODS:
-            self._note_param_store(args, "append", receiver_name)
+                self._note_method_store(node, container, called, args)
+                return self._local_call(called, args, frame, node, bound=True)
+        if receiver.fields is not None and receiver.role is None:
+            known = self._dict_method(node, method, receiver, receiver_name, args, deps, frame)
+            if known is not None:
+                return known
+        if container and container.startswith("self.") and method in STORING_METHODS:
+            self._note_param_store(args, "append", container)
         elif receiver_name in frame.env and method in STORING_METHODS and args and receiver.kind is Kind.NOT_TENSOR and receiver.role is None:
             # A local list now holds what was appended: what flows out of it (torch.cat(parts)
             # into a backward) comes from those values' names too. Only tensors may carry a
@@ -1095,6 +1249,23 @@ class FunctionInterpreter:
             return replace(UNKNOWN, deps=deps, fresh=False)
         return self._under_grad_mode(result, frame)
 
+    def _dict_method(self, node: cst.Call, method: str, receiver: Value, name: str | None, args: list[Value], deps: frozenset[str], frame: Frame) -> Value | None:
+        """``d.get("loss")`` and ``d.update(other)`` on a dict whose keys are known."""
+        if method == "get" and node.args and node.args[0].keyword is None:
+            known = receiver.field(literal_key(node.args[0].value))
+            if known is not None:
+                result = replace(known, deps=deps, fresh=False)
+                return join(result, args[1]) if len(args) > 1 else result
+        if method == "update" and name is not None and name in frame.env and args:
+            other = args[0]
+            if other.fields is not None and len(args) == 1:
+                merged = (*(f for f in receiver.fields if all(f[0] != key for key, _ in other.fields)), *other.fields)  # type: ignore[union-attr]
+                frame.env[name] = with_fields(merged, deps=receiver.deps | other.deps)
+            else:
+                frame.env[name] = replace(combine([receiver, *args], fresh=False), fields=None)
+            return replace(NOT_TENSOR, deps=deps)
+        return None
+
     def _module_method(self, node: cst.Call, func: cst.Attribute, model: Value, receiver_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
         method = func.attr.value
         receiver_name = receiver_name or _chain_root(func.value)
@@ -1105,6 +1276,9 @@ class FunctionInterpreter:
             frame.eval_mode = (frame.eval_mode | {receiver_name}) if turns_off else (frame.eval_mode - {receiver_name})
         if method in ("forward", "module"):
             return self._model_call(node, model, receiver_name, args, frame, origin)
+        own = model.cls.find_method(method) if isinstance(model.cls, ClassInfo) and method not in torch_api.MODULE_RETURNS_SELF else None
+        if own is not None and method != "__init__":
+            return self._local_call(own, args, frame, node, bound=True)  # flow.sample(n): the class's own method
         if method == "requires_grad_" and node.args and _is_false(node.args[0].value):
             # It freezes the module in place: the name the chain starts from is frozen too
             # (model.eval().requires_grad_(False).to(device) on its own line).
@@ -1216,6 +1390,81 @@ class _SharingCollector(Walker):
 
 
 _NON_STORING_BUILTINS = frozenset({"print", "len", "float", "int", "bool", "str", "repr", "isinstance", "format", "round", "abs"})
+
+
+def _shaped_like(output: Value, returned: Value) -> Value:
+    """``output`` (a model output) given the tuple or literal-key dict shape of what ``forward``
+    returns: parts without a graph there keep their kind, the others are ``output``."""
+
+    def part(value: Value) -> Value:
+        if value.role is None and value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
+            return _shaped_like(replace(value, deps=output.deps), value) if value.items or value.fields else replace(value, deps=output.deps)
+        return _shaped_like(output, value)
+
+    if returned.items is not None:
+        return replace(output, items=tuple(part(item) for item in returned.items))
+    if returned.fields is not None:
+        return replace(output, fields=tuple((key, part(value)) for key, value in returned.fields))
+    return output
+
+
+def arguments_by_parameter(function: cst.FunctionDef, node: cst.Call, args: list[Value], *, bound: bool) -> dict[str, Value]:
+    """Parameter name -> the value ``node`` passes for it (positional and keyword arguments, up
+    to the first ``*args`` / ``**kwargs``), as the callee sees it: no caller-side names."""
+    return {
+        name: replace(value, deps=frozenset(), fresh=False)
+        for (name, value), _ in _arguments_with_nodes(function, node, args, bound=bound)
+    }
+
+
+def _arguments_with_nodes(function: cst.FunctionDef, node: cst.Call, args: list[Value], *, bound: bool) -> list[tuple[tuple[str, Value], cst.Arg]]:
+    """((parameter, value), argument) for each argument of ``node`` that a parameter of
+    ``function`` receives."""
+    parameters = function.params
+    positional = [p.name.value for p in (*parameters.posonly_params, *parameters.params)]
+    keywords = {p.name.value for p in (*parameters.params, *parameters.kwonly_params)}
+    if bound and not _is_staticmethod(function):
+        positional = positional[1:]
+    found: list[tuple[tuple[str, Value], cst.Arg]] = []
+    index = 0
+    for arg, value in zip(node.args, args):
+        if arg.star:
+            if arg.star == "*":
+                index = len(positional)  # where the unpacked items go is unknown
+            continue
+        if arg.keyword is not None:
+            name: str | None = arg.keyword.value if arg.keyword.value in keywords else None
+        else:
+            name = positional[index] if index < len(positional) else None
+            index += 1
+        if name is not None:
+            found.append(((name, value), arg))
+    return found
+
+
+def _is_staticmethod(function: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
+
+
+def container_name(expr: cst.BaseExpression) -> str | None:
+    """``self.stats`` in ``self.stats[key]``, ``self.stats[a][b]``, ``self.stats.setdefault(k, [])``:
+    the object that holds what is stored in one of its slots."""
+    while True:
+        if type(expr) is cst.Subscript:
+            expr = expr.value  # type: ignore[attr-defined]
+        elif type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in ("setdefault", "get"):  # type: ignore[attr-defined]
+            expr = expr.func.value  # type: ignore[attr-defined]
+        else:
+            return dotted_name(expr)
+
+
+def literal_key(expr: cst.BaseExpression) -> object | None:
+    """The key a literal subscript or dict key names (``"loss"``, ``0``), None for anything else."""
+    if type(expr) is cst.SimpleString:
+        return expr.evaluated_value  # type: ignore[attr-defined]
+    if type(expr) is cst.Integer:
+        return int(expr.value.replace("_", ""), 0)  # type: ignore[attr-defined]
+    return None
 
 
 def _chain_root(expr: cst.BaseExpression) -> str | None:

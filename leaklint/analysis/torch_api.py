@@ -252,6 +252,32 @@ VIEW_METHODS = frozenset(
         "double", "half", "bfloat16", "detach", "real", "imag",
     }
 )
+#: Methods a trainer library calls with the model being trained: base class -> method -> parameter.
+_TRAINER_MODEL_PARAMETERS = {"compute_loss": "model", "training_step": "model", "prediction_step": "model"}
+FRAMEWORK_MODEL_PARAMETERS = {
+    "transformers.Trainer": _TRAINER_MODEL_PARAMETERS,
+    "transformers.trainer.Trainer": _TRAINER_MODEL_PARAMETERS,
+    "transformers.Seq2SeqTrainer": _TRAINER_MODEL_PARAMETERS,
+}
+
+
+def framework_model_parameter(qualified_bases: tuple[str, ...], method: str) -> str | None:
+    """The parameter through which a framework hands ``method`` (of a class with these bases)
+    the model it trains: ``model`` in an HF ``Trainer`` subclass's ``compute_loss``; TRL's
+    trainers are ``Trainer`` subclasses."""
+    for base in qualified_bases:
+        table = FRAMEWORK_MODEL_PARAMETERS.get(base)
+        if table is None and base.startswith("trl.") and base.endswith("Trainer"):
+            table = _TRAINER_MODEL_PARAMETERS
+        if table is not None and method in table:
+            return table[method]
+    return None
+
+
+#: ``isinstance(x, torch.Tensor)``: the classes whose instances are tensors.
+TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+#: Tensor methods that create a new tensor with no history (``x.new_zeros(n)``).
+NEW_TENSOR_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided"})
 #: Module-level torch functions that create tensors from nothing (no history).
 TENSOR_FACTORIES = frozenset(
     {
