@@ -16,7 +16,7 @@ from typing import Callable, Iterator, Mapping, TypeVar
 import libcst as cst
 
 from leaklint.analysis.index import ModuleIndex
-from leaklint.analysis.names import ImportMap
+from leaklint.analysis.names import ImportMap, dotted_names_in
 from leaklint.analysis.provenance import (
     FunctionSummary,
     MethodStore,
@@ -26,8 +26,8 @@ from leaklint.analysis.provenance import (
     StoredArgument,
 )
 from leaklint.analysis.rounds import Rounds, same
-from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, scan_imports_and_structure
-from leaklint.analysis.values import UNKNOWN, Value
+from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, bound_names, scan_imports_and_structure
+from leaklint.analysis.values import UNKNOWN, Value, replace
 from leaklint.findings import Confidence
 
 MAX_ROUNDS = 3
@@ -159,9 +159,13 @@ class ModuleFacts:
                 value = self.value(argument.expr)
                 if argument.kind != kind or not value.is_graph or self.kept_at_callers(fact, value):
                     continue
-                per_call = fact.function.runs_per_step or bool(fact.loops) or fact.function in per_step_functions(self)
+                per_step = fact.function in per_step_functions(self)
+                per_call = fact.function.runs_per_step or bool(fact.loops) or per_step
                 target = argument.attribute.split("[", 1)[0] if store.receiver == "self" else store.receiver
                 lifetime = self.lifetime(fact, target)
+                if per_step and not lifetime.outlives_call and target.split(".", 1)[0] in fact.function.params:
+                    # an object the caller hands to a function it runs every step: it lives on
+                    lifetime = replace(lifetime, outlives_call=True)
                 confidence = lifetime.leak_confidence(value.confidence, count_call_lifetime=per_call)
                 if confidence is not None:
                     yield store, argument, confidence
@@ -204,6 +208,8 @@ class ModuleFacts:
         ``periodic_resets``: a loop that re-binds ``target`` only in a branch (``if step % 100 ==
         0: total = 0``) still carries it: what the iterations between two resets add piles up."""
         carried = self.carry_loops(fact, target, periodic_resets=periodic_resets)
+        if periodic_resets and carried and self._bound_before(fact, target, carried[0].node):
+            carried = ()  # `loss = f(x); loss = loss + g(x)` in one branch: a fresh value each time
         function = fact.function
         bound_here = target in fact.env or target.split(".", 1)[0] in function.params
         is_attribute = "." in target and target.split(".", 1)[0] in ("self", "cls")
@@ -224,6 +230,27 @@ class ModuleFacts:
             reset_each_step=bool(outer) and outer[-1].is_iteration_loop,
         )
 
+    def _bound_before(self, fact: StatementFact, target: str, loop: cst.CSTNode) -> bool:
+        """Some statement before ``fact`` in the same iteration of ``loop``, on every path to it,
+        binds ``target`` afresh (an assignment that does not read it)."""
+        place = self.index.place_of(fact)
+        if place is None:
+            return False
+        chain = place.chain
+        top = next((i for i, node in enumerate(chain) if node is loop), None)
+        if top is None:
+            return False
+        for index in range(len(chain) - 1, top, -1):
+            child, parent = chain[index], chain[index - 1]
+            body = getattr(parent, "body", None)
+            position = next((i for i, node in enumerate(body) if node is child), None) if isinstance(body, (list, tuple)) else None
+            if position is None:
+                continue
+            for statement in body[:position]:
+                if isinstance(statement, cst.SimpleStatementLine) and any(_binds_afresh(small, target) for small in statement.body):
+                    return True
+        return False
+
     @staticmethod
     def carry_loops(fact: StatementFact, target: str, *, periodic_resets: bool = False) -> tuple[LoopInfo, ...]:
         """The loops (innermost first) across whose iterations ``target`` keeps its value.
@@ -238,6 +265,12 @@ class ModuleFacts:
                 break
             carried.append(loop)
         return tuple(carried)
+
+
+def _binds_afresh(node: cst.BaseSmallStatement, target: str) -> bool:
+    if not isinstance(node, cst.Assign) or target in dotted_names_in(node.value):
+        return False
+    return any(target in bound_names(t.target) for t in node.targets)
 
 
 def _initial_grad(info: FunctionInfo, inferred_no_grad: set[cst.FunctionDef]) -> GradMode:
@@ -286,6 +319,7 @@ def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure)
             and now_inferred == inferred
             and _same_returns(previous, recording)
             and same(previous.call_arguments, recording.call_arguments)
+            and same(previous.literal_arguments, recording.literal_arguments)
         )
         previous, inferred = recording, now_inferred
         if settled:

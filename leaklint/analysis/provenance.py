@@ -19,7 +19,7 @@ import libcst as cst
 from leaklint.analysis import torch_api
 from leaklint.analysis.environment import Env
 from leaklint.analysis.names import ImportMap, dotted_name
-from leaklint.analysis.walk import Walker
+from leaklint.analysis.walk import Walker, walk
 from leaklint.analysis.structure import (
     ClassInfo,
     FunctionInfo,
@@ -29,6 +29,7 @@ from leaklint.analysis.structure import (
     backward_target,
     bound_names,
     literal_grad_mode,
+    names_bound_in,
 )
 from leaklint.analysis.values import (
     DETACHED,
@@ -139,6 +140,9 @@ class Recording:
     call_arguments: dict[cst.FunctionDef, dict[str, Value]] = field(default_factory=dict)
     #: Local method -> its direct calls that pass it a graph-attached argument.
     graph_argument_calls: dict[cst.FunctionDef, list[cst.Call]] = field(default_factory=dict)
+    #: Local function -> parameter -> the literal (``True``, ``False``, ``None``, a number or a
+    #: string) every direct call passes for it, defaults included (``VARIES`` where they differ).
+    literal_arguments: dict[cst.FunctionDef, dict[str, object]] = field(default_factory=dict)
 
 
 class Inputs:
@@ -196,6 +200,15 @@ class Inputs:
         join_arguments(merged, now)
         return merged
 
+    def callee_literals(self, function: FunctionInfo) -> dict[str, object] | None:
+        """The literal each parameter of ``function`` gets from every call in the file, the
+        previous round; None where that is not known to be every call (a method, a function
+        used other than by a direct call)."""
+        previous = self.previous
+        if previous is None or function.node is None or function.is_method or function.node in previous.escaping:
+            return None
+        return previous.literal_arguments.get(function.node)
+
     def upstream_of_backward(self) -> AbstractSet[str]:
         """Names that flowed into a backward call in this function, the previous round."""
         summary = self.previous.summaries.get(self.function) if self.previous is not None else None
@@ -239,8 +252,23 @@ def merge_run(round: Recording, function: FunctionInfo, run: Recording) -> None:
     round.direct_callees |= run.direct_callees
     for callee, arguments in run.call_arguments.items():
         join_arguments(round.call_arguments.setdefault(callee, {}), arguments)
+    for callee, literals in run.literal_arguments.items():
+        join_literals(round.literal_arguments.setdefault(callee, {}), literals)
     for callee, calls in run.graph_argument_calls.items():
-        round.graph_argument_calls.setdefault(callee, []).extend(calls)
+        known = round.graph_argument_calls.setdefault(callee, [])
+        known.extend(call for call in calls if call not in known)
+
+
+#: A parameter that the calls give different values, or values that are not literals.
+VARIES = object()
+
+
+def join_literals(into: dict[str, object], literals: Mapping[str, object]) -> None:
+    for name, literal in literals.items():
+        if name not in into:
+            into[name] = literal
+        elif into[name] is not VARIES and (into[name] != literal or type(into[name]) is not type(literal)):
+            into[name] = VARIES
 
 
 def join_arguments(into: dict[str, Value], arguments: Mapping[str, Value]) -> None:
@@ -321,6 +349,14 @@ class FunctionInterpreter:
         self._own_class_attributes: dict[str, Value] | None = None
         #: Per statement of the module: the names it shares (see :func:`_shared_names`).
         self._shared = _shared_names_cache(imports)
+        #: ``self.meters[k] = AverageMeter()`` here: what the items of ``self.meters`` are.
+        self._attribute_elements: dict[str, Value] = {}
+        #: The literals the calls pass (see ``_constant_test``), asked once.
+        self._literals: dict[str, object] | None = None
+        #: Parameters the body assigns to: their value is no longer what the calls passed.
+        self._rebound_params = (
+            frozenset(names_bound_in(function.node.body)) & set(function.params) if function.node is not None else frozenset()
+        )
 
     # ==== entry points ==========================================================================
     def run(self, grad: GradMode) -> Frame:
@@ -331,9 +367,11 @@ class FunctionInterpreter:
             self._body(self.function.node.body, frame)
         if self.function.is_method and self.function.cls is not None:
             # Joined into the round's values by merge_run, after the methods before this one.
-            self.rec.class_attributes[self.function.cls] = {
-                name: value for name, value in frame.env.items() if name.startswith("self.")
-            }
+            attributes = {name: value for name, value in frame.env.items() if name.startswith("self.")}
+            for name, element in self._attribute_elements.items():
+                known = attributes.get(name) or self._class_attributes(self.function.cls).get(name) or UNKNOWN
+                attributes[name] = replace(known, element=element if known.element is None else join(known.element, element))
+            self.rec.class_attributes[self.function.cls] = attributes
         if self.function.node is None:
             self.rec.module_env.update(frame.env)
         self.rec.final_envs[self.function] = frame.env
@@ -519,8 +557,19 @@ class FunctionInterpreter:
             self._bind(target.value, self._element_of(value), frame)
             return
         if kind is cst.Subscript:
-            self.eval(target.value, frame)
+            container_value = self.eval(target.value, frame)
             self._set_field(target, value, frame)  # type: ignore[arg-type]
+            holder = dotted_name(target.value)  # type: ignore[attr-defined]
+            if holder is not None and value.role in (Role.INSTANCE, Role.MODEL) and isinstance(value.cls, ClassInfo):
+                # meters[name] = AverageMeter(): the container's items are meters
+                element = value if container_value.element is None else join(container_value.element, value)
+                element = replace(element, deps=frozenset())
+                if holder in frame.env:
+                    frame.env[holder] = replace(container_value, element=element)
+                elif holder.startswith("self."):
+                    # not a binding of the attribute here: the class learns it at the end (run())
+                    known = self._attribute_elements.get(holder)
+                    self._attribute_elements[holder] = element if known is None else join(known, element)
             container = container_name(target)
             if container is not None and container.startswith("self."):
                 self._note_param_store([value], "slot", f"{container}[...]")  # self.logs[key] = val
@@ -576,6 +625,16 @@ class FunctionInterpreter:
     def _if(self, node: cst.If, frame: Frame, statement: cst.If | None = None) -> None:
         self._header(statement or node, frame)  # an elif's test belongs to the whole if statement
         self.eval(node.test, frame)
+        known = self._constant_test(node.test)
+        if known is not None:
+            # `if requires_grad:` where every call passes requires_grad=False: one branch runs
+            if known:
+                self._body(node.body, frame)
+            elif isinstance(node.orelse, cst.If):
+                self._if(node.orelse, frame, statement or node)
+            elif isinstance(node.orelse, cst.Else):
+                self._body(node.orelse.body, frame)
+            return
         then = frame.copy()
         checked = self._tensor_check(node.test)
         if checked is not None and not checked[1] and checked[0] in frame.env:
@@ -630,7 +689,7 @@ class FunctionInterpreter:
             body = current.copy()
             body.loops = frame.loops + ((info,) if info is not None else ())
             if isinstance(node, cst.For):
-                self._bind(node.target, self._iteration_value(iterable), body)
+                self._bind(node.target, self._iteration_value(iterable, node.iter), body)
             else:
                 self._header(node, body)
                 self.eval(node.test, body)
@@ -655,9 +714,13 @@ class FunctionInterpreter:
         if node.orelse is not None:
             self._body(node.orelse.body, frame)
 
-    def _iteration_value(self, iterable: Value) -> Value:
+    def _iteration_value(self, iterable: Value, node: cst.BaseExpression | None = None) -> Value:
         if iterable.is_graph:
-            return replace(iterable, items=None, fields=None, fresh=False)
+            item = replace(iterable, items=None, fields=None, fresh=False)
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "items" and not node.args:  # type: ignore[attr-defined]
+                # `for key, value in d.items()`: the pairs of a mapping, keys first
+                return replace(item, items=(replace(UNKNOWN, deps=iterable.deps), item))
+            return item
         return replace(UNKNOWN, deps=iterable.deps) if iterable.deps else UNKNOWN
 
     def _with(self, node: cst.With, frame: Frame) -> None:
@@ -757,17 +820,38 @@ class FunctionInterpreter:
                 body, orelse = (body, not_tensor) if positive else (not_tensor, orelse)
         return join(body, orelse)
 
+    def _constant_test(self, test: cst.BaseExpression) -> bool | None:
+        """The truth of ``flag`` / ``not flag`` when ``flag`` is a parameter that every call in the
+        file gives the same literal (None: not known)."""
+        held = True
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
+            test, held = test.expression, not held  # type: ignore[attr-defined]
+        if type(test) is not cst.Name or test.value not in self.function.params:  # type: ignore[attr-defined]
+            return None
+        literals = self._literals
+        if literals is None:
+            literals = self._literals = self.inputs.callee_literals(self.function) or {}
+        literal = literals.get(test.value, VARIES)  # type: ignore[attr-defined]
+        if literal is VARIES or test.value in self._rebound_params:  # type: ignore[attr-defined]
+            return None
+        return bool(literal) is held
+
     def _tensor_check(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
         """(name, held) for ``isinstance(name, torch.Tensor)`` (held: True) or its negation."""
         held = True
         while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
             test, held = test.expression, not held  # type: ignore[attr-defined]
-        if type(test) is not cst.Call or not (type(test.func) is cst.Name and test.func.value == "isinstance") or len(test.args) != 2:  # type: ignore[attr-defined]
+        if type(test) is not cst.Call or not test.args:  # type: ignore[attr-defined]
             return None
         name = dotted_name(test.args[0].value)  # type: ignore[attr-defined]
-        if name is None or self.imports.resolve(test.args[1].value) not in torch_api.TENSOR_TYPES:  # type: ignore[attr-defined]
+        if name is None:
             return None
-        return name, held
+        if self.imports.resolve(test.func) in torch_api.TENSOR_CHECKS and len(test.args) == 1:  # type: ignore[attr-defined]
+            return name, held  # torch.is_tensor(v)
+        if type(test.func) is cst.Name and test.func.value == "isinstance" and len(test.args) == 2:  # type: ignore[attr-defined]
+            if self.imports.resolve(test.args[1].value) in torch_api.TENSOR_TYPES:  # type: ignore[attr-defined]
+                return name, held
+        return None
 
     def _sequence(self, node: cst.Tuple | cst.List | cst.Set, frame: Frame) -> Value:
         items = [self.eval(e.value, frame) for e in node.elements]
@@ -930,7 +1014,19 @@ class FunctionInterpreter:
             and cls.find_method(attr) is None
             and attr not in torch_api.MODULE_API_METHODS
             and not (cls.is_lightning and attr in torch_api.LIGHTNING_API_METHODS)
+            and self._nested_class(cls, attr) is None
         )
+
+    def _nested_class(self, cls: ClassInfo, name: str) -> ClassInfo | None:
+        """The class ``name`` defined in ``cls``'s body (``self.Optimizer(...)`` builds one)."""
+        for statement in cls.node.body.body:
+            if type(statement) is cst.ClassDef and statement.name.value == name:  # type: ignore[attr-defined]
+                return self.structure.classes.get(statement)  # type: ignore[arg-type]
+        for base in cls.local_bases:
+            found = self._nested_class(base, name)
+            if found is not None:
+                return found
+        return None
 
     def _class_attributes(self, cls: ClassInfo) -> dict[str, Value]:
         if cls is not self.function.cls:
@@ -957,6 +1053,8 @@ class FunctionInterpreter:
             known = base.field(literal_key(node.slice[0].slice.value))  # type: ignore[attr-defined]
             if known is not None:
                 return replace(known, deps=base.deps, fresh=False)
+        if base.element is not None:
+            return replace(base.element, deps=base.deps)
         if base.role is not None:
             return replace(UNKNOWN, deps=base.deps)
         if base.is_graph:
@@ -973,7 +1071,7 @@ class FunctionInterpreter:
         for_in: cst.CompFor | None = node.for_in
         while for_in is not None:
             iterable = self.eval(for_in.iter, inner)
-            self._bind(for_in.target, self._iteration_value(iterable), inner)
+            self._bind(for_in.target, self._iteration_value(iterable, for_in.iter), inner)
             for condition in for_in.ifs:
                 self.eval(condition.test, inner)
             for_in = for_in.inner_for_in
@@ -1096,14 +1194,20 @@ class FunctionInterpreter:
             return self._loss_call(args, frame, origin, Confidence.HIGH)
         if torch_api.is_loss_class(qualified):
             return role(Role.LOSS_FN, Confidence.HIGH, origin)
-        if qualified in torch_api.MODEL_WRAPPERS and args and args[0].role is Role.FROZEN_MODEL:
-            return args[0]  # torch.jit.trace(frozen_model, ...) runs the same frozen parameters
+        if qualified in torch_api.MODEL_WRAPPERS and args and args[0].role in (Role.FROZEN_MODEL, Role.FUNCTION):
+            # torch.jit.trace(frozen_model, ...) runs the same frozen parameters; a traced or
+            # compiled function of the file computes what the function does
+            return args[0]
         if torch_api.is_module_class(qualified) or torch_api.is_model_factory(qualified):
             return role(Role.MODEL, Confidence.HIGH, origin)
         if qualified in torch_api.DATA_LOADER_CLASSES:
             return role(Role.LOADER, Confidence.HIGH, origin)
         if qualified.startswith("torch.optim."):
             return role(Role.OPTIMIZER, Confidence.HIGH, origin)
+        if qualified in torch_api.DEFAULT_DICTS and node.args:
+            made = self._made_by(node.args[0].value)
+            if made is not None:
+                return replace(UNKNOWN, deps=deps, element=made)  # defaultdict(AverageMeter)
         if qualified in torch_api.LOADERS_OF_ANYTHING:
             return replace(UNKNOWN, deps=deps)  # a model, a state dict, a tensor: its use tells
         if qualified in torch_api.BACKWARD_FUNCTIONS:
@@ -1145,6 +1249,30 @@ class FunctionInterpreter:
     def _nested_function(self, name: str) -> cst.FunctionDef | None:
         return self.structure.nested_functions.get((self.function, name))
 
+    def _bounded_attributes(self) -> frozenset[str]:
+        """Attributes of the method's class that only ever hold a bounded queue
+        (``self.window = deque(maxlen=20)``): appending to them keeps the last few items."""
+        cls = self.function.cls
+        if cls is None:
+            return frozenset()
+        cache = _BOUNDED.get(self.imports)
+        if cache is None:
+            cache = _BOUNDED[self.imports] = {}
+        found = cache.get(cls.node)
+        if found is None:
+            found = cache[cls.node] = _bounded_attributes(cls.node, self.imports)
+        return found
+
+    def _made_by(self, factory: cst.BaseExpression) -> Value | None:
+        """What calling ``factory`` makes, when it is a class of the file (``AverageMeter``,
+        ``lambda: AverageMeter()``): an instance of it, for the items of a ``defaultdict``."""
+        if type(factory) is cst.Lambda and type(factory.body) is cst.Call:  # type: ignore[attr-defined]
+            factory = factory.body.func  # type: ignore[attr-defined]
+        cls = self._local_class(factory.value) if type(factory) is cst.Name else None  # type: ignore[attr-defined]
+        if cls is None:
+            return None
+        return replace(role(Role.MODEL, Confidence.HIGH), cls=cls) if cls.is_module else instance(cls)
+
     def _local_class(self, name: str) -> ClassInfo | None:
         return self.structure.classes_by_name.get(name)
 
@@ -1169,11 +1297,13 @@ class FunctionInterpreter:
     def _note_arguments(self, function: cst.FunctionDef, node: cst.Call, args: list[Value], *, bound: bool) -> None:
         """Record what this call passes for each parameter of the local ``function`` (``bound``:
         called as a method, so the first parameter is the receiver)."""
+        join_literals(self.rec.literal_arguments.setdefault(function, {}), _literal_arguments(function, node, bound=bound))
         passed = arguments_by_parameter(function, node, args, bound=bound)
         if passed:
             join_arguments(self.rec.call_arguments.setdefault(function, {}), passed)
-            if any(value.is_graph for value in passed.values()):
-                self.rec.graph_argument_calls.setdefault(function, []).append(node)
+            calls = self.rec.graph_argument_calls.setdefault(function, [])
+            if node not in calls and any(value.is_graph for value in passed.values()):
+                calls.append(node)
 
     def _method_call(self, node: cst.Call, func: cst.Attribute, args: list[Value], frame: Frame, origin: str) -> Value:
         method = func.attr.value
@@ -1189,6 +1319,12 @@ class FunctionInterpreter:
                 frame.grad = effect
                 return NOT_TENSOR
         if receiver_name == "self" and self.function.cls is not None:
+            nested = self._nested_class(self.function.cls, method)
+            if nested is not None:
+                constructor = nested.find_method("__init__")
+                if constructor is not None:
+                    self._note_arguments(constructor, node, args, bound=True)
+                return replace(role(Role.MODEL, Confidence.HIGH), cls=nested) if nested.is_module else instance(nested)
             local = self.function.cls.find_method(method)
             if local is not None:
                 self.eval(func.value, frame)
@@ -1212,13 +1348,15 @@ class FunctionInterpreter:
             known = self._dict_method(node, method, receiver, receiver_name, args, deps, frame)
             if known is not None:
                 return known
-        if container and container.startswith("self.") and method in STORING_METHODS:
+        if container and container.startswith("self.") and method in STORING_METHODS and container not in self._bounded_attributes():
             self._note_param_store(args, "append", container)
         elif receiver_name in frame.env and method in STORING_METHODS and args and receiver.kind is Kind.NOT_TENSOR and receiver.role is None:
             # A local list now holds what was appended: what flows out of it (torch.cat(parts)
             # into a backward) comes from those values' names too. Only tensors may carry a
             # graph along (no detached results, numbers or strings).
-            added = frozenset().union(*(a.deps for a in args if a.kind in (Kind.GRAPH, Kind.UNKNOWN)))
+            # `probs.extend(self.saved[k])`: what comes out of the other list came in with it.
+            carried = (Kind.GRAPH, Kind.UNKNOWN, Kind.NOT_TENSOR) if method == "extend" else (Kind.GRAPH, Kind.UNKNOWN)
+            added = frozenset().union(*(a.deps for a in args if a.kind in carried and a.role is None))
             if not added <= receiver.deps:
                 frame.env[receiver_name] = replace(receiver, deps=receiver.deps | added)
         if receiver.role is Role.MODEL:
@@ -1231,8 +1369,10 @@ class FunctionInterpreter:
             return replace(NOT_TENSOR, deps=deps)
         if method in torch_api.DETACH_METHODS:
             return replace(DETACHED, deps=deps) if receiver.kind is not Kind.NOT_TENSOR else replace(NOT_TENSOR, deps=deps)
-        if method in torch_api.NO_GRAD_RESULT_METHODS:
+        if method in torch_api.NO_GRAD_RESULT_METHODS or (method in ("to", "type") and self._casts_to_integers(node)):
             return replace(DETACHED, deps=deps, fresh=True) if receiver.kind is not Kind.NOT_TENSOR else replace(UNKNOWN, deps=deps)
+        if method in torch_api.NEW_TENSOR_METHODS and receiver.kind is not Kind.NOT_TENSOR:
+            return replace(DETACHED, deps=deps, fresh=True)  # x.new_zeros(n): no history
         if method in torch_api.VALUES_INDICES_METHODS and _has_dim_argument(node):
             values = self._under_grad_mode(replace(combine([receiver], origin=origin), deps=deps), frame)
             return replace(values, items=(values, replace(DETACHED, deps=deps, fresh=True)), fresh=False)
@@ -1248,6 +1388,13 @@ class FunctionInterpreter:
         if receiver.kind is Kind.UNKNOWN and not any(a.is_graph for a in args):
             return replace(UNKNOWN, deps=deps, fresh=False)
         return self._under_grad_mode(result, frame)
+
+    def _casts_to_integers(self, node: cst.Call) -> bool:
+        """``x.to(torch.uint8)``, ``x.to(device, dtype=torch.long)``, ``x.type(torch.int64)``."""
+        return any(
+            (arg.keyword is None or arg.keyword.value == "dtype") and self.imports.resolve(arg.value) in torch_api.INTEGER_DTYPES
+            for arg in node.args
+        )
 
     def _dict_method(self, node: cst.Call, method: str, receiver: Value, name: str | None, args: list[Value], deps: frozenset[str], frame: Frame) -> Value | None:
         """``d.get("loss")`` and ``d.update(other)`` on a dict whose keys are known."""
@@ -1408,6 +1555,41 @@ def _shaped_like(output: Value, returned: Value) -> Value:
     return output
 
 
+def _literal_arguments(function: cst.FunctionDef, node: cst.Call, *, bound: bool) -> dict[str, object]:
+    """Parameter -> the literal this call gives it (its default when not passed), ``VARIES`` for
+    anything else."""
+    parameters = function.params
+    every = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
+    if bound and not _is_staticmethod(function):
+        every = every[1:]
+    positional = [p.name.value for p in (*parameters.posonly_params, *parameters.params)]
+    if bound and not _is_staticmethod(function):
+        positional = positional[1:]
+    given: dict[str, object] = {}
+    index = 0
+    for arg in node.args:
+        if arg.star:
+            return {p.name.value: VARIES for p in every}  # f(*args) / f(**kwargs): unknown
+        name = arg.keyword.value if arg.keyword is not None else (positional[index] if index < len(positional) else None)
+        if arg.keyword is None:
+            index += 1
+        if name is not None:
+            given[name] = _literal(arg.value)
+    literals: dict[str, object] = {}
+    for param in every:
+        name = param.name.value
+        literals[name] = given[name] if name in given else (_literal(param.default) if param.default is not None else VARIES)
+    return literals
+
+
+def _literal(expr: cst.BaseExpression) -> object:
+    if type(expr) is cst.Name and expr.value in ("True", "False", "None"):  # type: ignore[attr-defined]
+        return {"True": True, "False": False, "None": None}[expr.value]  # type: ignore[attr-defined]
+    if type(expr) in (cst.Integer, cst.SimpleString):
+        return literal_key(expr)
+    return VARIES
+
+
 def arguments_by_parameter(function: cst.FunctionDef, node: cst.Call, args: list[Value], *, bound: bool) -> dict[str, Value]:
     """Parameter name -> the value ``node`` passes for it (positional and keyword arguments, up
     to the first ``*args`` / ``**kwargs``), as the callee sees it: no caller-side names."""
@@ -1444,6 +1626,30 @@ def _arguments_with_nodes(function: cst.FunctionDef, node: cst.Call, args: list[
 
 def _is_staticmethod(function: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
+
+
+#: ImportMap -> ClassDef -> its attributes that only ever hold a bounded queue (see
+#: ``_bounded_attributes``); keyed like ``_SHARED_NAMES``, one table per module.
+_BOUNDED: weakref.WeakKeyDictionary[ImportMap, dict[cst.ClassDef, frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
+def _bounded_attributes(cls: cst.ClassDef, imports: ImportMap) -> frozenset[str]:
+    assigned: dict[str, bool] = {}
+    for node in walk(cls):
+        if type(node) is not cst.Assign:
+            continue
+        for target in node.targets:  # type: ignore[attr-defined]
+            name = dotted_name(target.target)
+            if name is None or not name.startswith("self."):
+                continue
+            value = node.value  # type: ignore[attr-defined]
+            bounded = (
+                type(value) is cst.Call
+                and imports.resolve(value.func) in torch_api.BOUNDED_QUEUES  # type: ignore[attr-defined]
+                and (len(value.args) >= 2 or any(a.keyword is not None and a.keyword.value == "maxlen" for a in value.args))  # type: ignore[attr-defined]
+            )
+            assigned[name] = assigned.get(name, True) and bounded
+    return frozenset(name for name, bounded in assigned.items() if bounded)
 
 
 def container_name(expr: cst.BaseExpression) -> str | None:

@@ -49,6 +49,8 @@ def same(a: object, b: object) -> bool:
         assert isinstance(b, Value)
         if a != b or a.origin != b.origin or a.cls is not b.cls:
             return False
+        if (a.element is not None or b.element is not None) and not same(a.element, b.element):
+            return False
         if a.fields is not None and not same(tuple(value for _, value in a.fields), tuple(value for _, value in b.fields)):  # type: ignore[union-attr]
             return False
         return a.items is None or same(a.items, b.items)
@@ -99,6 +101,9 @@ class LoggedInputs(Inputs):
         if method is self.function and self.previous is None:
             self.replayable = False
         return self._note("callee_param_stores", (method,), super().callee_param_stores(method))
+
+    def callee_literals(self, function: FunctionInfo) -> dict[str, object] | None:
+        return self._note("callee_literals", (function,), super().callee_literals(function))
 
     def callee_arguments(self, function: FunctionInfo) -> dict[str, Value] | None:
         return self._note("callee_arguments", (function,), super().callee_arguments(function))

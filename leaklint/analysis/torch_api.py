@@ -274,8 +274,19 @@ def framework_model_parameter(qualified_bases: tuple[str, ...], method: str) -> 
     return None
 
 
+#: Queues that keep at most ``maxlen`` items (``deque(maxlen=20)``): appending drops the oldest.
+BOUNDED_QUEUES = frozenset({"collections.deque"})
+#: Containers that make their items by calling a factory (``defaultdict(AverageMeter)``).
+DEFAULT_DICTS = frozenset({"collections.defaultdict"})
 #: ``isinstance(x, torch.Tensor)``: the classes whose instances are tensors.
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+#: ``torch.is_tensor(x)``: the same test as a function.
+TENSOR_CHECKS = frozenset({"torch.is_tensor"})
+#: Integer and boolean dtypes: a tensor cast to one cannot require grad (``x.to(torch.uint8)``).
+INTEGER_DTYPES = frozenset(
+    f"torch.{name}"
+    for name in ("uint8", "int8", "int16", "int32", "int64", "short", "int", "long", "bool", "uint16", "uint32", "uint64")
+)
 #: Tensor methods that create a new tensor with no history (``x.new_zeros(n)``).
 NEW_TENSOR_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided"})
 #: Module-level torch functions that create tensors from nothing (no history).

@@ -89,6 +89,9 @@ class Value:
     #: where the graph enters (rules report a store of it at the call when it crosses into another
     #: class).
     from_caller: bool = False
+    #: For a container whose items the code makes from a class of the file
+    #: (``defaultdict(AverageMeter)``, ``meters[name] = AverageMeter()``): what ``c[key]`` is.
+    element: Value | None = None
 
     @property
     def is_graph(self) -> bool:
@@ -176,6 +179,8 @@ def join(a: Value, b: Value) -> Value:
         if a.role == b.role:
             return a if a.confidence >= b.confidence else b
         pick = a if a.role is not None else b
+        if a.role is not None and b.role is not None and b.confidence > a.confidence:
+            pick = b  # two beliefs about what the object is: the better founded one
         return replace(pick, deps=a.deps | b.deps)
     if a.kind != b.kind:
         top, other = (a, b) if a.kind > b.kind else (b, a)
@@ -190,7 +195,10 @@ def join(a: Value, b: Value) -> Value:
     items = None
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
-    return replace(best, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items, fields=_join_fields(a.fields, b.fields))
+    joined = replace(best, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items, fields=_join_fields(a.fields, b.fields))
+    if a.element is not b.element:
+        joined = replace(joined, element=a.element if b.element is None else b.element if a.element is None else join(a.element, b.element))
+    return joined
 
 
 def _join_fields(a: tuple[tuple[object, Value], ...] | None, b: tuple[tuple[object, Value], ...] | None) -> tuple[tuple[object, Value], ...] | None:
