@@ -278,6 +278,8 @@ def _initial_grad(info: FunctionInfo, inferred_no_grad: set[cst.FunctionDef]) ->
         return info.decorator_grad
     if info.is_lightning_no_grad_hook:
         return GradMode.DISABLED
+    if info.is_method and info.name == "forward" and info.cls.is_autograd_function:  # type: ignore[union-attr]
+        return GradMode.DISABLED  # Function.apply runs a custom forward with recording off
     if info.node in inferred_no_grad:
         return GradMode.DISABLED
     if info.parent is not None:

@@ -43,6 +43,11 @@ class ClassInfo:
     #: The bases as their imports name them (``transformers.Trainer``), the local bases' included.
     qualified_bases: tuple[str, ...] = ()
 
+    @property
+    def is_autograd_function(self) -> bool:
+        """A custom ``torch.autograd.Function`` (directly or through a base of the file)."""
+        return any(base in torch_api.AUTOGRAD_FUNCTION_BASES for base in self.qualified_bases)
+
     def find_method(self, name: str) -> cst.FunctionDef | None:
         if name in self.methods:
             return self.methods[name]

@@ -116,6 +116,16 @@ def is_module_base(qualified: str) -> bool:
     )
 
 
+#: Bases of a custom autograd function: its ``forward`` runs with gradient recording off, and
+#: its ``ctx`` lives as long as the graph node it belongs to.
+AUTOGRAD_FUNCTION_BASES = frozenset(
+    {
+        "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",
+        "torch.autograd.function.NestedIOFunction", "torch.autograd.InplaceFunction",
+    }
+)
+
+
 #: Calls that return their first argument's model compiled or traced: the same parameters.
 MODEL_WRAPPERS = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace"})
 
