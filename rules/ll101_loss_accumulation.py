@@ -162,6 +162,38 @@ for x, y in loader:
     correct += (out.argmax(1) == y).sum()
     seen += y.size(0)
 """,
+        # the loss is computed afresh in this branch before the sum: nothing carries over
+        """
+import torch.nn.functional as F
+for step, batch in enumerate(loader):
+    if with_prior:
+        loss = F.mse_loss(model(batch), batch)
+        prior = F.mse_loss(model(batch), batch)
+        loss = loss + 0.5 * prior
+    else:
+        loss = F.mse_loss(model(batch), batch)
+    loss.backward()
+""",
+        # the helper turns tensors into numbers before the meter keeps them
+        """
+import torch
+import torch.nn.functional as F
+class AverageMeter:
+    def update(self, val, n=1):
+        self.sum += val * n
+class Trainer:
+    def log(self, stats, n):
+        for name, val in stats.items():
+            val = val.item() if torch.is_tensor(val) else val
+            self.meters[name].update(val, n)
+    def fit(self, loader):
+        self.meters = {}
+        for x, y in loader:
+            loss = F.cross_entropy(self.model(x), y)
+            loss.backward()
+            self.meters["loss"] = AverageMeter()
+            self.log({"loss": loss}, x.size(0))
+""",
         # a running statistic that is also an input of the next forward: LL103's finding
         """
 import torch.nn as nn
@@ -255,6 +287,64 @@ class Trainer:
         for x, y in loader:
             loss = th.nn.functional.mse_loss(self.model(x), y)
             self.total -= loss  # expect: LL101
+""",
+        # a reset every 100 steps still lets 100 graphs pile up; a running value moved to the
+        # loss's device is the same running value
+        """
+import torch.nn.functional as F
+running = 0.0
+for i, (x, y) in enumerate(loader):
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    running += loss  # expect: LL101
+    if i % 100 == 99:
+        print(running / 100)
+        running = 0.0
+""",
+        """
+import torch
+class LossTracking:
+    def training_step(self, model, inputs):
+        loss = model(**inputs).loss
+        loss.backward()
+        self.running = self.running.to(loss.device) + loss  # expect: LL101
+        return loss.detach()
+""",
+        # a lazy start: the first value starts the chain with its own graph
+        """
+import torch.nn.functional as F
+class Agent:
+    def train_step(self, x, y):
+        loss = F.mse_loss(self.net(x), y)
+        loss.backward()
+        if self.ema is None:
+            self.ema = loss  # expect: LL101
+        else:
+            self.ema = 0.9 * self.ema + 0.1 * loss  # expect: LL101
+""",
+        # meters kept per key in a container (made by defaultdict or stored by key), fed from a helper
+        """
+from collections import defaultdict
+import torch.nn.functional as F
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0, 0
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+class Meters:
+    def __init__(self):
+        self.meters = defaultdict(AverageMeter)
+    def update(self, values, n=1):
+        for key, value in values.items():
+            self.meters[key].update(value, n)
+def log_step(meters, loss):
+    meters.update({"loss": loss}, 32)  # expect: LL101
+meters = Meters()
+for x, y in loader:
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    log_step(meters, loss)
 """,
     )
 

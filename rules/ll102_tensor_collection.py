@@ -9,7 +9,8 @@ import libcst as cst
 from leaklint.analysis.accumulate import grown_tensor
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
-from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.provenance import StatementFact, is_bounded_queue
+from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import strongest_graph
@@ -206,6 +207,109 @@ for epoch, (x, y) in enumerate(loader):
     loss.backward()
     history[epoch] = loss.item()
 """,
+        # the keys of a dict are followed: only 'loss' carried the graph, and it is detached
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class DepthModel(nn.Module):
+    def forward(self, batch):
+        depth = self.net(batch)
+        loss = F.l1_loss(depth, batch)
+        return {"loss": loss, "metrics": {"l1": loss.detach()}}
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+    def step(self, x):
+        loss = self.model(x)
+        return {"loss": loss, "n": x.size(0)}
+    def train(self, loader):
+        outputs, logs = [], []
+        for batch in loader:
+            output = self.model(batch)
+            output["loss"].backward()
+            self.optimizer.step()
+            output["loss"] = output["loss"].detach()
+            outputs.append(output)
+            log = self.step(batch)
+            logs.append({"loss": log["loss"].detach(), "n": log["n"]})
+        return outputs, logs
+model = DepthModel()
+Trainer(model, torch.optim.Adam(model.parameters())).train(loader)
+""",
+        # a bounded queue keeps the last few values; a helper that detaches tensors first
+        """
+from collections import deque
+import torch
+import torch.nn.functional as F
+class Window:
+    def __init__(self):
+        self.values = deque(maxlen=20)
+    def update(self, value):
+        self.values.append(value)
+class Reporter:
+    def __init__(self):
+        self.observations = {}
+    def report(self, values):
+        for name, value in values.items():
+            if isinstance(value, torch.Tensor):
+                value = value.detach()
+            self.observations.setdefault(name, []).append(value)
+window, reporter = Window(), Reporter()
+for x, y in loader:
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    window.update(loss)
+    reporter.report({"loss": loss})
+""",
+        # REINFORCE: log-probs gathered per observer, joined, backpropagated and reset per episode
+        """
+import torch
+class Agent:
+    def __init__(self, policy):
+        self.policy = policy
+        self.saved_log_probs = {}
+    def select_action(self, ob_id, state):
+        m = torch.distributions.Categorical(self.policy(state))
+        action = m.sample()
+        self.saved_log_probs[ob_id].append(m.log_prob(action))
+        return action.item()
+    def finish_episode(self):
+        probs = []
+        for ob_id in self.saved_log_probs:
+            probs.extend(self.saved_log_probs[ob_id])
+            self.saved_log_probs[ob_id] = []
+        loss = torch.cat([-p for p in probs]).sum()
+        loss.backward()
+""",
+        # a model run per input, its outputs gathered for a caller that never backpropagates them:
+        # the evaluation pass records graphs for nothing (LL201's finding); low confidence here
+        """
+import torch.nn as nn
+class Detector(nn.Module):
+    def forward(self, image):
+        return self.backbone(image)
+def process_video(model, paths):
+    features = []
+    for path in paths:
+        features.append(model(load(path)))
+    return features
+if __name__ == "__main__":
+    model = Detector()
+    model.eval()
+    feats = process_video(model, list_frames())
+    save(feats)
+""",
+        # a helper called with requires_grad=False from every call runs its no_grad branch
+        """
+import torch
+def embed(encoder, prompt, requires_grad=False):
+    if requires_grad:
+        return encoder(prompt)
+    with torch.no_grad():
+        return encoder(prompt)
+cached = [embed(text_encoder, p, requires_grad=False) for p in dataloader_prompts]
+""",
     )
     INVALID = (
         """
@@ -250,6 +354,51 @@ for x, y in loader:
     out.sum().backward()
     records.setdefault("out", []).append((out, y))  # expect: LL102
 """,
+        # a statistics object of the file keeps what it is given: reported at the call that hands
+        # it the graph; a helper of the trainer's own class is reported where it stores
+        """
+from collections import defaultdict
+import torch.nn.functional as F
+class StatisticsCollector:
+    def __init__(self):
+        self.statistics = defaultdict(list)
+    def add(self, key, value):
+        self.statistics[key].append(value)
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.stored = defaultdict(list)
+    def store(self, metrics):
+        for key, value in metrics.items():
+            self.stored[key].append(value)  # expect: LL102
+    def train_step(self, x, y):
+        loss = F.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.store({"loss": loss})
+        return loss.item()
+collector = StatisticsCollector()
+for x, y in loader:
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    collector.add("step", 1)
+    collector.add("loss", loss)  # expect: LL102
+""",
+        # a closure the optimizer calls several times per step (L-BFGS)
+        """
+import torch
+def train(model, samples, iterations):
+    optimizer = torch.optim.LBFGS(model.parameters())
+    losses = []
+    for it in range(iterations):
+        def closure():
+            optimizer.zero_grad()
+            loss = model(samples).pow(2).mean()
+            loss.backward()
+            losses.append(loss)  # expect: LL102
+            return loss
+        optimizer.step(closure)
+    return losses
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -288,12 +437,12 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         yield from _collected_by_comprehension(facts, fact)
         for container, stored in _stores(fact.node, facts):
             value = strongest_graph([facts.value(expr) for expr in stored])
-            if value is None or facts.kept_at_callers(fact, value):
+            if value is None or facts.kept_at_callers(fact, value) or _bounded(facts, fact, container):
                 continue
             lifetime = facts.lifetime(fact, container)
             # A store that outlives the call grows with every call of the function, except in
             # ``__init__``, which runs once per object: one graph per object is LL105's peak.
-            per_call = (bool(fact.loops) or "." in container) and fact.function.name != "__init__"
+            per_call = (bool(fact.loops) or "." in container or fact.function in per_step_functions(facts)) and fact.function.name != "__init__"
             confidence = lifetime.leak_confidence(value.confidence, count_call_lifetime=per_call)
             if confidence is None:
                 continue
@@ -318,6 +467,13 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
                 fix=detach_each_fix(facts, graphs, mapping_hint=True),
             )
             break
+
+
+def _bounded(facts: ModuleFacts, fact: StatementFact, container: str) -> bool:
+    """Every value ``container`` is given is a bounded queue (``deque(maxlen=100)``): it keeps the
+    last few items, not one per step."""
+    values = facts.index.assigned_values(fact.function, container)
+    return bool(values) and all(is_bounded_queue(value, facts.imports) for value in values)
 
 
 def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:

@@ -224,6 +224,44 @@ class Memory(nn.Module):
         self.memory = torch.tanh(self.fc(x) + self.memory)
         return self.memory
 """,
+        # a hook installed for one call: the function creates the store, runs the model, removes
+        # the hooks, and neither keeps nor returns the store
+        """
+def summarize(module, inputs):
+    entries = []
+    def post_hook(mod, _inputs, outputs):
+        entries.append((mod, outputs))
+    hooks = [m.register_forward_hook(post_hook) for m in module.modules()]
+    module(*inputs)
+    for hook in hooks:
+        hook.remove()
+    print(len(entries))
+""",
+        # the reader takes each stored activation out again after the backward (per-sample gradients)
+        """
+class GradSampler:
+    def __init__(self, model):
+        for layer in model.children():
+            layer.activations = []
+            layer.register_forward_hook(self.capture)
+    def capture(self, module, inputs, output):
+        module.activations.append(inputs[0])
+    def norms(self, model):
+        return [layer.activations.pop().norm() for layer in model.children()]
+""",
+        # state the forward pass works with: set by one method, read by another into the computation
+        """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def init_states(self, memory):
+        self.memory = memory
+    def decode(self, x):
+        return self.attention(x, self.memory)
+    def forward(self, memory, inputs):
+        self.init_states(self.encoder(memory))
+        return torch.stack([self.decode(x) for x in inputs])
+""",
         # the reader empties the closure's store after every forward pass (low confidence only)
         """
 def extract(model, loader):
@@ -306,6 +344,45 @@ class Validator:
             loss = F.cross_entropy(self.model(x), y)
             last_loss = loss  # expect: LL105
             self.stats["loss"] = loss  # expect: LL105
+""",
+        # kept for display after the backward: the backward frees the saved tensors, but the
+        # slots keep the images, the losses and the graphs' nodes into the next step
+        """
+import torch.nn as nn
+class CycleGAN:
+    def __init__(self):
+        self.netG_A = nn.Conv2d(3, 3, 3, padding=1)
+        self.netD_B = nn.Conv2d(3, 1, 4)
+    def backward_G(self):
+        fake_B = self.netG_A(self.real_A)
+        loss_G = nn.functional.mse_loss(self.netD_B(fake_B), self.target)
+        loss_G.backward()
+        self.fake_B = fake_B  # expect: LL105
+        self.loss_G = loss_G  # expect: LL105
+    def optimize_parameters(self):
+        self.optimizer_G.zero_grad()
+        self.backward_G()
+        self.optimizer_G.step()
+    def get_current_visuals(self):
+        return {"fake_B": self.fake_B, "loss": float(self.loss_G)}
+""",
+        # a logging mixin's method keeps what it is given: reported at the call that hands it over
+        """
+import torch.nn as nn
+class LoggingMixin:
+    def __init__(self):
+        self.image_logs = {}
+    def log_image(self, key, value):
+        self.image_logs[key] = value
+class WorldModel(LoggingMixin):
+    def __init__(self):
+        super().__init__()
+        self.encoder, self.decoder = nn.Linear(64, 8), nn.Linear(8, 64)
+    def train_step(self, observations):
+        recon = self.decoder(self.encoder(observations))
+        loss = nn.functional.mse_loss(recon, observations)
+        loss.backward()
+        self.log_image("reconstruction", recon[:4])  # expect: LL105
 """,
     )
 

@@ -15,6 +15,7 @@ from typing import Callable, Iterator, Mapping, TypeVar
 
 import libcst as cst
 
+from leaklint.analysis import torch_api
 from leaklint.analysis.index import ModuleIndex
 from leaklint.analysis.names import ImportMap, dotted_names_in
 from leaklint.analysis.provenance import (
@@ -28,6 +29,7 @@ from leaklint.analysis.provenance import (
 from leaklint.analysis.rounds import Rounds, same
 from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, bound_names, scan_imports_and_structure
 from leaklint.analysis.values import UNKNOWN, Value, replace
+from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence
 
 MAX_ROUNDS = 3
@@ -46,10 +48,17 @@ class Lifetime:
     outlives_call: bool
     #: The stored graph flows into a ``.backward()`` in the same function: kept on purpose.
     consumed_by_backward: bool
-    #: The target is returned: the function builds it for its caller.
+    #: The target is returned: the function builds it for a caller that may backpropagate it
+    #: (see ``ModuleFacts.result_backpropagated``).
     returned: bool
     #: An enclosing loop that is not carried re-creates the target every training step.
     reset_each_step: bool
+
+    @property
+    def per_input(self) -> bool:
+        """A loop that carries it runs the model again every iteration (over images, over
+        samples drawn until enough are accepted): one graph per input piles up."""
+        return any(loop.repeats_per_input or loop.runs_model for loop in self.carried_by)
 
     @property
     def across_iterations(self) -> bool:
@@ -83,6 +92,12 @@ class Lifetime:
                 # model's method): a bounded structure the caller asked for.
                 return None
             return confidence
+        if self.per_input and not self.returned and not self.reset_each_step:
+            # A model run per input, its outputs gathered with their graphs and no backward
+            # through them (the function's callers do not backpropagate what it returns): the
+            # root cause is usually an evaluation pass run with gradients on, LL201's finding;
+            # shown with low confidence so the collection is not reported twice.
+            return Confidence.LOW
         # Only "structure" loops (over heads, layers, chunks) carry it: a value built for one step.
         if self.returned or self.reset_each_step:
             return None
@@ -155,6 +170,8 @@ class ModuleFacts:
             fact = store.statement
             if fact is None or fact.grad is GradMode.DISABLED:
                 continue
+            if self.handles_tensors(store.method):
+                continue  # the method's own store is reported (kept_at_callers)
             for argument in store.stored:
                 value = self.value(argument.expr)
                 if argument.kind != kind or not value.is_graph or self.kept_at_callers(fact, value):
@@ -178,10 +195,16 @@ class ModuleFacts:
         the graph enters the object that keeps it. A method of the same class handing its own
         graph to a helper (``self.store_metrics(metrics)``) is reported in the helper."""
         function = fact.function
-        if not value.from_caller or function.node is None or not function.is_method:
+        if not value.from_caller or function.node is None or not function.is_method or self.handles_tensors(function):
             return False
         calls = self._recording.graph_argument_calls.get(function.node)
         return bool(calls) and all(call in self._recording.method_stores for call in calls)
+
+    def handles_tensors(self, function: FunctionInfo) -> bool:
+        """The function tests whether a value is a tensor (``isinstance(v, torch.Tensor)``,
+        ``torch.is_tensor(v)``): it treats tensors on purpose, so a graph it keeps anyway is its
+        own doing, reported where it keeps it rather than at its callers."""
+        return function in self.derived(_tensor_handlers)
 
     def summary(self, function: FunctionInfo) -> FunctionSummary:
         return self._recording.summaries.get(function) or FunctionSummary()
@@ -226,7 +249,7 @@ class ModuleFacts:
             # appends log-probs, finish_episode() backpropagates through them and empties the list).
             consumed_by_backward=target in summary.backward_consumed
             or (is_attribute and target in self.index.backward_consumed),
-            returned=target in summary.returned_names,
+            returned=target in summary.returned_names and self.result_backpropagated(function),
             reset_each_step=bool(outer) and outer[-1].is_iteration_loop,
         )
 
@@ -251,6 +274,12 @@ class ModuleFacts:
                     return True
         return False
 
+    def result_backpropagated(self, function: FunctionInfo) -> bool:
+        """Whether what ``function`` returns may flow into a backward call: unless every caller
+        is known (calls in this file, nothing else can reach it) and none backpropagates the
+        result, it may. A method of an ``nn.Module`` and a framework's step method always may."""
+        return function not in self.derived(_results_not_backpropagated)
+
     @staticmethod
     def carry_loops(fact: StatementFact, target: str, *, periodic_resets: bool = False) -> tuple[LoopInfo, ...]:
         """The loops (innermost first) across whose iterations ``target`` keeps its value.
@@ -265,6 +294,62 @@ class ModuleFacts:
                 break
             carried.append(loop)
         return tuple(carried)
+
+
+def _tensor_handlers(facts: ModuleFacts) -> set[FunctionInfo]:
+    found = set()
+    for info in facts.structure.functions.values():
+        if info.node is None:
+            continue
+        for node in walk(info.node.body, into=not_into_scopes):
+            if isinstance(node, cst.Call) and _is_tensor_check(node, facts.imports):
+                found.add(info)
+                break
+    return found
+
+
+def _is_tensor_check(call: cst.Call, imports: ImportMap) -> bool:
+    if imports.resolve(call.func) in torch_api.TENSOR_CHECKS:
+        return True
+    return (
+        isinstance(call.func, cst.Name)
+        and call.func.value == "isinstance"
+        and len(call.args) == 2
+        and imports.resolve(call.args[1].value) in torch_api.TENSOR_TYPES
+    )
+
+
+def _results_not_backpropagated(facts: ModuleFacts) -> set[FunctionInfo]:
+    """Functions whose every caller is in this file and binds the result to names that no
+    backward call of that caller uses (nor returns it on): an evaluation or sampling helper."""
+    from leaklint.analysis.calls import call_graph
+
+    graph = call_graph(facts)
+    escaping = facts._recording.escaping
+    found: set[FunctionInfo] = set()
+    for info in facts.structure.functions.values():
+        node = info.node
+        if node is None or node in escaping or info.runs_per_step or (info.cls is not None and info.cls.is_module):
+            continue
+        sites = graph.sites_of(info)
+        if not sites or len(sites) < len(facts.index.calls_named(info.name)):
+            continue  # unknown callers (calls of this name that are not resolved to it)
+        if all(_result_dropped(call, fact, facts) for call, fact in sites):
+            found.add(info)
+    return found
+
+
+def _result_dropped(call: cst.Call, fact: StatementFact, facts: ModuleFacts) -> bool:
+    """The statement binds the call's result (``x = f()``, ``a, b = f()``) to names that neither
+    flow into a backward of the calling function nor are returned by it; or ignores it."""
+    node = fact.node
+    if isinstance(node, cst.Expr) and node.value is call:
+        return True
+    if not isinstance(node, cst.Assign) or node.value is not call:
+        return False
+    summary = facts.summary(fact.function)
+    names = {name for target in node.targets for name in bound_names(target.target)}
+    return not names & (summary.backward_consumed | summary.returned_names)
 
 
 def _binds_afresh(node: cst.BaseSmallStatement, target: str) -> bool:

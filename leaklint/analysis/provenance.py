@@ -353,10 +353,9 @@ class FunctionInterpreter:
         self._attribute_elements: dict[str, Value] = {}
         #: The literals the calls pass (see ``_constant_test``), asked once.
         self._literals: dict[str, object] | None = None
-        #: Parameters the body assigns to: their value is no longer what the calls passed.
-        self._rebound_params = (
-            frozenset(names_bound_in(function.node.body)) & set(function.params) if function.node is not None else frozenset()
-        )
+        #: Parameters the body assigns to: their value is no longer what the calls passed (found
+        #: on first use, see ``_constant_test``).
+        self._rebound_params: frozenset[str] | None = None
 
     # ==== entry points ==========================================================================
     def run(self, grad: GradMode) -> Frame:
@@ -832,7 +831,12 @@ class FunctionInterpreter:
         if literals is None:
             literals = self._literals = self.inputs.callee_literals(self.function) or {}
         literal = literals.get(test.value, VARIES)  # type: ignore[attr-defined]
-        if literal is VARIES or test.value in self._rebound_params:  # type: ignore[attr-defined]
+        if literal is VARIES:
+            return None
+        if self._rebound_params is None:
+            node = self.function.node
+            self._rebound_params = frozenset(names_bound_in(node.body)) & set(self.function.params) if node is not None else frozenset()
+        if test.value in self._rebound_params:  # type: ignore[attr-defined]
             return None
         return bool(literal) is held
 
@@ -1168,6 +1172,9 @@ class FunctionInterpreter:
         """A forward or backward runs here on ``args``: note it for the function, and for each
         enclosing loop whose item the arguments are computed from (it runs once per input)."""
         self.summary.runs_model = True
+        for loop in frame.loops:
+            if not loop.runs_model:
+                loop.runs_model = True
         deps = frozenset().union(*(a.deps for a in args))
         if not deps:
             return
@@ -1642,14 +1649,17 @@ def _bounded_attributes(cls: cst.ClassDef, imports: ImportMap) -> frozenset[str]
             name = dotted_name(target.target)
             if name is None or not name.startswith("self."):
                 continue
-            value = node.value  # type: ignore[attr-defined]
-            bounded = (
-                type(value) is cst.Call
-                and imports.resolve(value.func) in torch_api.BOUNDED_QUEUES  # type: ignore[attr-defined]
-                and (len(value.args) >= 2 or any(a.keyword is not None and a.keyword.value == "maxlen" for a in value.args))  # type: ignore[attr-defined]
-            )
-            assigned[name] = assigned.get(name, True) and bounded
+            assigned[name] = assigned.get(name, True) and is_bounded_queue(node.value, imports)  # type: ignore[attr-defined]
     return frozenset(name for name, bounded in assigned.items() if bounded)
+
+
+def is_bounded_queue(value: cst.BaseExpression, imports: ImportMap) -> bool:
+    """``deque(maxlen=20)`` / ``deque([], 20)``: a queue that drops its oldest item when full."""
+    return (
+        type(value) is cst.Call
+        and imports.resolve(value.func) in torch_api.BOUNDED_QUEUES  # type: ignore[attr-defined]
+        and (len(value.args) >= 2 or any(a.keyword is not None and a.keyword.value == "maxlen" for a in value.args))  # type: ignore[attr-defined]
+    )
 
 
 def container_name(expr: cst.BaseExpression) -> str | None:

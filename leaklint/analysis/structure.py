@@ -110,6 +110,8 @@ class LoopInfo:
     #: The body runs a model forward, a backward, or a local function that does, on something
     #: computed from the loop's item (set by the provenance pass): one pass per input.
     runs_model_on_items: bool = False
+    #: The body runs a model forward or a backward (or a local function that does) at all.
+    runs_model: bool = False
     #: The most iterations the header allows, when it says so with literals (``range(3)``,
     #: ``dataset.take(1)``, ``items[:4]``, a literal list); None when it depends on the data.
     at_most: int | None = None
