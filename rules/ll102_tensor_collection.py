@@ -9,7 +9,8 @@ import libcst as cst
 from leaklint.analysis.accumulate import grown_tensor
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
-from leaklint.analysis.provenance import StatementFact, is_bounded_queue
+from leaklint.analysis.containers import is_bounded_queue
+from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE

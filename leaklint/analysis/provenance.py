@@ -17,9 +17,11 @@ from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
 from leaklint.analysis import torch_api
+from leaklint.analysis.arguments import VARIES, arguments_by_parameter, arguments_with_nodes, join_arguments, join_literals, literal_arguments
+from leaklint.analysis.containers import bounded_attributes, container_name, literal_key
 from leaklint.analysis.environment import Env
 from leaklint.analysis.names import ImportMap, dotted_name
-from leaklint.analysis.walk import Walker, walk
+from leaklint.analysis.walk import Walker
 from leaklint.analysis.structure import (
     ClassInfo,
     FunctionInfo,
@@ -257,25 +259,6 @@ def merge_run(round: Recording, function: FunctionInfo, run: Recording) -> None:
     for callee, calls in run.graph_argument_calls.items():
         known = round.graph_argument_calls.setdefault(callee, [])
         known.extend(call for call in calls if call not in known)
-
-
-#: A parameter that the calls give different values, or values that are not literals.
-VARIES = object()
-
-
-def join_literals(into: dict[str, object], literals: Mapping[str, object]) -> None:
-    for name, literal in literals.items():
-        if name not in into:
-            into[name] = literal
-        elif into[name] is not VARIES and (into[name] != literal or type(into[name]) is not type(literal)):
-            into[name] = VARIES
-
-
-def join_arguments(into: dict[str, Value], arguments: Mapping[str, Value]) -> None:
-    """Add one call's (or one run's) arguments to what ``into`` knows of a function's parameters."""
-    for name, value in arguments.items():
-        seen = into.get(name)
-        into[name] = value if seen is None else join(seen, value)
 
 
 @dataclass
@@ -527,7 +510,7 @@ class FunctionInterpreter:
             return
         passed = {
             name: (arg, value)
-            for (name, value), arg in _arguments_with_nodes(method, node, args, bound=True)
+            for (name, value), arg in arguments_with_nodes(method, node, args, bound=True)
         }
         stored = []
         for name, (arg, value) in passed.items():
@@ -1257,18 +1240,9 @@ class FunctionInterpreter:
         return self.structure.nested_functions.get((self.function, name))
 
     def _bounded_attributes(self) -> frozenset[str]:
-        """Attributes of the method's class that only ever hold a bounded queue
-        (``self.window = deque(maxlen=20)``): appending to them keeps the last few items."""
+        """Attributes of the method's class that only ever hold a bounded queue."""
         cls = self.function.cls
-        if cls is None:
-            return frozenset()
-        cache = _BOUNDED.get(self.imports)
-        if cache is None:
-            cache = _BOUNDED[self.imports] = {}
-        found = cache.get(cls.node)
-        if found is None:
-            found = cache[cls.node] = _bounded_attributes(cls.node, self.imports)
-        return found
+        return bounded_attributes(cls.node, self.imports) if cls is not None else frozenset()
 
     def _made_by(self, factory: cst.BaseExpression) -> Value | None:
         """What calling ``factory`` makes, when it is a class of the file (``AverageMeter``,
@@ -1304,7 +1278,7 @@ class FunctionInterpreter:
     def _note_arguments(self, function: cst.FunctionDef, node: cst.Call, args: list[Value], *, bound: bool) -> None:
         """Record what this call passes for each parameter of the local ``function`` (``bound``:
         called as a method, so the first parameter is the receiver)."""
-        join_literals(self.rec.literal_arguments.setdefault(function, {}), _literal_arguments(function, node, bound=bound))
+        join_literals(self.rec.literal_arguments.setdefault(function, {}), literal_arguments(function, node, bound=bound))
         passed = arguments_by_parameter(function, node, args, bound=bound)
         if passed:
             join_arguments(self.rec.call_arguments.setdefault(function, {}), passed)
@@ -1560,127 +1534,6 @@ def _shaped_like(output: Value, returned: Value) -> Value:
     if returned.fields is not None:
         return replace(output, fields=tuple((key, part(value)) for key, value in returned.fields))
     return output
-
-
-def _literal_arguments(function: cst.FunctionDef, node: cst.Call, *, bound: bool) -> dict[str, object]:
-    """Parameter -> the literal this call gives it (its default when not passed), ``VARIES`` for
-    anything else."""
-    parameters = function.params
-    every = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
-    if bound and not _is_staticmethod(function):
-        every = every[1:]
-    positional = [p.name.value for p in (*parameters.posonly_params, *parameters.params)]
-    if bound and not _is_staticmethod(function):
-        positional = positional[1:]
-    given: dict[str, object] = {}
-    index = 0
-    for arg in node.args:
-        if arg.star:
-            return {p.name.value: VARIES for p in every}  # f(*args) / f(**kwargs): unknown
-        name = arg.keyword.value if arg.keyword is not None else (positional[index] if index < len(positional) else None)
-        if arg.keyword is None:
-            index += 1
-        if name is not None:
-            given[name] = _literal(arg.value)
-    literals: dict[str, object] = {}
-    for param in every:
-        name = param.name.value
-        literals[name] = given[name] if name in given else (_literal(param.default) if param.default is not None else VARIES)
-    return literals
-
-
-def _literal(expr: cst.BaseExpression) -> object:
-    if type(expr) is cst.Name and expr.value in ("True", "False", "None"):  # type: ignore[attr-defined]
-        return {"True": True, "False": False, "None": None}[expr.value]  # type: ignore[attr-defined]
-    if type(expr) in (cst.Integer, cst.SimpleString):
-        return literal_key(expr)
-    return VARIES
-
-
-def arguments_by_parameter(function: cst.FunctionDef, node: cst.Call, args: list[Value], *, bound: bool) -> dict[str, Value]:
-    """Parameter name -> the value ``node`` passes for it (positional and keyword arguments, up
-    to the first ``*args`` / ``**kwargs``), as the callee sees it: no caller-side names."""
-    return {
-        name: replace(value, deps=frozenset(), fresh=False)
-        for (name, value), _ in _arguments_with_nodes(function, node, args, bound=bound)
-    }
-
-
-def _arguments_with_nodes(function: cst.FunctionDef, node: cst.Call, args: list[Value], *, bound: bool) -> list[tuple[tuple[str, Value], cst.Arg]]:
-    """((parameter, value), argument) for each argument of ``node`` that a parameter of
-    ``function`` receives."""
-    parameters = function.params
-    positional = [p.name.value for p in (*parameters.posonly_params, *parameters.params)]
-    keywords = {p.name.value for p in (*parameters.params, *parameters.kwonly_params)}
-    if bound and not _is_staticmethod(function):
-        positional = positional[1:]
-    found: list[tuple[tuple[str, Value], cst.Arg]] = []
-    index = 0
-    for arg, value in zip(node.args, args):
-        if arg.star:
-            if arg.star == "*":
-                index = len(positional)  # where the unpacked items go is unknown
-            continue
-        if arg.keyword is not None:
-            name: str | None = arg.keyword.value if arg.keyword.value in keywords else None
-        else:
-            name = positional[index] if index < len(positional) else None
-            index += 1
-        if name is not None:
-            found.append(((name, value), arg))
-    return found
-
-
-def _is_staticmethod(function: cst.FunctionDef) -> bool:
-    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
-
-
-#: ImportMap -> ClassDef -> its attributes that only ever hold a bounded queue (see
-#: ``_bounded_attributes``); keyed like ``_SHARED_NAMES``, one table per module.
-_BOUNDED: weakref.WeakKeyDictionary[ImportMap, dict[cst.ClassDef, frozenset[str]]] = weakref.WeakKeyDictionary()
-
-
-def _bounded_attributes(cls: cst.ClassDef, imports: ImportMap) -> frozenset[str]:
-    assigned: dict[str, bool] = {}
-    for node in walk(cls):
-        if type(node) is not cst.Assign:
-            continue
-        for target in node.targets:  # type: ignore[attr-defined]
-            name = dotted_name(target.target)
-            if name is None or not name.startswith("self."):
-                continue
-            assigned[name] = assigned.get(name, True) and is_bounded_queue(node.value, imports)  # type: ignore[attr-defined]
-    return frozenset(name for name, bounded in assigned.items() if bounded)
-
-
-def is_bounded_queue(value: cst.BaseExpression, imports: ImportMap) -> bool:
-    """``deque(maxlen=20)`` / ``deque([], 20)``: a queue that drops its oldest item when full."""
-    return (
-        type(value) is cst.Call
-        and imports.resolve(value.func) in torch_api.BOUNDED_QUEUES  # type: ignore[attr-defined]
-        and (len(value.args) >= 2 or any(a.keyword is not None and a.keyword.value == "maxlen" for a in value.args))  # type: ignore[attr-defined]
-    )
-
-
-def container_name(expr: cst.BaseExpression) -> str | None:
-    """``self.stats`` in ``self.stats[key]``, ``self.stats[a][b]``, ``self.stats.setdefault(k, [])``:
-    the object that holds what is stored in one of its slots."""
-    while True:
-        if type(expr) is cst.Subscript:
-            expr = expr.value  # type: ignore[attr-defined]
-        elif type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in ("setdefault", "get"):  # type: ignore[attr-defined]
-            expr = expr.func.value  # type: ignore[attr-defined]
-        else:
-            return dotted_name(expr)
-
-
-def literal_key(expr: cst.BaseExpression) -> object | None:
-    """The key a literal subscript or dict key names (``"loss"``, ``0``), None for anything else."""
-    if type(expr) is cst.SimpleString:
-        return expr.evaluated_value  # type: ignore[attr-defined]
-    if type(expr) is cst.Integer:
-        return int(expr.value.replace("_", ""), 0)  # type: ignore[attr-defined]
-    return None
 
 
 def _chain_root(expr: cst.BaseExpression) -> str | None:
