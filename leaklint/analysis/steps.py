@@ -12,7 +12,9 @@ kinds of evidence, from the most to the least direct:
   that no loop of its own repeats;
 - the file calls it from a loop that repeats per input (``LoopInfo.repeats_per_input``: an
   iteration loop, or a loop that runs the model on each item), or from another function that
-  runs every step (:func:`per_step_functions` follows the calls).
+  runs every step (:func:`per_step_functions` follows the calls, methods of objects built from the
+  file's classes included), or hands it to a call made there (``optimizer.step(closure)``: whoever
+  gets it calls it).
 
 The notions differ on purpose: a figure left open per epoch leaks as surely as one per step,
 while an ``empty_cache()`` per epoch is harmless. Each rule picks the one its docs describe.
