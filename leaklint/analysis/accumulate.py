@@ -126,9 +126,17 @@ def _positional(call: cst.Call) -> list[cst.BaseExpression]:
     return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
 
+#: ``total.to(loss.device)``: the same running value, moved or cast (``detach`` is not: it cuts
+#: the running value off its graph, so nothing chains).
+_MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type", "type_as"})
+
+
 def _is_running(expr: cst.BaseExpression, slot: cst.BaseExpression) -> bool:
     """``expr`` reads the accumulator's running value: the same name, the same slot
-    (``d["k"]``), or ``d.get("k", default)`` for the slot ``d["k"]``."""
+    (``d["k"]``), or ``d.get("k", default)`` for the slot ``d["k"]``; also moved to a device or
+    cast (``self.total.to(loss.device)``)."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES:
+        expr = expr.func.value
     if not isinstance(slot, cst.Subscript):
         name = dotted_name(slot)
         return name is not None and dotted_name(expr) == name

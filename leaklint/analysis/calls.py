@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from leaklint.analysis.structure import FunctionInfo
+from leaklint.analysis.structure import ClassInfo, FunctionInfo
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
@@ -44,8 +44,10 @@ def function_named(name: str, scope: FunctionInfo, facts: ModuleFacts) -> cst.Fu
 
 
 def local_callee(call: cst.Call, scope: FunctionInfo, facts: ModuleFacts) -> FunctionInfo | None:
-    """The function of this file that ``call`` (made in ``scope``) runs: ``helper(...)``, or
-    ``self.method(...)`` / ``cls.method(...)`` (found in the class or its local bases)."""
+    """The function of this file that ``call`` (made in ``scope``) runs: ``helper(...)``,
+    ``self.method(...)`` / ``cls.method(...)`` (found in the class or its local bases), or a
+    method of an object the provenance pass knows was built from a class of the file
+    (``trainer.train_step(batch)``, ``meter.update(loss)``)."""
     func = call.func
     node: cst.FunctionDef | None = None
     if isinstance(func, cst.Name):
@@ -53,6 +55,10 @@ def local_callee(call: cst.Call, scope: FunctionInfo, facts: ModuleFacts) -> Fun
     elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
         if scope.cls is not None:
             node = scope.cls.find_method(func.attr.value)
+    elif isinstance(func, cst.Attribute):
+        cls = facts.value(func.value).cls
+        if isinstance(cls, ClassInfo):
+            node = cls.find_method(func.attr.value)
     return facts.structure.functions.get(node) if node is not None else None
 
 

@@ -15,8 +15,9 @@ from typing import Callable, Iterator, Mapping, TypeVar
 
 import libcst as cst
 
+from leaklint.analysis import torch_api
 from leaklint.analysis.index import ModuleIndex
-from leaklint.analysis.names import ImportMap
+from leaklint.analysis.names import ImportMap, dotted_names_in
 from leaklint.analysis.provenance import (
     FunctionSummary,
     MethodStore,
@@ -25,9 +26,10 @@ from leaklint.analysis.provenance import (
     StatementFact,
     StoredArgument,
 )
-from leaklint.analysis.rounds import Rounds
-from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, scan_imports_and_structure
-from leaklint.analysis.values import UNKNOWN, Value
+from leaklint.analysis.rounds import Rounds, same
+from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, bound_names, scan_imports_and_structure
+from leaklint.analysis.values import UNKNOWN, Value, replace
+from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence
 
 MAX_ROUNDS = 3
@@ -46,10 +48,17 @@ class Lifetime:
     outlives_call: bool
     #: The stored graph flows into a ``.backward()`` in the same function: kept on purpose.
     consumed_by_backward: bool
-    #: The target is returned: the function builds it for its caller.
+    #: The target is returned: the function builds it for a caller that may backpropagate it
+    #: (see ``ModuleFacts.result_backpropagated``).
     returned: bool
     #: An enclosing loop that is not carried re-creates the target every training step.
     reset_each_step: bool
+
+    @property
+    def per_input(self) -> bool:
+        """A loop that carries it runs the model again every iteration (over images, over
+        samples drawn until enough are accepted): one graph per input piles up."""
+        return any(loop.repeats_per_input or loop.runs_model for loop in self.carried_by)
 
     @property
     def across_iterations(self) -> bool:
@@ -83,6 +92,12 @@ class Lifetime:
                 # model's method): a bounded structure the caller asked for.
                 return None
             return confidence
+        if self.per_input and not self.returned and not self.reset_each_step:
+            # A model run per input, its outputs gathered with their graphs and no backward
+            # through them (the function's callers do not backpropagate what it returns): the
+            # root cause is usually an evaluation pass run with gradients on, LL201's finding;
+            # shown with low confidence so the collection is not reported twice.
+            return Confidence.LOW
         # Only "structure" loops (over heads, layers, chunks) carry it: a value built for one step.
         if self.returned or self.reset_each_step:
             return None
@@ -143,22 +158,53 @@ class ModuleFacts:
         return list(self._recording.method_stores.values())
 
     def graphs_kept_by_methods(self, kind: str) -> Iterator[tuple[MethodStore, StoredArgument, Confidence]]:
-        """Graph-attached arguments that a method keeps (``kind``: "accumulate" or "append") on an
-        object living across steps, with the confidence that this piles up."""
+        """Graph-attached arguments that a method keeps (``kind``: "accumulate", "append" or
+        "slot") on an object living across steps, with the confidence that this piles up.
+
+        Reported where the graph enters the object that keeps it: a call inside a method that
+        only passes on what that method's own callers gave it (``self.meters[k].update(value)``
+        in ``Meter.update``) is left to those callers' calls (see :meth:`kept_at_callers`)."""
+        from leaklint.analysis.steps import per_step_functions
+
         for store in self.method_stores():
             fact = store.statement
             if fact is None or fact.grad is GradMode.DISABLED:
                 continue
+            if self.handles_tensors(store.method):
+                continue  # the method's own store is reported (kept_at_callers)
             for argument in store.stored:
                 value = self.value(argument.expr)
-                if argument.kind != kind or not value.is_graph:
+                if argument.kind != kind or not value.is_graph or self.kept_at_callers(fact, value):
                     continue
-                per_call = fact.function.runs_per_step or bool(fact.loops)
-                lifetime = self.lifetime(fact, store.receiver)
+                per_step = fact.function in per_step_functions(self)
+                per_call = fact.function.runs_per_step or bool(fact.loops) or per_step
+                target = argument.attribute.split("[", 1)[0] if store.receiver == "self" else store.receiver
+                lifetime = self.lifetime(fact, target)
+                if per_step and not lifetime.outlives_call and target.split(".", 1)[0] in fact.function.params:
+                    # an object the caller hands to a function it runs every step: it lives on
+                    lifetime = replace(lifetime, outlives_call=True)
                 confidence = lifetime.leak_confidence(value.confidence, count_call_lifetime=per_call)
                 if confidence is not None:
                     yield store, argument, confidence
                     break
+
+    def kept_at_callers(self, fact: StatementFact, value: Value) -> bool:
+        """``value``, kept by ``fact``, carries a graph only because the function's callers pass one
+        (``self.values.append(val)`` in a meter's ``update``), and every call that passes one
+        comes from outside the method's class, where it is reported instead: the call is where
+        the graph enters the object that keeps it. A method of the same class handing its own
+        graph to a helper (``self.store_metrics(metrics)``) is reported in the helper."""
+        function = fact.function
+        if not value.from_caller or function.node is None or not function.is_method or self.handles_tensors(function):
+            return False
+        calls = self._recording.graph_argument_calls.get(function.node)
+        return bool(calls) and all(call in self._recording.method_stores for call in calls)
+
+    def handles_tensors(self, function: FunctionInfo) -> bool:
+        """The function tests whether a value is a tensor (``isinstance(v, torch.Tensor)``,
+        ``torch.is_tensor(v)``): it treats tensors on purpose, so a graph it keeps anyway is its
+        own doing, reported where it keeps it rather than at its callers."""
+        return function in self.derived(_tensor_handlers)
 
     def summary(self, function: FunctionInfo) -> FunctionSummary:
         return self._recording.summaries.get(function) or FunctionSummary()
@@ -179,9 +225,14 @@ class ModuleFacts:
         atomic = isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or bool(getattr(node, "lpar", None))
         return text if atomic else f"({text})"
 
-    def lifetime(self, fact: StatementFact, target: str) -> Lifetime:
-        """What keeps a value stored into ``target`` (a dotted name) at ``fact`` alive."""
-        carried = self.carry_loops(fact, target)
+    def lifetime(self, fact: StatementFact, target: str, *, periodic_resets: bool = False) -> Lifetime:
+        """What keeps a value stored into ``target`` (a dotted name) at ``fact`` alive.
+
+        ``periodic_resets``: a loop that re-binds ``target`` only in a branch (``if step % 100 ==
+        0: total = 0``) still carries it: what the iterations between two resets add piles up."""
+        carried = self.carry_loops(fact, target, periodic_resets=periodic_resets)
+        if periodic_resets and carried and self._bound_before(fact, target, carried[0].node):
+            carried = ()  # `loss = f(x); loss = loss + g(x)` in one branch: a fresh value each time
         function = fact.function
         bound_here = target in fact.env or target.split(".", 1)[0] in function.params
         is_attribute = "." in target and target.split(".", 1)[0] in ("self", "cls")
@@ -198,23 +249,113 @@ class ModuleFacts:
             # appends log-probs, finish_episode() backpropagates through them and empties the list).
             consumed_by_backward=target in summary.backward_consumed
             or (is_attribute and target in self.index.backward_consumed),
-            returned=target in summary.returned_names,
+            returned=target in summary.returned_names and self.result_backpropagated(function),
             reset_each_step=bool(outer) and outer[-1].is_iteration_loop,
         )
 
+    def _bound_before(self, fact: StatementFact, target: str, loop: cst.CSTNode) -> bool:
+        """Some statement before ``fact`` in the same iteration of ``loop``, on every path to it,
+        binds ``target`` afresh (an assignment that does not read it)."""
+        place = self.index.place_of(fact)
+        if place is None:
+            return False
+        chain = place.chain
+        top = next((i for i, node in enumerate(chain) if node is loop), None)
+        if top is None:
+            return False
+        for index in range(len(chain) - 1, top, -1):
+            child, parent = chain[index], chain[index - 1]
+            body = getattr(parent, "body", None)
+            position = next((i for i, node in enumerate(body) if node is child), None) if isinstance(body, (list, tuple)) else None
+            if position is None:
+                continue
+            for statement in body[:position]:
+                if isinstance(statement, cst.SimpleStatementLine) and any(_binds_afresh(small, target) for small in statement.body):
+                    return True
+        return False
+
+    def result_backpropagated(self, function: FunctionInfo) -> bool:
+        """Whether what ``function`` returns may flow into a backward call: unless every caller
+        is known (calls in this file, nothing else can reach it) and none backpropagates the
+        result, it may. A method of an ``nn.Module`` and a framework's step method always may."""
+        return function not in self.derived(_results_not_backpropagated)
+
     @staticmethod
-    def carry_loops(fact: StatementFact, target: str) -> tuple[LoopInfo, ...]:
+    def carry_loops(fact: StatementFact, target: str, *, periodic_resets: bool = False) -> tuple[LoopInfo, ...]:
         """The loops (innermost first) across whose iterations ``target`` keeps its value.
 
         A loop whose body re-binds ``target`` from scratch (``total = 0``) resets it every
-        iteration; re-binding inside an inner loop resets it for the outer loops too.
+        iteration; re-binding inside an inner loop resets it for the outer loops too. With
+        ``periodic_resets``, a re-binding in a branch only (``if step % 100 == 0:``) does not.
         """
         carried = []
         for loop in reversed(fact.loops):
-            if target in loop.rebound:
+            if target in loop.rebound and not (periodic_resets and target in loop.rebound_in_branch):
                 break
             carried.append(loop)
         return tuple(carried)
+
+
+def _tensor_handlers(facts: ModuleFacts) -> set[FunctionInfo]:
+    found = set()
+    for info in facts.structure.functions.values():
+        if info.node is None:
+            continue
+        for node in walk(info.node.body, into=not_into_scopes):
+            if isinstance(node, cst.Call) and _is_tensor_check(node, facts.imports):
+                found.add(info)
+                break
+    return found
+
+
+def _is_tensor_check(call: cst.Call, imports: ImportMap) -> bool:
+    if imports.resolve(call.func) in torch_api.TENSOR_CHECKS:
+        return True
+    return (
+        isinstance(call.func, cst.Name)
+        and call.func.value == "isinstance"
+        and len(call.args) == 2
+        and imports.resolve(call.args[1].value) in torch_api.TENSOR_TYPES
+    )
+
+
+def _results_not_backpropagated(facts: ModuleFacts) -> set[FunctionInfo]:
+    """Functions whose every caller is in this file and binds the result to names that no
+    backward call of that caller uses (nor returns it on): an evaluation or sampling helper."""
+    from leaklint.analysis.calls import call_graph
+
+    graph = call_graph(facts)
+    escaping = facts._recording.escaping
+    found: set[FunctionInfo] = set()
+    for info in facts.structure.functions.values():
+        node = info.node
+        if node is None or node in escaping or info.runs_per_step or (info.cls is not None and info.cls.is_module):
+            continue
+        sites = graph.sites_of(info)
+        if not sites or len(sites) < len(facts.index.calls_named(info.name)):
+            continue  # unknown callers (calls of this name that are not resolved to it)
+        if all(_result_dropped(call, fact, facts) for call, fact in sites):
+            found.add(info)
+    return found
+
+
+def _result_dropped(call: cst.Call, fact: StatementFact, facts: ModuleFacts) -> bool:
+    """The statement binds the call's result (``x = f()``, ``a, b = f()``) to names that neither
+    flow into a backward of the calling function nor are returned by it; or ignores it."""
+    node = fact.node
+    if isinstance(node, cst.Expr) and node.value is call:
+        return True
+    if not isinstance(node, cst.Assign) or node.value is not call:
+        return False
+    summary = facts.summary(fact.function)
+    names = {name for target in node.targets for name in bound_names(target.target)}
+    return not names & (summary.backward_consumed | summary.returned_names)
+
+
+def _binds_afresh(node: cst.BaseSmallStatement, target: str) -> bool:
+    if not isinstance(node, cst.Assign) or target in dotted_names_in(node.value):
+        return False
+    return any(target in bound_names(t.target) for t in node.targets)
 
 
 def _initial_grad(info: FunctionInfo, inferred_no_grad: set[cst.FunctionDef]) -> GradMode:
@@ -222,6 +363,8 @@ def _initial_grad(info: FunctionInfo, inferred_no_grad: set[cst.FunctionDef]) ->
         return info.decorator_grad
     if info.is_lightning_no_grad_hook:
         return GradMode.DISABLED
+    if info.is_method and info.name == "forward" and info.cls.is_autograd_function:  # type: ignore[union-attr]
+        return GradMode.DISABLED  # Function.apply runs a custom forward with recording off
     if info.node in inferred_no_grad:
         return GradMode.DISABLED
     if info.parent is not None:
@@ -258,7 +401,13 @@ def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure)
                 outer = ChainMap(recording.final_envs.get(info.parent, {}), recording.module_bindings)
             rounds.interpret(info, _initial_grad(info, inferred), recording, previous, outer)
         now_inferred = _only_called_without_grad(recording, structure)
-        settled = previous is not None and now_inferred == inferred and _same_returns(previous, recording)
+        settled = (
+            previous is not None
+            and now_inferred == inferred
+            and _same_returns(previous, recording)
+            and same(previous.call_arguments, recording.call_arguments)
+            and same(previous.literal_arguments, recording.literal_arguments)
+        )
         previous, inferred = recording, now_inferred
         if settled:
             break

@@ -17,6 +17,8 @@ from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
 from leaklint.analysis import torch_api
+from leaklint.analysis.arguments import VARIES, arguments_by_parameter, arguments_with_nodes, join_arguments, join_literals, literal_arguments
+from leaklint.analysis.containers import bounded_attributes, container_name, literal_key
 from leaklint.analysis.environment import Env
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.walk import Walker
@@ -29,6 +31,7 @@ from leaklint.analysis.structure import (
     backward_target,
     bound_names,
     literal_grad_mode,
+    names_bound_in,
 )
 from leaklint.analysis.values import (
     DETACHED,
@@ -44,6 +47,7 @@ from leaklint.analysis.values import (
     join,
     replace,
     role,
+    with_fields,
 )
 from leaklint.findings import Confidence
 
@@ -101,8 +105,12 @@ class FunctionSummary:
     returned_names: set[str] = field(default_factory=set)
     #: Names whose values flow into a backward call (the graph is consumed on purpose).
     backward_consumed: set[str] = field(default_factory=set)
-    #: For methods: parameter -> (kind, attribute) when the method keeps the argument on ``self``.
-    param_stores: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: For methods: parameter -> the (kind, attribute) pairs where the method keeps the argument
+    #: on ``self``: "accumulate" (``self.sum += val``), "append" (``self.values.append(val)``,
+    #: also into a slot: ``self.stats[key].append(val)``) or "slot" (``self.last = val``,
+    #: ``self.logs[key] = val``); also through a method of an object it keeps
+    #: (``self.meters[key].update(val)``).
+    param_stores: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     #: The function runs a model forward or a backward (itself, or through a local call).
     runs_model: bool = False
 
@@ -129,6 +137,14 @@ class Recording:
     final_envs: dict[FunctionInfo, dict[str, Value]] = field(default_factory=dict)
     #: Expressions that are the callee of a call (a function named there is called, not passed).
     direct_callees: set[cst.CSTNode] = field(default_factory=set)
+    #: Local function -> parameter -> the arguments its direct calls pass, joined: what the
+    #: parameter holds when the function runs (read the next round, see ``Inputs.callee_arguments``).
+    call_arguments: dict[cst.FunctionDef, dict[str, Value]] = field(default_factory=dict)
+    #: Local method -> its direct calls that pass it a graph-attached argument.
+    graph_argument_calls: dict[cst.FunctionDef, list[cst.Call]] = field(default_factory=dict)
+    #: Local function -> parameter -> the literal (``True``, ``False``, ``None``, a number or a
+    #: string) every direct call passes for it, defaults included (``VARIES`` where they differ).
+    literal_arguments: dict[cst.FunctionDef, dict[str, object]] = field(default_factory=dict)
 
 
 class Inputs:
@@ -153,6 +169,9 @@ class Inputs:
 
     def _callee_summary(self, function: FunctionInfo) -> FunctionSummary | None:
         if self.previous is not None:
+            # A callee interpreted earlier this round already saw this round's inputs.
+            if function is not self.function and function in self.round.summaries:
+                return self.round.summaries[function]
             return self.previous.summaries.get(function)
         if function is self.function:
             return self.own_summary
@@ -163,10 +182,34 @@ class Inputs:
         summary = self._callee_summary(function)
         return None if summary is None else (summary.returns, summary.runs_model)
 
-    def callee_param_stores(self, method: FunctionInfo) -> dict[str, tuple[str, str]] | None:
+    def callee_param_stores(self, method: FunctionInfo) -> dict[str, tuple[tuple[str, str], ...]] | None:
         """Which arguments ``method`` keeps on ``self`` (None: unknown yet)."""
         summary = self._callee_summary(method)
         return None if summary is None else summary.param_stores
+
+    def callee_arguments(self, function: FunctionInfo) -> dict[str, Value] | None:
+        """What the direct calls of ``function`` pass for each parameter: those of the previous
+        round, joined with those the functions interpreted before it this round made, so a
+        chain of calls is followed in one round where the callers come first (None: nothing
+        known yet)."""
+        if self.previous is None or function.node is None:
+            return None
+        before = self.previous.call_arguments.get(function.node)
+        now = self.round.call_arguments.get(function.node)
+        if not now:
+            return before
+        merged = dict(before or {})
+        join_arguments(merged, now)
+        return merged
+
+    def callee_literals(self, function: FunctionInfo) -> dict[str, object] | None:
+        """The literal each parameter of ``function`` gets from every call in the file, the
+        previous round; None where that is not known to be every call (a method, a function
+        used other than by a direct call)."""
+        previous = self.previous
+        if previous is None or function.node is None or function.is_method or function.node in previous.escaping:
+            return None
+        return previous.literal_arguments.get(function.node)
 
     def upstream_of_backward(self) -> AbstractSet[str]:
         """Names that flowed into a backward call in this function, the previous round."""
@@ -209,6 +252,13 @@ def merge_run(round: Recording, function: FunctionInfo, run: Recording) -> None:
         round.module_bindings[name] = value if seen is None else join(seen, value)
     round.final_envs.update(run.final_envs)
     round.direct_callees |= run.direct_callees
+    for callee, arguments in run.call_arguments.items():
+        join_arguments(round.call_arguments.setdefault(callee, {}), arguments)
+    for callee, literals in run.literal_arguments.items():
+        join_literals(round.literal_arguments.setdefault(callee, {}), literals)
+    for callee, calls in run.graph_argument_calls.items():
+        known = round.graph_argument_calls.setdefault(callee, [])
+        known.extend(call for call in calls if call not in known)
 
 
 @dataclass
@@ -282,6 +332,13 @@ class FunctionInterpreter:
         self._own_class_attributes: dict[str, Value] | None = None
         #: Per statement of the module: the names it shares (see :func:`_shared_names`).
         self._shared = _shared_names_cache(imports)
+        #: ``self.meters[k] = AverageMeter()`` here: what the items of ``self.meters`` are.
+        self._attribute_elements: dict[str, Value] = {}
+        #: The literals the calls pass (see ``_constant_test``), asked once.
+        self._literals: dict[str, object] | None = None
+        #: Parameters the body assigns to: their value is no longer what the calls passed (found
+        #: on first use, see ``_constant_test``).
+        self._rebound_params: frozenset[str] | None = None
 
     # ==== entry points ==========================================================================
     def run(self, grad: GradMode) -> Frame:
@@ -292,9 +349,11 @@ class FunctionInterpreter:
             self._body(self.function.node.body, frame)
         if self.function.is_method and self.function.cls is not None:
             # Joined into the round's values by merge_run, after the methods before this one.
-            self.rec.class_attributes[self.function.cls] = {
-                name: value for name, value in frame.env.items() if name.startswith("self.")
-            }
+            attributes = {name: value for name, value in frame.env.items() if name.startswith("self.")}
+            for name, element in self._attribute_elements.items():
+                known = attributes.get(name) or self._class_attributes(self.function.cls).get(name) or UNKNOWN
+                attributes[name] = replace(known, element=element if known.element is None else join(known.element, element))
+            self.rec.class_attributes[self.function.cls] = attributes
         if self.function.node is None:
             self.rec.module_env.update(frame.env)
         self.rec.final_envs[self.function] = frame.env
@@ -303,11 +362,23 @@ class FunctionInterpreter:
     def _initial_env(self) -> dict[str, Value]:
         env: dict[str, Value] = {}
         function = self.function
+        passed = self.inputs.callee_arguments(function) if function.params else None
+        handed = torch_api.framework_model_parameter(function.cls.qualified_bases, function.name) if function.is_method else None  # type: ignore[union-attr]
         for param in function.params:
+            if param == handed:
+                env[param] = role(Role.MODEL, Confidence.MEDIUM, param)  # the model a trainer library trains
+                continue
             if param == "self" and function.cls is not None:
                 env["self"] = role(Role.MODEL, Confidence.HIGH, "self") if function.cls.is_module else UNKNOWN
             else:
-                env[param] = self._guess_from_name(param)
+                guess = self._guess_from_name(param)
+                argument = passed.get(param) if passed else None
+                # What the calls in the file pass is evidence; the name is a guess, kept only
+                # where the calls pass something unknown.
+                known = argument is not None and (argument.kind is not Kind.UNKNOWN or argument.role is not None)
+                if known and argument.is_graph:  # type: ignore[union-attr]
+                    argument = replace(argument, from_caller=True)
+                env[param] = argument if known else guess  # type: ignore[assignment]
         return env
 
     # ==== statements ============================================================================
@@ -417,29 +488,36 @@ class FunctionInterpreter:
 
     # ---- objects that keep what they are given (meters, loggers) -----------------------------
     def _note_param_store(self, values: list[Value], kind: str, attribute: str) -> None:
-        """In a method: a parameter's value is accumulated / appended into ``self.*``."""
+        """In a method: a parameter's value is accumulated / appended / kept in ``self.*``."""
         if not self.function.is_method:
             return
         parameters = set(self.function.params[1:])
         for value in values:
+            if value.role is None and value.kind in (Kind.NOT_TENSOR, Kind.DETACHED):
+                continue  # what is kept is not the argument's graph (``val.item()``, ``val.detach()``)
             for name in value.deps & parameters:
-                self.summary.param_stores.setdefault(name, (kind, attribute))
+                known = self.summary.param_stores.get(name, ())
+                if (kind, attribute) not in known:
+                    self.summary.param_stores[name] = (*known, (kind, attribute))
 
-    def _note_method_store(self, node: cst.Call, receiver: str | None, method: cst.FunctionDef) -> None:
-        """A call like ``meter.update(loss)`` on an object whose method keeps that argument."""
+    def _note_method_store(self, node: cst.Call, receiver: str | None, method: cst.FunctionDef, args: list[Value]) -> None:
+        """A call like ``meter.update(loss)`` on an object whose method keeps that argument.
+        Inside a method, an argument computed from the method's own parameters is kept by the
+        object too (``self.meters[key].update(value)``): the method keeps that parameter."""
         info = self.structure.functions[method]
         param_stores = self.inputs.callee_param_stores(info)
         if not param_stores or receiver is None:
             return
-        parameters = list(info.params[1:])
+        passed = {
+            name: (arg, value)
+            for (name, value), arg in arguments_with_nodes(method, node, args, bound=True)
+        }
         stored = []
-        for position, arg in enumerate(node.args):
-            if arg.star:
-                continue
-            name = arg.keyword.value if arg.keyword is not None else (parameters[position] if position < len(parameters) else None)
-            if name in param_stores:
-                kind, attribute = param_stores[name]
+        for name, (arg, value) in passed.items():
+            for kind, attribute in param_stores.get(name, ()):
                 stored.append(StoredArgument(arg.value, kind, attribute))
+                if receiver.startswith("self.") or receiver == "self":
+                    self._note_param_store([value], kind, receiver if receiver != "self" else attribute)
         if stored:
             self.rec.method_stores[node] = MethodStore(node, self._statement, receiver, info, tuple(stored))
 
@@ -461,7 +539,22 @@ class FunctionInterpreter:
             self._bind(target.value, self._element_of(value), frame)
             return
         if kind is cst.Subscript:
-            self.eval(target.value, frame)
+            container_value = self.eval(target.value, frame)
+            self._set_field(target, value, frame)  # type: ignore[arg-type]
+            holder = dotted_name(target.value)  # type: ignore[attr-defined]
+            if holder is not None and value.role in (Role.INSTANCE, Role.MODEL) and isinstance(value.cls, ClassInfo):
+                # meters[name] = AverageMeter(): the container's items are meters
+                element = value if container_value.element is None else join(container_value.element, value)
+                element = replace(element, deps=frozenset())
+                if holder in frame.env:
+                    frame.env[holder] = replace(container_value, element=element)
+                elif holder.startswith("self."):
+                    # not a binding of the attribute here: the class learns it at the end (run())
+                    known = self._attribute_elements.get(holder)
+                    self._attribute_elements[holder] = element if known is None else join(known, element)
+            container = container_name(target)
+            if container is not None and container.startswith("self."):
+                self._note_param_store([value], "slot", f"{container}[...]")  # self.logs[key] = val
             return
         name = dotted_name(target)
         if name is None:
@@ -478,9 +571,24 @@ class FunctionInterpreter:
             if guess.kind is Kind.GRAPH or guess.role is not None:
                 value = replace(guess, deps=value.deps, fresh=value.fresh)
         frame.env[name] = value
+        if name.startswith("self.") and name not in value.deps:
+            self._note_param_store([value], "slot", name)  # self.last = val
         if self.function.is_module_level:
             seen = self.rec.module_bindings.get(name)
             self.rec.module_bindings[name] = value if seen is None else join(seen, value)
+
+    def _set_field(self, target: cst.Subscript, value: Value, frame: Frame) -> None:
+        """``d["loss"] = loss.detach()`` on a dict whose keys are known: that key now holds it."""
+        name = dotted_name(target.value)
+        current = frame.env.get(name) if name is not None else None
+        if current is None or current.fields is None or len(target.slice) != 1 or type(target.slice[0].slice) is not cst.Index:
+            return
+        key = literal_key(target.slice[0].slice.value)  # type: ignore[attr-defined]
+        if key is None:
+            frame.env[name] = replace(current, fields=None)  # type: ignore[index]
+            return
+        fields = (*(f for f in current.fields if f[0] != key), (key, replace(value, deps=frozenset())))
+        frame.env[name] = with_fields(fields, deps=current.deps | value.deps)  # type: ignore[index]
 
     @staticmethod
     def _backward_reachable(frame: Frame) -> bool:
@@ -494,14 +602,29 @@ class FunctionInterpreter:
     def _element_of(self, value: Value) -> Value:
         if value.role is not None:
             return UNKNOWN
-        return replace(value, items=None, fresh=False)
+        return replace(value, items=None, fields=None, fresh=False)
 
     def _if(self, node: cst.If, frame: Frame, statement: cst.If | None = None) -> None:
         self._header(statement or node, frame)  # an elif's test belongs to the whole if statement
         self.eval(node.test, frame)
+        known = self._constant_test(node.test)
+        if known is not None:
+            # `if requires_grad:` where every call passes requires_grad=False: one branch runs
+            if known:
+                self._body(node.body, frame)
+            elif isinstance(node.orelse, cst.If):
+                self._if(node.orelse, frame, statement or node)
+            elif isinstance(node.orelse, cst.Else):
+                self._body(node.orelse.body, frame)
+            return
         then = frame.copy()
+        checked = self._tensor_check(node.test)
+        if checked is not None and not checked[1] and checked[0] in frame.env:
+            then.env[checked[0]] = replace(NOT_TENSOR, deps=frame.env[checked[0]].deps)
         self._body(node.body, then)
         otherwise = frame.copy()
+        if checked is not None and checked[1] and checked[0] in frame.env:
+            otherwise.env[checked[0]] = replace(NOT_TENSOR, deps=frame.env[checked[0]].deps)
         if isinstance(node.orelse, cst.If):
             self._if(node.orelse, otherwise, statement or node)
         elif isinstance(node.orelse, cst.Else):
@@ -548,7 +671,7 @@ class FunctionInterpreter:
             body = current.copy()
             body.loops = frame.loops + ((info,) if info is not None else ())
             if isinstance(node, cst.For):
-                self._bind(node.target, self._iteration_value(iterable), body)
+                self._bind(node.target, self._iteration_value(iterable, node.iter), body)
             else:
                 self._header(node, body)
                 self.eval(node.test, body)
@@ -573,9 +696,13 @@ class FunctionInterpreter:
         if node.orelse is not None:
             self._body(node.orelse.body, frame)
 
-    def _iteration_value(self, iterable: Value) -> Value:
+    def _iteration_value(self, iterable: Value, node: cst.BaseExpression | None = None) -> Value:
         if iterable.is_graph:
-            return replace(iterable, items=None, fresh=False)
+            item = replace(iterable, items=None, fields=None, fresh=False)
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "items" and not node.args:  # type: ignore[attr-defined]
+                # `for key, value in d.items()`: the pairs of a mapping, keys first
+                return replace(item, items=(replace(UNKNOWN, deps=iterable.deps), item))
+            return item
         return replace(UNKNOWN, deps=iterable.deps) if iterable.deps else UNKNOWN
 
     def _with(self, node: cst.With, frame: Frame) -> None:
@@ -664,7 +791,54 @@ class FunctionInterpreter:
 
     def _if_expression(self, node: cst.IfExp, frame: Frame) -> Value:
         self.eval(node.test, frame)
-        return join(self.eval(node.body, frame), self.eval(node.orelse, frame))
+        body, orelse = self.eval(node.body, frame), self.eval(node.orelse, frame)
+        checked = self._tensor_check(node.test)
+        if checked is not None:
+            # `v.detach() if isinstance(v, torch.Tensor) else v`: the other branch's `v` is no tensor
+            name, positive = checked
+            branch = node.orelse if positive else node.body
+            if dotted_name(branch) == name:
+                not_tensor = replace(NOT_TENSOR, deps=orelse.deps if positive else body.deps)
+                body, orelse = (body, not_tensor) if positive else (not_tensor, orelse)
+        return join(body, orelse)
+
+    def _constant_test(self, test: cst.BaseExpression) -> bool | None:
+        """The truth of ``flag`` / ``not flag`` when ``flag`` is a parameter that every call in the
+        file gives the same literal (None: not known)."""
+        held = True
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
+            test, held = test.expression, not held  # type: ignore[attr-defined]
+        if type(test) is not cst.Name or test.value not in self.function.params:  # type: ignore[attr-defined]
+            return None
+        literals = self._literals
+        if literals is None:
+            literals = self._literals = self.inputs.callee_literals(self.function) or {}
+        literal = literals.get(test.value, VARIES)  # type: ignore[attr-defined]
+        if literal is VARIES:
+            return None
+        if self._rebound_params is None:
+            node = self.function.node
+            self._rebound_params = frozenset(names_bound_in(node.body)) & set(self.function.params) if node is not None else frozenset()
+        if test.value in self._rebound_params:  # type: ignore[attr-defined]
+            return None
+        return bool(literal) is held
+
+    def _tensor_check(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
+        """(name, held) for ``isinstance(name, torch.Tensor)`` (held: True) or its negation."""
+        held = True
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
+            test, held = test.expression, not held  # type: ignore[attr-defined]
+        if type(test) is not cst.Call or not test.args:  # type: ignore[attr-defined]
+            return None
+        name = dotted_name(test.args[0].value)  # type: ignore[attr-defined]
+        if name is None:
+            return None
+        if self.imports.resolve(test.func) in torch_api.TENSOR_CHECKS and len(test.args) == 1:  # type: ignore[attr-defined]
+            return name, held  # torch.is_tensor(v)
+        if type(test.func) is cst.Name and test.func.value == "isinstance" and len(test.args) == 2:  # type: ignore[attr-defined]
+            if self.imports.resolve(test.args[1].value) in torch_api.TENSOR_TYPES:  # type: ignore[attr-defined]
+                return name, held
+        return None
 
     def _sequence(self, node: cst.Tuple | cst.List | cst.Set, frame: Frame) -> Value:
         items = [self.eval(e.value, frame) for e in node.elements]
@@ -674,11 +848,20 @@ class FunctionInterpreter:
 
     def _dict(self, node: cst.Dict, frame: Frame) -> Value:
         values = []
+        fields: list[tuple[object, Value]] | None = []
         for element in node.elements:
+            value_node = element.value
             if type(element) is cst.DictElement:
                 self.eval(element.key, frame)  # type: ignore[union-attr]
-            values.append(self.eval(element.value, frame))
-        return combine(values, origin="", fresh=False)
+                key = literal_key(element.key)  # type: ignore[union-attr]
+            else:
+                key = None  # **other: keys unknown
+            value = self.eval(value_node, frame)
+            values.append(value)
+            if fields is not None:
+                fields = None if key is None else [*(f for f in fields if f[0] != key), (key, value)]
+        result = combine(values, origin="", fresh=False)
+        return replace(result, fields=tuple(fields)) if fields is not None else result
 
     def _named(self, node: cst.NamedExpr, frame: Frame) -> Value:
         value = self.eval(node.value, frame)
@@ -770,8 +953,8 @@ class FunctionInterpreter:
             return replace(DETACHED, deps=base.deps) if base.kind is not Kind.NOT_TENSOR else NOT_TENSOR
         if base.is_graph:
             if attr == "loss":
-                return replace(base, evidence=Evidence.LOSS, fresh=False, items=None, origin="")
-            return replace(base, evidence=Evidence.DERIVED if base.evidence is not Evidence.BACKWARD else base.evidence, fresh=False, items=None)
+                return replace(base, evidence=Evidence.LOSS, fresh=False, items=None, fields=None, origin="")
+            return replace(base, evidence=Evidence.DERIVED if base.evidence is not Evidence.BACKWARD else base.evidence, fresh=False, items=None, fields=None)
         if base.kind is Kind.DETACHED:
             return replace(DETACHED, deps=base.deps)  # outputs.loss of a forward run under no_grad
         if dotted is not None and base.kind is Kind.UNKNOWN:
@@ -818,7 +1001,19 @@ class FunctionInterpreter:
             and cls.find_method(attr) is None
             and attr not in torch_api.MODULE_API_METHODS
             and not (cls.is_lightning and attr in torch_api.LIGHTNING_API_METHODS)
+            and self._nested_class(cls, attr) is None
         )
+
+    def _nested_class(self, cls: ClassInfo, name: str) -> ClassInfo | None:
+        """The class ``name`` defined in ``cls``'s body (``self.Optimizer(...)`` builds one)."""
+        for statement in cls.node.body.body:
+            if type(statement) is cst.ClassDef and statement.name.value == name:  # type: ignore[attr-defined]
+                return self.structure.classes.get(statement)  # type: ignore[arg-type]
+        for base in cls.local_bases:
+            found = self._nested_class(base, name)
+            if found is not None:
+                return found
+        return None
 
     def _class_attributes(self, cls: ClassInfo) -> dict[str, Value]:
         if cls is not self.function.cls:
@@ -841,6 +1036,12 @@ class FunctionInterpreter:
                         self.eval(part, frame)
         if base.items is not None and index_value is not None and -len(base.items) <= index_value < len(base.items):
             return replace(base.items[index_value], deps=base.deps)
+        if base.fields is not None and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
+            known = base.field(literal_key(node.slice[0].slice.value))  # type: ignore[attr-defined]
+            if known is not None:
+                return replace(known, deps=base.deps, fresh=False)
+        if base.element is not None:
+            return replace(base.element, deps=base.deps)
         if base.role is not None:
             return replace(UNKNOWN, deps=base.deps)
         if base.is_graph:
@@ -849,15 +1050,15 @@ class FunctionInterpreter:
                 for e in node.slice
             )
             evidence = Evidence.LOSS if is_loss_key else (Evidence.DERIVED if base.evidence is not Evidence.BACKWARD else base.evidence)
-            return replace(base, evidence=evidence, fresh=False, items=None)
-        return replace(base, fresh=False, items=None)
+            return replace(base, evidence=evidence, fresh=False, items=None, fields=None)
+        return replace(base, fresh=False, items=None, fields=None)
 
     def _comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp, frame: Frame) -> Value:
         inner = frame.copy()
         for_in: cst.CompFor | None = node.for_in
         while for_in is not None:
             iterable = self.eval(for_in.iter, inner)
-            self._bind(for_in.target, self._iteration_value(iterable), inner)
+            self._bind(for_in.target, self._iteration_value(iterable, for_in.iter), inner)
             for condition in for_in.ifs:
                 self.eval(condition.test, inner)
             for_in = for_in.inner_for_in
@@ -866,7 +1067,7 @@ class FunctionInterpreter:
             element = self.eval(node.value, inner)
         else:
             element = self.eval(node.elt, inner)
-        return replace(combine([element], origin="", fresh=False), items=None)
+        return replace(combine([element], origin="", fresh=False), items=None, fields=None)
 
     # ---- arithmetic --------------------------------------------------------------------------
     def _arithmetic(self, symbol: str, operands: list[Value], frame: Frame, origin: str) -> Value:
@@ -897,17 +1098,22 @@ class FunctionInterpreter:
                 return builtin
             local = self._local_function(func.value, frame)
             if local is not None:
-                return self._local_call(local, args, frame)
+                return self._local_call(local, args, frame, node)
             local_class = self._local_class(func.value)
             if local_class is not None:
-                return role(Role.MODEL, Confidence.HIGH, origin) if local_class.is_module else instance(local_class)
+                constructor = local_class.find_method("__init__")
+                if constructor is not None:
+                    self._note_arguments(constructor, node, args, bound=True)
+                if local_class.is_module:
+                    return replace(role(Role.MODEL, Confidence.HIGH, origin), cls=local_class)
+                return instance(local_class)
         return self._value_call(node, callee, dotted_name(func), args, frame, origin)
 
     def _value_call(self, node: cst.Call, callee: Value, callee_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
         if callee.role is Role.INSTANCE and isinstance(callee.cls, ClassInfo):
             call_method = callee.cls.find_method("__call__")
             if call_method is not None:
-                return self._local_call(call_method, args, frame)  # cam(images): its __call__ runs
+                return self._local_call(call_method, args, frame, node, bound=True)  # cam(images): its __call__ runs
         if callee.role is Role.MODEL:
             return self._model_call(node, callee, callee_name, args, frame, origin)
         if callee.role is Role.FROZEN_MODEL:
@@ -929,12 +1135,29 @@ class FunctionInterpreter:
         self._runs_model(args, frame)
         confidence = min(model.confidence, Confidence.MEDIUM, key=lambda c: c.rank)
         result = graph(Evidence.MODEL, confidence, origin, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
+        result = self._output_structure(result, model)
         return self._under_grad_mode(result, frame)
+
+    def _output_structure(self, result: Value, model: Value) -> Value:
+        """A model of this file whose ``forward`` returns a tuple or a dict with literal keys: the
+        output has that shape, and the parts ``forward`` computes without a graph
+        (``{"loss": ..., "metrics": {"photo": photometric.detach()}}``) are known to be detached.
+        Every other part is the model output itself."""
+        cls = model.cls
+        forward = cls.find_method("forward") if isinstance(cls, ClassInfo) else None
+        known = self.inputs.callee_result(self.structure.functions[forward]) if forward is not None else None
+        returned = known[0] if known is not None else None
+        if returned is None or returned.role is not None:
+            return result
+        return _shaped_like(result, returned)
 
     def _runs_model(self, args: Iterable[Value], frame: Frame) -> None:
         """A forward or backward runs here on ``args``: note it for the function, and for each
         enclosing loop whose item the arguments are computed from (it runs once per input)."""
         self.summary.runs_model = True
+        for loop in frame.loops:
+            if not loop.runs_model:
+                loop.runs_model = True
         deps = frozenset().union(*(a.deps for a in args))
         if not deps:
             return
@@ -961,14 +1184,20 @@ class FunctionInterpreter:
             return self._loss_call(args, frame, origin, Confidence.HIGH)
         if torch_api.is_loss_class(qualified):
             return role(Role.LOSS_FN, Confidence.HIGH, origin)
-        if qualified in torch_api.MODEL_WRAPPERS and args and args[0].role is Role.FROZEN_MODEL:
-            return args[0]  # torch.jit.trace(frozen_model, ...) runs the same frozen parameters
+        if qualified in torch_api.MODEL_WRAPPERS and args and args[0].role in (Role.FROZEN_MODEL, Role.FUNCTION):
+            # torch.jit.trace(frozen_model, ...) runs the same frozen parameters; a traced or
+            # compiled function of the file computes what the function does
+            return args[0]
         if torch_api.is_module_class(qualified) or torch_api.is_model_factory(qualified):
             return role(Role.MODEL, Confidence.HIGH, origin)
         if qualified in torch_api.DATA_LOADER_CLASSES:
             return role(Role.LOADER, Confidence.HIGH, origin)
         if qualified.startswith("torch.optim."):
             return role(Role.OPTIMIZER, Confidence.HIGH, origin)
+        if qualified in torch_api.DEFAULT_DICTS and node.args:
+            made = self._made_by(node.args[0].value)
+            if made is not None:
+                return replace(UNKNOWN, deps=deps, element=made)  # defaultdict(AverageMeter)
         if qualified in torch_api.LOADERS_OF_ANYTHING:
             return replace(UNKNOWN, deps=deps)  # a model, a state dict, a tensor: its use tells
         if qualified in torch_api.BACKWARD_FUNCTIONS:
@@ -1010,11 +1239,28 @@ class FunctionInterpreter:
     def _nested_function(self, name: str) -> cst.FunctionDef | None:
         return self.structure.nested_functions.get((self.function, name))
 
+    def _bounded_attributes(self) -> frozenset[str]:
+        """Attributes of the method's class that only ever hold a bounded queue."""
+        cls = self.function.cls
+        return bounded_attributes(cls.node, self.imports) if cls is not None else frozenset()
+
+    def _made_by(self, factory: cst.BaseExpression) -> Value | None:
+        """What calling ``factory`` makes, when it is a class of the file (``AverageMeter``,
+        ``lambda: AverageMeter()``): an instance of it, for the items of a ``defaultdict``."""
+        if type(factory) is cst.Lambda and type(factory.body) is cst.Call:  # type: ignore[attr-defined]
+            factory = factory.body.func  # type: ignore[attr-defined]
+        cls = self._local_class(factory.value) if type(factory) is cst.Name else None  # type: ignore[attr-defined]
+        if cls is None:
+            return None
+        return replace(role(Role.MODEL, Confidence.HIGH), cls=cls) if cls.is_module else instance(cls)
+
     def _local_class(self, name: str) -> ClassInfo | None:
         return self.structure.classes_by_name.get(name)
 
-    def _local_call(self, function: cst.FunctionDef, args: list[Value], frame: Frame) -> Value:
+    def _local_call(self, function: cst.FunctionDef, args: list[Value], frame: Frame, node: cst.Call | None = None, *, bound: bool = False) -> Value:
         self.rec.call_sites.setdefault(function, []).append(frame.grad)
+        if node is not None:
+            self._note_arguments(function, node, args, bound=bound)
         info = self.structure.functions[function]
         known = self.inputs.callee_result(info)
         if known is None:
@@ -1028,6 +1274,17 @@ class FunctionInterpreter:
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
         items = tuple(replace(item, deps=deps) for item in result.items) if result.items is not None else None
         return self._under_grad_mode(replace(result, deps=deps, items=items), frame)
+
+    def _note_arguments(self, function: cst.FunctionDef, node: cst.Call, args: list[Value], *, bound: bool) -> None:
+        """Record what this call passes for each parameter of the local ``function`` (``bound``:
+        called as a method, so the first parameter is the receiver)."""
+        join_literals(self.rec.literal_arguments.setdefault(function, {}), literal_arguments(function, node, bound=bound))
+        passed = arguments_by_parameter(function, node, args, bound=bound)
+        if passed:
+            join_arguments(self.rec.call_arguments.setdefault(function, {}), passed)
+            calls = self.rec.graph_argument_calls.setdefault(function, [])
+            if node not in calls and any(value.is_graph for value in passed.values()):
+                calls.append(node)
 
     def _method_call(self, node: cst.Call, func: cst.Attribute, args: list[Value], frame: Frame, origin: str) -> Value:
         method = func.attr.value
@@ -1043,28 +1300,44 @@ class FunctionInterpreter:
                 frame.grad = effect
                 return NOT_TENSOR
         if receiver_name == "self" and self.function.cls is not None:
+            nested = self._nested_class(self.function.cls, method)
+            if nested is not None:
+                constructor = nested.find_method("__init__")
+                if constructor is not None:
+                    self._note_arguments(constructor, node, args, bound=True)
+                return replace(role(Role.MODEL, Confidence.HIGH), cls=nested) if nested.is_module else instance(nested)
             local = self.function.cls.find_method(method)
             if local is not None:
                 self.eval(func.value, frame)
-                return self._local_call(local, args, frame)
+                if self.structure.functions[local].cls is not self.function.cls:
+                    # a method of a base class (a logging mixin): it keeps what it is given
+                    self._note_method_store(node, "self", local, args)
+                return self._local_call(local, args, frame, node, bound=True)
         callee = self._known_attribute(func, frame)
-        if callee is not None and callee.role in (Role.MODEL, Role.LOSS_FN):
+        if callee is not None and callee.role in (Role.MODEL, Role.LOSS_FN, Role.INSTANCE):
             self.eval(func, frame)
             return self._value_call(node, callee, dotted_name(func), args, frame, origin)
         receiver = self.eval(func.value, frame)
         deps = receiver.deps | (frozenset().union(*(a.deps for a in args)) if args else frozenset())
+        container = receiver_name or container_name(func.value)
         if receiver.role is Role.INSTANCE and isinstance(receiver.cls, ClassInfo):
             called = receiver.cls.find_method(method)
             if called is not None:
-                self._note_method_store(node, receiver_name, called)
-                return self._local_call(called, args, frame)
-        if receiver_name and receiver_name.startswith("self.") and method in STORING_METHODS:
-            self._note_param_store(args, "append", receiver_name)
+                self._note_method_store(node, container, called, args)
+                return self._local_call(called, args, frame, node, bound=True)
+        if receiver.fields is not None and receiver.role is None:
+            known = self._dict_method(node, method, receiver, receiver_name, args, deps, frame)
+            if known is not None:
+                return known
+        if container and container.startswith("self.") and method in STORING_METHODS and container not in self._bounded_attributes():
+            self._note_param_store(args, "append", container)
         elif receiver_name in frame.env and method in STORING_METHODS and args and receiver.kind is Kind.NOT_TENSOR and receiver.role is None:
             # A local list now holds what was appended: what flows out of it (torch.cat(parts)
             # into a backward) comes from those values' names too. Only tensors may carry a
             # graph along (no detached results, numbers or strings).
-            added = frozenset().union(*(a.deps for a in args if a.kind in (Kind.GRAPH, Kind.UNKNOWN)))
+            # `probs.extend(self.saved[k])`: what comes out of the other list came in with it.
+            carried = (Kind.GRAPH, Kind.UNKNOWN, Kind.NOT_TENSOR) if method == "extend" else (Kind.GRAPH, Kind.UNKNOWN)
+            added = frozenset().union(*(a.deps for a in args if a.kind in carried and a.role is None))
             if not added <= receiver.deps:
                 frame.env[receiver_name] = replace(receiver, deps=receiver.deps | added)
         if receiver.role is Role.MODEL:
@@ -1077,8 +1350,10 @@ class FunctionInterpreter:
             return replace(NOT_TENSOR, deps=deps)
         if method in torch_api.DETACH_METHODS:
             return replace(DETACHED, deps=deps) if receiver.kind is not Kind.NOT_TENSOR else replace(NOT_TENSOR, deps=deps)
-        if method in torch_api.NO_GRAD_RESULT_METHODS:
+        if method in torch_api.NO_GRAD_RESULT_METHODS or (method in ("to", "type") and self._casts_to_integers(node)):
             return replace(DETACHED, deps=deps, fresh=True) if receiver.kind is not Kind.NOT_TENSOR else replace(UNKNOWN, deps=deps)
+        if method in torch_api.NEW_TENSOR_METHODS and receiver.kind is not Kind.NOT_TENSOR:
+            return replace(DETACHED, deps=deps, fresh=True)  # x.new_zeros(n): no history
         if method in torch_api.VALUES_INDICES_METHODS and _has_dim_argument(node):
             values = self._under_grad_mode(replace(combine([receiver], origin=origin), deps=deps), frame)
             return replace(values, items=(values, replace(DETACHED, deps=deps, fresh=True)), fresh=False)
@@ -1095,6 +1370,30 @@ class FunctionInterpreter:
             return replace(UNKNOWN, deps=deps, fresh=False)
         return self._under_grad_mode(result, frame)
 
+    def _casts_to_integers(self, node: cst.Call) -> bool:
+        """``x.to(torch.uint8)``, ``x.to(device, dtype=torch.long)``, ``x.type(torch.int64)``."""
+        return any(
+            (arg.keyword is None or arg.keyword.value == "dtype") and self.imports.resolve(arg.value) in torch_api.INTEGER_DTYPES
+            for arg in node.args
+        )
+
+    def _dict_method(self, node: cst.Call, method: str, receiver: Value, name: str | None, args: list[Value], deps: frozenset[str], frame: Frame) -> Value | None:
+        """``d.get("loss")`` and ``d.update(other)`` on a dict whose keys are known."""
+        if method == "get" and node.args and node.args[0].keyword is None:
+            known = receiver.field(literal_key(node.args[0].value))
+            if known is not None:
+                result = replace(known, deps=deps, fresh=False)
+                return join(result, args[1]) if len(args) > 1 else result
+        if method == "update" and name is not None and name in frame.env and args:
+            other = args[0]
+            if other.fields is not None and len(args) == 1:
+                merged = (*(f for f in receiver.fields if all(f[0] != key for key, _ in other.fields)), *other.fields)  # type: ignore[union-attr]
+                frame.env[name] = with_fields(merged, deps=receiver.deps | other.deps)
+            else:
+                frame.env[name] = replace(combine([receiver, *args], fresh=False), fields=None)
+            return replace(NOT_TENSOR, deps=deps)
+        return None
+
     def _module_method(self, node: cst.Call, func: cst.Attribute, model: Value, receiver_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
         method = func.attr.value
         receiver_name = receiver_name or _chain_root(func.value)
@@ -1105,6 +1404,9 @@ class FunctionInterpreter:
             frame.eval_mode = (frame.eval_mode | {receiver_name}) if turns_off else (frame.eval_mode - {receiver_name})
         if method in ("forward", "module"):
             return self._model_call(node, model, receiver_name, args, frame, origin)
+        own = model.cls.find_method(method) if isinstance(model.cls, ClassInfo) and method not in torch_api.MODULE_RETURNS_SELF else None
+        if own is not None and method != "__init__":
+            return self._local_call(own, args, frame, node, bound=True)  # flow.sample(n): the class's own method
         if method == "requires_grad_" and node.args and _is_false(node.args[0].value):
             # It freezes the module in place: the name the chain starts from is frozen too
             # (model.eval().requires_grad_(False).to(device) on its own line).
@@ -1216,6 +1518,22 @@ class _SharingCollector(Walker):
 
 
 _NON_STORING_BUILTINS = frozenset({"print", "len", "float", "int", "bool", "str", "repr", "isinstance", "format", "round", "abs"})
+
+
+def _shaped_like(output: Value, returned: Value) -> Value:
+    """``output`` (a model output) given the tuple or literal-key dict shape of what ``forward``
+    returns: parts without a graph there keep their kind, the others are ``output``."""
+
+    def part(value: Value) -> Value:
+        if value.role is None and value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
+            return _shaped_like(replace(value, deps=output.deps), value) if value.items or value.fields else replace(value, deps=output.deps)
+        return _shaped_like(output, value)
+
+    if returned.items is not None:
+        return replace(output, items=tuple(part(item) for item in returned.items))
+    if returned.fields is not None:
+        return replace(output, fields=tuple((key, part(value)) for key, value in returned.fields))
+    return output
 
 
 def _chain_root(expr: cst.BaseExpression) -> str | None:

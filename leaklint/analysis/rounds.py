@@ -49,6 +49,10 @@ def same(a: object, b: object) -> bool:
         assert isinstance(b, Value)
         if a != b or a.origin != b.origin or a.cls is not b.cls:
             return False
+        if (a.element is not None or b.element is not None) and not same(a.element, b.element):
+            return False
+        if a.fields is not None and not same(tuple(value for _, value in a.fields), tuple(value for _, value in b.fields)):  # type: ignore[union-attr]
+            return False
         return a.items is None or same(a.items, b.items)
     if isinstance(a, tuple):
         assert isinstance(b, tuple)
@@ -93,10 +97,16 @@ class LoggedInputs(Inputs):
             self.replayable = False
         return self._note("callee_result", (function,), super().callee_result(function))
 
-    def callee_param_stores(self, method: FunctionInfo) -> dict[str, tuple[str, str]] | None:
+    def callee_param_stores(self, method: FunctionInfo) -> dict[str, tuple[tuple[str, str], ...]] | None:
         if method is self.function and self.previous is None:
             self.replayable = False
         return self._note("callee_param_stores", (method,), super().callee_param_stores(method))
+
+    def callee_literals(self, function: FunctionInfo) -> dict[str, object] | None:
+        return self._note("callee_literals", (function,), super().callee_literals(function))
+
+    def callee_arguments(self, function: FunctionInfo) -> dict[str, Value] | None:
+        return self._note("callee_arguments", (function,), super().callee_arguments(function))
 
     def upstream_of_backward(self) -> AbstractSet[str]:
         return self._note("upstream_of_backward", (), super().upstream_of_backward())

@@ -12,7 +12,9 @@ kinds of evidence, from the most to the least direct:
   that no loop of its own repeats;
 - the file calls it from a loop that repeats per input (``LoopInfo.repeats_per_input``: an
   iteration loop, or a loop that runs the model on each item), or from another function that
-  runs every step (:func:`per_step_functions` follows the calls).
+  runs every step (:func:`per_step_functions` follows the calls, methods of objects built from the
+  file's classes included), or hands it to a call made there (``optimizer.step(closure)``: whoever
+  gets it calls it).
 
 The notions differ on purpose: a figure left open per epoch leaks as surely as one per step,
 while an ``empty_cache()`` per epoch is harmless. Each rule picks the one its docs describe.
@@ -22,7 +24,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from leaklint.analysis.calls import call_graph
+import libcst as cst
+
+from leaklint.analysis.calls import call_graph, function_named
 from leaklint.analysis.structure import FunctionInfo, backward_target
 from leaklint.analysis.torch_api import FRAMEWORK_HOOK_NAME, PER_STEP_HOOK, STEP_FUNCTION_NAMES
 from leaklint.analysis.walk import calls_in
@@ -65,13 +69,34 @@ def _per_step_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
         if callee is not None and any(loop.repeats_per_input for loop in fact.loops):
             if callee not in found and callee.name != "__init__":
                 found[callee] = f"'{callee.name}' is called in a loop over iterations"
+    for callback, fact in _functions_handed_to_calls(facts):
+        if callback not in found and any(loop.repeats_per_input for loop in fact.loops):
+            found[callback] = f"'{callback.name}' is handed to a call in a loop over iterations"
     frontier = list(found)
+    handed: dict[FunctionInfo, list[FunctionInfo]] = {}
+    for callback, fact in _functions_handed_to_calls(facts):
+        handed.setdefault(fact.function, []).append(callback)
     while frontier:
         caller = frontier.pop()
-        for _, callee in graph.callees_of(caller):
+        callees = [callee for _, callee in graph.callees_of(caller)] + handed.get(caller, [])
+        for callee in callees:
             if callee not in found and callee.name != "__init__":
                 found[callee] = f"'{callee.name}' is called from '{caller.name}', which runs every step"
                 frontier.append(callee)
+    return found
+
+
+def _functions_handed_to_calls(facts: ModuleFacts) -> list[tuple[FunctionInfo, StatementFact]]:
+    """Local functions passed as an argument to a call (``optimizer.step(closure)``,
+    ``engine.add_handler(log)``): whoever gets them calls them, each time the call runs."""
+    found = []
+    for call, fact in facts.index.statement_calls:
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name):
+                node = function_named(arg.value.value, fact.function, facts)
+                info = facts.structure.functions.get(node) if node is not None else None
+                if info is not None:
+                    found.append((info, fact))
     return found
 
 

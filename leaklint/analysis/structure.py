@@ -40,6 +40,13 @@ class ClassInfo:
     is_lightning: bool = False
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict, repr=False)
     local_bases: list[ClassInfo] = field(default_factory=list)
+    #: The bases as their imports name them (``transformers.Trainer``), the local bases' included.
+    qualified_bases: tuple[str, ...] = ()
+
+    @property
+    def is_autograd_function(self) -> bool:
+        """A custom ``torch.autograd.Function`` (directly or through a base of the file)."""
+        return any(base in torch_api.AUTOGRAD_FUNCTION_BASES for base in self.qualified_bases)
 
     def find_method(self, name: str) -> cst.FunctionDef | None:
         if name in self.methods:
@@ -89,6 +96,9 @@ class LoopInfo:
     node: cst.For | cst.While = field(repr=False)
     #: Dotted names bound afresh in the body each iteration (not ``t = t + x``): they do not carry.
     rebound: set[str] = field(default_factory=set)
+    #: Of :attr:`rebound`, the names bound afresh only in a branch (``if step % 100 == 0: total
+    #: = 0``, an ``except`` clause): between two resets, what the iterations add piles up.
+    rebound_in_branch: set[str] = field(default_factory=set)
     has_backward: bool = False
     has_optimizer_step: bool = False
     iterates_data: bool = False
@@ -100,6 +110,8 @@ class LoopInfo:
     #: The body runs a model forward, a backward, or a local function that does, on something
     #: computed from the loop's item (set by the provenance pass): one pass per input.
     runs_model_on_items: bool = False
+    #: The body runs a model forward or a backward (or a local function that does) at all.
+    runs_model: bool = False
     #: The most iterations the header allows, when it says so with literals (``range(3)``,
     #: ``dataset.take(1)``, ``items[:4]``, a literal list); None when it depends on the data.
     at_most: int | None = None
@@ -252,6 +264,11 @@ class _Scope:
     function: FunctionInfo | None
     cls: ClassInfo | None
     loops: list[LoopInfo] = field(default_factory=list)
+    #: For each loop of ``loops``: how many branches (``if`` bodies, ``except`` clauses) of this
+    #: scope were open when it began.
+    branch_depths: list[int] = field(default_factory=list)
+    #: Branches open now.
+    branches: int = 0
 
 
 class StructureScanner(Walker):
@@ -288,6 +305,10 @@ class StructureScanner(Walker):
             qualified = self.imports.resolve(base_node) or ""
             info.is_module |= torch_api.is_module_base(qualified)
             info.is_lightning |= qualified in torch_api.LIGHTNING_MODULES
+            if qualified:
+                info.qualified_bases += (qualified,)
+            if local is not None:
+                info.qualified_bases += local.qualified_bases
         self.structure.classes[node] = info
         self.structure.classes_by_name.setdefault(info.name, info)
         self._scopes.append(_Scope(None, info))
@@ -347,11 +368,18 @@ class StructureScanner(Walker):
     def _enter_loop(self, loop: LoopInfo) -> None:
         self.structure.loops[loop.node] = loop
         self._loops.append(loop)
+        self._scopes[-1].branch_depths.append(self._scopes[-1].branches)
 
     def _leave_loop(self) -> None:
         loop = self._loops.pop()
+        self._scopes[-1].branch_depths.pop()
         if self._loops:
             outer = self._loops[-1]
+            # bound on every iteration of the inner loop: afresh for the outer one too, unless
+            # the inner loop itself sits in a branch of the outer one
+            in_branch = loop.rebound_in_branch | (loop.rebound if self._scopes[-1].branches > self._scopes[-1].branch_depths[-1] else set())
+            outer.rebound_in_branch -= loop.rebound - in_branch
+            outer.rebound_in_branch |= in_branch - (outer.rebound - outer.rebound_in_branch)
             outer.rebound |= loop.rebound
             outer.has_backward |= loop.has_backward
             outer.has_optimizer_step |= loop.has_optimizer_step
@@ -380,8 +408,29 @@ class StructureScanner(Walker):
                 self._rebind(name)
 
     def _rebind(self, name: str) -> None:
-        for loop in self._loops:
-            loop.rebound.add(name)
+        if not self._loops:
+            return
+        scope = self._scopes[-1]
+        loop = self._loops[-1]
+        # Outer loops learn of it when the inner ones end (_leave_loop).
+        if scope.branches > scope.branch_depths[-1]:
+            if name not in loop.rebound:
+                loop.rebound_in_branch.add(name)
+        else:
+            loop.rebound_in_branch.discard(name)
+        loop.rebound.add(name)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._scopes[-1].branches += 1
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self._scopes[-1].branches -= 1
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._scopes[-1].branches += 1
+
+    def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
+        self._scopes[-1].branches -= 1
 
     # --- calls --------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:

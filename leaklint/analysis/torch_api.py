@@ -116,6 +116,16 @@ def is_module_base(qualified: str) -> bool:
     )
 
 
+#: Bases of a custom autograd function: its ``forward`` runs with gradient recording off, and
+#: its ``ctx`` lives as long as the graph node it belongs to.
+AUTOGRAD_FUNCTION_BASES = frozenset(
+    {
+        "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",
+        "torch.autograd.function.NestedIOFunction", "torch.autograd.InplaceFunction",
+    }
+)
+
+
 #: Calls that return their first argument's model compiled or traced: the same parameters.
 MODEL_WRAPPERS = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace"})
 
@@ -252,6 +262,43 @@ VIEW_METHODS = frozenset(
         "double", "half", "bfloat16", "detach", "real", "imag",
     }
 )
+#: Methods a trainer library calls with the model being trained: base class -> method -> parameter.
+_TRAINER_MODEL_PARAMETERS = {"compute_loss": "model", "training_step": "model", "prediction_step": "model"}
+FRAMEWORK_MODEL_PARAMETERS = {
+    "transformers.Trainer": _TRAINER_MODEL_PARAMETERS,
+    "transformers.trainer.Trainer": _TRAINER_MODEL_PARAMETERS,
+    "transformers.Seq2SeqTrainer": _TRAINER_MODEL_PARAMETERS,
+}
+
+
+def framework_model_parameter(qualified_bases: tuple[str, ...], method: str) -> str | None:
+    """The parameter through which a framework hands ``method`` (of a class with these bases)
+    the model it trains: ``model`` in an HF ``Trainer`` subclass's ``compute_loss``; TRL's
+    trainers are ``Trainer`` subclasses."""
+    for base in qualified_bases:
+        table = FRAMEWORK_MODEL_PARAMETERS.get(base)
+        if table is None and base.startswith("trl.") and base.endswith("Trainer"):
+            table = _TRAINER_MODEL_PARAMETERS
+        if table is not None and method in table:
+            return table[method]
+    return None
+
+
+#: Queues that keep at most ``maxlen`` items (``deque(maxlen=20)``): appending drops the oldest.
+BOUNDED_QUEUES = frozenset({"collections.deque"})
+#: Containers that make their items by calling a factory (``defaultdict(AverageMeter)``).
+DEFAULT_DICTS = frozenset({"collections.defaultdict"})
+#: ``isinstance(x, torch.Tensor)``: the classes whose instances are tensors.
+TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+#: ``torch.is_tensor(x)``: the same test as a function.
+TENSOR_CHECKS = frozenset({"torch.is_tensor"})
+#: Integer and boolean dtypes: a tensor cast to one cannot require grad (``x.to(torch.uint8)``).
+INTEGER_DTYPES = frozenset(
+    f"torch.{name}"
+    for name in ("uint8", "int8", "int16", "int32", "int64", "short", "int", "long", "bool", "uint16", "uint32", "uint64")
+)
+#: Tensor methods that create a new tensor with no history (``x.new_zeros(n)``).
+NEW_TENSOR_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided"})
 #: Module-level torch functions that create tensors from nothing (no history).
 TENSOR_FACTORIES = frozenset(
     {

@@ -78,8 +78,20 @@ class Value:
     items: tuple[Value, ...] | None = None
     #: Short source text of where the value came from, for messages.
     origin: str = field(default="", compare=False)
-    #: For ``Role.INSTANCE``: the ``ClassInfo`` of the class in this file it was built from.
+    #: For ``Role.INSTANCE`` (and a ``Role.MODEL`` built from a module class of the file): the
+    #: ``ClassInfo`` of the class in this file it was built from.
     cls: object = field(default=None, compare=False)
+    #: For a dict whose keys are literals (``{"loss": loss, "n": x.size(0)}``): (key, value) pairs,
+    #: so ``d["n"]`` is known not to carry the graph that ``d["loss"]`` does.
+    fields: tuple[tuple[object, Value], ...] | None = None
+    #: Graph-attached only through what the function's callers pass (a parameter that the calls in
+    #: the file give a graph): whoever keeps it here keeps the caller's graph, and the call is
+    #: where the graph enters (rules report a store of it at the call when it crosses into another
+    #: class).
+    from_caller: bool = False
+    #: For a container whose items the code makes from a class of the file
+    #: (``defaultdict(AverageMeter)``, ``meters[name] = AverageMeter()``): what ``c[key]`` is.
+    element: Value | None = None
 
     @property
     def is_graph(self) -> bool:
@@ -102,8 +114,18 @@ class Value:
         """The same computation run with gradients disabled: a tensor without history."""
         if self.kind in (Kind.GRAPH, Kind.UNKNOWN) and self.role is None:
             items = tuple(item.detached() for item in self.items) if self.items is not None else None
-            return replace(self, kind=Kind.DETACHED, evidence=None, items=items)
+            fields = tuple((key, value.detached()) for key, value in self.fields) if self.fields is not None else None
+            return replace(self, kind=Kind.DETACHED, evidence=None, items=items, fields=fields)
         return self
+
+    def field(self, key: object) -> Value | None:
+        """The value of ``self[key]`` for a dict with literal keys (None: not known)."""
+        if self.fields is None:
+            return None
+        for known, value in self.fields:
+            if known == key:
+                return value
+        return None
 
 
 NOT_TENSOR = Value(Kind.NOT_TENSOR)
@@ -141,7 +163,8 @@ def combine(values: list[Value], *, origin: str = "", fresh: bool = True) -> Val
         evidence = strongest.evidence if strongest.evidence in (Evidence.BACKWARD, Evidence.NAME) else Evidence.DERIVED
         if strongest.evidence is Evidence.LOSS:
             evidence = Evidence.LOSS
-        return Value(Kind.GRAPH, strongest.confidence, evidence, None, deps, fresh, None, origin or strongest.origin)
+        from_caller = all(v.from_caller for v in values if v.is_graph)
+        return Value(Kind.GRAPH, strongest.confidence, evidence, None, deps, fresh, None, origin or strongest.origin, from_caller=from_caller)
     kind = max((v.kind for v in values if v.role is None), default=Kind.NOT_TENSOR)
     if any(v.role is not None for v in values):
         kind = max(kind, Kind.UNKNOWN)
@@ -156,15 +179,42 @@ def join(a: Value, b: Value) -> Value:
         if a.role == b.role:
             return a if a.confidence >= b.confidence else b
         pick = a if a.role is not None else b
+        if a.role is not None and b.role is not None and b.confidence > a.confidence:
+            pick = b  # two beliefs about what the object is: the better founded one
         return replace(pick, deps=a.deps | b.deps)
     if a.kind != b.kind:
         top, other = (a, b) if a.kind > b.kind else (b, a)
         # `return None` on one path and a tuple on another: whoever unpacks the result unpacks
         # the tuple, so its elements stay known.
         items = top.items if other.kind is Kind.NOT_TENSOR and other.items is None else None
-        return replace(top, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items)
+        fields = top.fields if other.kind is Kind.NOT_TENSOR and other.fields is None else None
+        return replace(top, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items, fields=fields)
     best = a if a.confidence >= b.confidence else b
+    if a.from_caller != b.from_caller and a.kind is Kind.GRAPH:
+        best = replace(best, from_caller=False)  # one path makes its own graph
     items = None
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
-    return replace(best, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items)
+    joined = replace(best, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items, fields=_join_fields(a.fields, b.fields))
+    if a.element is not b.element:
+        joined = replace(joined, element=a.element if b.element is None else b.element if a.element is None else join(a.element, b.element))
+    return joined
+
+
+def _join_fields(a: tuple[tuple[object, Value], ...] | None, b: tuple[tuple[object, Value], ...] | None) -> tuple[tuple[object, Value], ...] | None:
+    """The keys of a dict on two paths: a key known on both gets the join of its values, a key
+    set on one path only keeps that path's value."""
+    if a is None or b is None:
+        return None
+    if a == b:
+        return a
+    merged = dict(a)
+    for key, value in b:
+        merged[key] = join(merged[key], value) if key in merged else value
+    return tuple(merged.items())
+
+
+def with_fields(fields: tuple[tuple[object, Value], ...], *, deps: frozenset[str] = frozenset(), origin: str = "") -> Value:
+    """A dict with literal keys holding ``fields``: as graph-attached as its most attached value."""
+    result = combine([value for _, value in fields], origin=origin, fresh=False)
+    return replace(result, deps=result.deps | deps, fields=fields)

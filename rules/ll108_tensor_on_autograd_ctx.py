@@ -1,0 +1,354 @@
+"""LL108 tensor-on-autograd-ctx: a custom autograd Function keeps a tensor as an attribute of its
+``ctx`` instead of passing it to ``ctx.save_for_backward``."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.structure import FunctionInfo
+from leaklint.analysis import torch_api
+from leaklint.analysis.torch_api import TORCH_CODE
+from leaklint.analysis.values import Kind, Value
+from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.findings import Confidence, Severity
+from leaklint.gate import Names
+from leaklint.rule import Measured, Rule, Violation
+
+#: The methods of a custom Function that receive ``ctx`` and may stash tensors on it.
+_CTX_METHODS = ("forward", "setup_context")
+
+
+class TensorOnAutogradCtx(Rule):
+    code = "LL108"
+    name = "tensor-on-autograd-ctx"
+    severity = Severity.LEAK
+    summary = "A custom autograd Function keeps a tensor on ctx instead of saving it with ctx.save_for_backward."
+    help = "pass the tensor to ctx.save_for_backward(...) and read it back from ctx.saved_tensors in backward"
+    #: A custom Function subclasses torch.autograd.Function (or InplaceFunction...): the name is in the file.
+    needs = TORCH_CODE & Names("Function", "InplaceFunction", "NestedIOFunction")
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false).
+    measured = Measured(realcode=(0, 0, 2), leaks=(3, 0))
+    docs = """
+## What it finds
+In the `forward` (or `setup_context`) of a class that subclasses `torch.autograd.Function`, an
+assignment that keeps a tensor as an attribute of `ctx` (`ctx.out = out`, `ctx.noise = noise`,
+`ctx.buffers = [a, b]`) instead of passing it to `ctx.save_for_backward(...)`. A tensor is what the
+forward computes with torch (the forward runs with gradient recording off, so every tensor it
+makes is known as one); numbers, shapes, flags and the parameters of the forward that leaklint
+cannot tell are tensors are left alone (`ctx.scale = scale`, `ctx.shape = x.shape`). High
+confidence when the tensor is an output of the forward (`ctx.out = out` with `return out`); medium
+for other tensors the forward computes.
+
+## Why it matters
+`ctx` is the graph node of the call. A tensor passed to `save_for_backward` is released as soon
+as `backward()` has used it; an attribute of `ctx` lives as long as the node, whatever backward
+does. Two things follow. An output kept on `ctx` closes a reference cycle through C++ (output →
+`grad_fn` → `ctx` → output) that Python's garbage collector cannot see: every call leaks its
+output, and memory grows step after step even when nothing else keeps the result. Any other tensor
+kept on `ctx` outlives the backward that needed it: whoever keeps the graph alive after the step
+(a loss kept for logging, LL101 / LL105) keeps those tensors too, and nothing frees them early.
+The PyTorch documentation of `save_for_backward` says why it exists: "to prevent incorrect
+gradients and memory leaks".
+
+## Example
+```python
+import torch
+
+class ScaledNoise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        noise = torch.randn_like(x)
+        out = x * noise
+        ctx.noise = noise
+        ctx.out = out
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.noise
+```
+
+## Use instead
+```python
+import torch
+
+class ScaledNoise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        noise = torch.randn_like(x)
+        ctx.save_for_backward(noise)
+        return x * noise
+
+    @staticmethod
+    def backward(ctx, grad):
+        (noise,) = ctx.saved_tensors
+        return grad * noise
+```
+
+## Fix safety
+No automatic fix: `save_for_backward` is called once with every tensor, and `backward` must read
+them back from `ctx.saved_tensors` in the same order; that is an edit of two methods.
+
+## Known false positives
+A workspace the forward keeps on `ctx` on purpose (detectron2's deformable convolution keeps
+`ctx.bufs_ = [input.new_empty(0), ...]`, which its C++ kernels resize in place and its backward
+reuses) is reported like any other tensor; the memory is really held until the graph dies, but
+`save_for_backward` is no fix there (the in-place resize would trip its version check): `del
+ctx.bufs_` at the end of `backward` is. Those are the only findings on bench/realcode (2, judged
+debatable). Parameters of `forward` are not reported unless leaklint can tell they are tensors, so
+`ctx.x = x` with an input `x` is missed, and so is anything a helper of unknown kind returns
+(`ctx.stride = _pair(stride)`, `ctx.inputs = list(args)`): only what torch computes in the forward
+counts.
+
+## References
+- PyTorch documentation of `FunctionCtx.save_for_backward`: "All tensors intended to be used in the
+  backward pass should be saved with save_for_backward (as opposed to directly on ctx) to prevent
+  incorrect gradients and memory leaks":
+  https://pytorch.org/docs/stable/generated/torch.autograd.function.FunctionCtx.save_for_backward.html
+- Pyro's multivariate normal sampling Function kept its intermediate tensors on ctx:
+  https://github.com/pyro-ppl/pyro/pull/1049
+- SRU's custom op kept its cell states on ctx, moved to save_for_backward:
+  https://github.com/asappresearch/sru/pull/171
+- Runtime repro: `leaklint verify LL108` measures the leaky and the fixed loop body.
+"""
+
+    VALID = (
+        """
+import torch
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = scale
+        ctx.shape = x.shape
+        ctx.with_bias = scale is not None
+        ctx.save_for_backward(x)
+        return x * scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        ctx.cached = grad * 2
+        return grad * ctx.scale, None
+""",
+        # not a custom Function: an object that happens to have a ctx attribute
+        """
+import torch
+
+class Helper:
+    def forward(self, ctx, x):
+        ctx.out = torch.relu(x)
+        return ctx.out
+""",
+    )
+    INVALID = (
+        """
+import torch
+from torch.autograd import Function
+
+class ScaledNoise(Function):
+    @staticmethod
+    def forward(ctx, x):
+        noise = torch.randn_like(x)
+        out = x * noise
+        ctx.noise = noise  # expect: LL108
+        ctx.out = out  # expect: LL108
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.noise
+""",
+        """
+import torch
+
+class Recurrence(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, x):
+        c = torch.empty_like(x)
+        ctx.save_for_backward(u, x)
+        ctx.states = c  # expect: LL108
+        ctx.buffers = [x.new_zeros(0), x.new_zeros(0)]  # expect: LL108
+        h = torch.tanh(c)
+        ctx.h = h  # expect: LL108
+        return h, c[-1]
+
+    @staticmethod
+    def backward(ctx, grad_h, grad_last):
+        return grad_h, grad_h
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        return find_violations(facts)
+
+    class Repro(Rule.Repro):
+        """A custom Function that keeps its output on ctx (a reference cycle through the graph
+        node) vs one that saves it with save_for_backward."""
+
+        def setup(self, ctx):
+            import torch
+
+            class KeepsOutput(torch.autograd.Function):
+                @staticmethod
+                def forward(fctx, x):
+                    y = x * 2
+                    fctx.y = y  # noqa: LL108 (the leaky variant)
+                    return y
+
+                @staticmethod
+                def backward(fctx, grad):
+                    return grad * 2
+
+            class SavesOutput(torch.autograd.Function):
+                @staticmethod
+                def forward(fctx, x):
+                    y = x * 2
+                    fctx.save_for_backward(y)
+                    return y
+
+                @staticmethod
+                def backward(fctx, grad):
+                    return grad * 2
+
+            ctx.leaky_fn, ctx.fixed_fn = KeepsOutput, SavesOutput
+            ctx.x = torch.randn(256, 256, device=ctx.device, requires_grad=True)
+
+        def leaky(self, ctx):
+            ctx.leaky_fn.apply(ctx.x).sum().backward()
+
+        def fixed(self, ctx):
+            ctx.fixed_fn.apply(ctx.x).sum().backward()
+
+
+# --- detection ------------------------------------------------------------------------------------
+def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
+    """The violations in one file."""
+    for info in facts.structure.functions.values():
+        cls = info.cls
+        if cls is None or not info.is_method or info.name not in _CTX_METHODS or not cls.is_autograd_function:
+            continue
+        if not info.params:
+            continue
+        ctx_name = info.params[0]
+        outputs = _output_names(info)
+        for fact in facts.index.statements_of(info):
+            yield from _ctx_stores(facts, fact, ctx_name, outputs, info)
+
+
+def _ctx_stores(facts: ModuleFacts, fact: StatementFact, ctx_name: str, outputs: set[str], info: FunctionInfo) -> Iterator[Violation]:
+    node = fact.node
+    if not isinstance(node, cst.Assign):
+        return
+    for target in node.targets:
+        for slot, expr in _pairs(target.target, node.value):
+            name = dotted_name(slot)
+            if name is None or not name.startswith(ctx_name + ".") or name.count(".") != 1:
+                continue
+            value = facts.value(expr)
+            if not _is_tensor(value) or not _made_by_torch(expr, info, facts, 0):
+                continue
+            returned = _mentions(expr, outputs) or (info.name == "setup_context" and _mentions(expr, set(info.params[2:3])))
+            confidence = Confidence.HIGH if returned else Confidence.MEDIUM
+            what = "an output of forward" if returned else "a tensor"
+            yield Violation(
+                node=node,
+                message=(
+                    f"'{facts.describe(expr)}' ({what}) is kept as '{name}' on the autograd ctx instead of "
+                    "ctx.save_for_backward(); "
+                    + (
+                        "the output, its graph node and the ctx form a reference cycle the garbage collector "
+                        "cannot free, so every call leaks it"
+                        if returned
+                        else "backward does not free it: it lives as long as anything keeps the graph"
+                    )
+                ),
+                confidence=confidence,
+                statement=fact.line,
+            )
+            return
+
+
+def _is_tensor(value: Value) -> bool:
+    """A tensor (or a container of tensors) the forward computed: it runs with recording off,
+    so torch's results there are known tensors without history."""
+    return value.role is None and value.kind in (Kind.DETACHED, Kind.GRAPH)
+
+
+#: Modules whose public functions compute tensors (``torch.matmul``, ``F.softplus``).
+_TENSOR_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special"})
+_MAX_DEPTH = 8
+
+
+def _made_by_torch(expr: cst.BaseExpression, info: FunctionInfo, facts: ModuleFacts, depth: int) -> bool:
+    """``expr`` is a tensor the forward computes: a torch operation (``torch.randn_like(x)``,
+    ``torch.matmul(a, b)``, ``x.new_zeros(n)``), arithmetic, a comparison, a method or an index of
+    such a tensor, a list of them, or a local name only ever bound to one. A parameter of the
+    forward, or what a helper of unknown kind returns (``_pair(stride)``), is not known to be one."""
+    if depth > _MAX_DEPTH:
+        return False
+    again = lambda e: _made_by_torch(e, info, facts, depth + 1)  # noqa: E731
+    if isinstance(expr, cst.Name):
+        if expr.value in info.params:
+            return False
+        values = facts.index.assigned_values(info, expr.value)
+        return bool(values) and all(again(value) for value in values)
+    if isinstance(expr, cst.Call):
+        qualified = facts.imports.resolve(expr.func)
+        if qualified is not None:
+            module, _, name = qualified.rpartition(".")
+            return module in _TENSOR_MODULES and not name.startswith("_") and qualified not in torch_api.NO_GRAD_RESULT_FUNCTIONS - {f"torch.{n}" for n in torch_api.NO_GRAD_RESULT_METHODS}
+        if isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            if method in torch_api.NEW_TENSOR_METHODS:
+                return True
+            if method in torch_api.TO_PYTHON_METHODS or method in torch_api.NON_TENSOR_METHODS:
+                return False
+            return again(expr.func.value)
+        return False
+    if isinstance(expr, cst.BinaryOperation):
+        return again(expr.left) or again(expr.right)
+    if isinstance(expr, cst.Comparison):
+        return again(expr.left) or any(again(c.comparator) for c in expr.comparisons)
+    if isinstance(expr, cst.UnaryOperation):
+        return again(expr.expression)
+    if isinstance(expr, cst.Subscript):
+        return again(expr.value)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return bool(expr.elements) and all(again(element.value) for element in expr.elements)
+    return False
+
+
+def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
+            for element, item in zip(target.elements, value.elements):
+                yield from _pairs(element.value, item.value)
+        return
+    yield target, value
+
+
+def _output_names(info: FunctionInfo) -> set[str]:
+    """Names the forward returns as they are (``return out`` / ``return out, aux``): outputs of
+    the Function. (A part or a view of a tensor, ``c[-1]``, is an output of its own.)"""
+    names: set[str] = set()
+    assert info.node is not None
+    for node in walk(info.node.body, into=not_into_scopes):
+        if isinstance(node, cst.Return) and node.value is not None:
+            value = node.value
+            parts = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+            names.update(name for name in map(dotted_name, parts) if name is not None)
+    return names
+
+
+def _mentions(expr: cst.BaseExpression, names: set[str]) -> bool:
+    if not names:
+        return False
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return any(_mentions(element.value, names) for element in expr.elements)
+    return dotted_name(expr) in names
