@@ -9,6 +9,7 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.heavy import model_holders
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
 from leaklint.analysis.values import Evidence, Kind, Role
@@ -411,19 +412,14 @@ def _is_test_code(info: FunctionInfo) -> bool:
 
 
 def _holds_model(cls: ClassInfo, facts: ModuleFacts) -> str | None:
-    """Why instances of ``cls`` are heavy: an nn.Module, or an attribute that holds a model."""
+    """Why instances of ``cls`` are heavy: an nn.Module, or an attribute that holds a model, a
+    trainer or a pipeline, directly or through an object its constructor is given
+    (``BatchWorld(InnerWorld(agent))`` where the agent holds the model)."""
     if cls.is_module:
         return f"{cls.name} is an nn.Module: its parameters are never freed"
-    for statement in facts.statements():
-        function = statement.function
-        if function.cls is not cls or not isinstance(statement.node, cst.Assign):
-            continue
-        value = facts.value(statement.node.value)
-        if value.role is Role.MODEL and value.confidence >= Confidence.MEDIUM:
-            for target in statement.node.targets:
-                name = dotted_name(target.target)
-                if name and name.startswith("self."):
-                    return f"{cls.name} holds a model in '{name}', which is never freed"
+    reason = model_holders(facts).get(cls)
+    if reason is not None:
+        return f"{cls.name} {reason}, which is never freed"
     return None
 
 
