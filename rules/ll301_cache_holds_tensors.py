@@ -12,7 +12,7 @@ from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.heavy import model_holders
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
-from leaklint.analysis.values import Evidence, Kind, Role
+from leaklint.analysis.values import Evidence, Kind
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names, Words

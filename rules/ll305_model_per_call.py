@@ -379,28 +379,32 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
 
 
 def _looks_up(store: Store, function: FunctionInfo) -> bool:
-    """The storing function also reads the container (``if name not in MODELS:``, ``MODELS.get(name)``,
-    ``MODELS[name]``): a cache that loads each key once, bounded by the keys in use."""
+    """The storing function also looks the container up by key (``if name not in MODELS:``,
+    ``MODELS.get(name)``, ``MODELS[name]``): a cache that loads each key once, bounded by the keys
+    in use. (``len(models)`` as a key is a counter, not a lookup.)"""
     node = function.node
     if node is None:
         return False
-    writes = set()
+    targets = set()
     for current in walk(node.body, into=not_into_scopes):
         if isinstance(current, cst.AssignTarget) and isinstance(current.target, cst.Subscript):
-            writes.add(current.target.value)
-        elif isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
-            if current.func.attr.value in percall_api.ADDING_METHODS:
-                writes.add(current.func.value)
-    nodes = list(walk(node.body, into=not_into_scopes))
-    # A Name that is the .attr of an attribute (obj.results) is not the container itself.
-    attribute_parts = {current.attr for current in nodes if isinstance(current, cst.Attribute)}
-    return any(
-        isinstance(current, (cst.Name, cst.Attribute))
-        and current not in writes
-        and current not in attribute_parts
-        and dotted_name(current) == store.container
-        for current in nodes
-    )
+            targets.add(current.target)
+    for current in walk(node.body, into=not_into_scopes):
+        if isinstance(current, cst.Subscript) and current not in targets and dotted_name(current.value) == store.container:
+            return True
+        if (
+            isinstance(current, cst.Call)
+            and isinstance(current.func, cst.Attribute)
+            and current.func.attr.value == "get"
+            and dotted_name(current.func.value) == store.container
+        ):
+            return True
+        if isinstance(current, cst.Comparison) and any(
+            isinstance(target.operator, (cst.In, cst.NotIn)) and dotted_name(target.comparator) == store.container
+            for target in current.comparisons
+        ):
+            return True
+    return False
 
 
 def _constant(key: cst.BaseExpression) -> bool:

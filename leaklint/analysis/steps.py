@@ -34,11 +34,10 @@ from leaklint.analysis.structure import ClassInfo, FunctionInfo, backward_target
 from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.torch_api import FRAMEWORK_HOOK_NAME, PER_STEP_HOOK, STEP_FUNCTION_NAMES
 from leaklint.analysis.values import Role
-from leaklint.analysis.walk import calls_in, walk
+from leaklint.analysis.walk import calls_in
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
-    from leaklint.analysis.places import Place
     from leaklint.analysis.provenance import StatementFact
 
 #: A loop whose header allows at most this many iterations (``for split in ("val", "test")``)
