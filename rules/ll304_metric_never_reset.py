@@ -3,7 +3,6 @@ and never reset, or built anew on every call and never reset."""
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -17,7 +16,7 @@ from leaklint.analysis.steps import repeated_functions
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
-from leaklint.gate import Syntax, Words
+from leaklint.gate import Names, Words
 from leaklint.rule import Measured, Rule, Violation
 
 
@@ -34,8 +33,16 @@ class MetricNeverReset(Rule):
         "compute(); in a LightningModule, log the metric object itself (self.log(name, metric)) and "
         "Lightning resets it every epoch"
     )
-    #: Every finding is about a torchmetrics metric used in a function or a loop.
-    needs = Words("torchmetrics") & (Syntax(ast.FunctionDef, ast.AsyncFunctionDef) | torch_api.LOOPS_OR_FUNCTIONS)
+    #: Every finding is about a torchmetrics metric (imported from ``torchmetrics``) used in a function or a loop.
+    needs = Names("torchmetrics") & torch_api.LOOPS_OR_FUNCTIONS
+    #: Findings above low confidence are about list-state metrics: a class name of one (imported,
+    #: used as ``torchmetrics.AUROC`` or as a base), ``multidim_average="samplewise"``, or a metric
+    #: of the file that calls ``add_state``.
+    needs_above_low = (
+        Names(matching=lambda name: bool(percall_api.LIST_STATE_METRIC.search(name)))
+        | Words("samplewise")
+        | Names("add_state")
+    )
     #: bench/realcode (true, false, debatable) and bench/leaks (true, false), this branch.
     measured = Measured(realcode=(0, 0, 0), leaks=(6, 0))
     docs = """

@@ -17,10 +17,9 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.steps import repeated_functions
 from leaklint.analysis.structure import FunctionInfo
 from leaklint.analysis.syntax import is_literal
-from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
-from leaklint.gate import Names, Syntax, Words
+from leaklint.gate import Names, Syntax
 from leaklint.rule import Measured, Rule, Violation
 
 
@@ -36,10 +35,11 @@ class ModelPerCall(Rule):
         "keep what you need from each call (the score, a checkpoint path, a state_dict moved to the CPU) "
         "and let the object go; to keep the best one, replace it instead of adding to a collection"
     )
-    #: Every finding stores something built per call into a container (an adding method or an item
-    #: assignment) in a function: torch or model-library words, a def, and one of those.
+    #: Every finding stores, in a function, something built per call into a container (an adding
+    #: method, an item assignment or ``+=``); what is built comes from torch.nn, a model library or
+    #: a class of the file that derives from one or keeps one: identifiers the file must use.
     needs = (
-        (TORCH_CODE | Words("diffusers", "transformers", "setfit", "pipeline", "trainer"))
+        percall_api.BUILDS_MODEL
         & Syntax(ast.FunctionDef, ast.AsyncFunctionDef)
         & (Names(*percall_api.ADDING_METHODS) | Syntax(ast.Subscript, ast.AugAssign))
     )

@@ -14,11 +14,12 @@ from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.heavy import model_attributes
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.steps import repeated_functions, resolved_calls
-from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
-from leaklint.analysis.values import Kind, Role
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, bound_names
+from leaklint.analysis.values import Role
 from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
-from leaklint.gate import Names, Syntax
+from leaklint.gate import Names, Syntax, Words
 from leaklint.rule import Measured, Rule, Violation
 
 
@@ -34,10 +35,13 @@ class CacheGrowth(Rule):
         "keep only what is read again: drop the store, bound it (pop the oldest entry, keep the last N), "
         "or clear it when the run, request or video ends"
     )
-    #: Every finding adds to a container (an adding method, an item assignment or ``+=``) inside a
-    #: function, in torch code.
+    #: Every finding adds a model's output, computed without a graph, to a container (an adding
+    #: method, an item assignment or ``+=``) inside a function: the model is built with torch.nn or
+    #: a model library, or known by a method only modules have (``.eval()``...), and gradients are
+    #: off by a word of the file (``no_grad``, ``detach``...) or in a Lightning evaluation hook.
     needs = (
-        torch_api.TORCH_CODE
+        (percall_api.BUILDS_MODEL | Names(*torch_api.MODULE_EVIDENCE_METHODS))
+        & (Words(*percall_api.GRAD_OFF_WORDS) | Names(*torch_api.LIGHTNING_NO_GRAD_HOOKS))
         & Syntax(ast.FunctionDef, ast.AsyncFunctionDef)
         & (Names(*percall_api.ADDING_METHODS) | Syntax(ast.Subscript, ast.AugAssign))
     )
@@ -352,50 +356,89 @@ def _constant(key: cst.BaseExpression) -> bool:
 
 
 # --- is what is stored a tensor (without a graph: graphs are LL102/LL105's) ---------------------------
-def _tensor_source(expr: cst.BaseExpression, function: FunctionInfo, facts: ModuleFacts, depth: int) -> str | None:
-    """Why ``expr`` holds tensors ("a model output", "tensors"), or None: a value the analysis
-    knows is a tensor, a model's output (also ``self.encoder(...)`` where every construction of
-    the class passes a model for ``encoder``), a literal tuple/list/dict holding one, a local name
-    bound to one, or a parameter every caller in the file passes a tensor for. Values attached to
-    an autograd graph are left to LL102/LL105."""
+def _tensor_source(
+    expr: cst.BaseExpression, function: FunctionInfo, facts: ModuleFacts, depth: int, detached: bool = False
+) -> str | None:
+    """Why ``expr`` holds a model's output computed without an autograd graph ("a model output"), or
+    None: a forward or generation of something known to be a model (also ``self.encoder(...)``
+    where every construction of the class passes a model for ``encoder``) run with gradients off
+    (a ``no_grad`` / ``inference_mode`` block or decorator, a Lightning evaluation hook, a caller
+    that runs it without grad), detached (``.detach()`` in the chain) or of a frozen model; what a
+    tensor method keeps of it (``.cpu()``, ``[0]``, ``.sequences``); a literal tuple/list/dict
+    holding one; a local name bound to one; or a parameter every caller in the file passes one
+    for. Outputs that keep their graph are LL102's and LL105's."""
     if depth > _MAX_DEPTH:
         return None
-    value = facts.value(expr)
-    if value.is_graph and value.confidence >= Confidence.MEDIUM:
-        return None
+    if depth == 0:
+        value = facts.value(expr)
+        if value.is_graph and value.confidence >= Confidence.MEDIUM:
+            return None
     if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
-        return next((found for e in expr.elements if (found := _tensor_source(e.value, function, facts, depth + 1))), None)
+        return next((found for e in expr.elements if (found := _tensor_source(e.value, function, facts, depth + 1, detached))), None)
     if isinstance(expr, cst.Dict):
         return next(
-            (found for e in expr.elements if isinstance(e, cst.DictElement) and (found := _tensor_source(e.value, function, facts, depth + 1))),
+            (
+                found
+                for e in expr.elements
+                if isinstance(e, cst.DictElement) and (found := _tensor_source(e.value, function, facts, depth + 1, detached))
+            ),
             None,
         )
-    if value.role is None and value.kind is Kind.DETACHED:
-        return "tensors"
     if isinstance(expr, cst.Call):
-        if _runs_model(expr, function, facts):
-            return "a model output"
+        model = _runs_model(expr, function, facts)
+        if model is not None:
+            if detached or model is Role.FROZEN_MODEL or _grad_off(expr, facts):
+                return "a model output"
+            return None
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_TENSOR:
+            now_detached = detached or func.attr.value in torch_api.DETACH_METHODS
+            return _tensor_source(func.value, function, facts, depth + 1, now_detached)
         return None
     if isinstance(expr, (cst.Subscript, cst.Attribute)) and not (isinstance(expr, cst.Attribute) and _is_self(expr.value)):
-        inner = _tensor_source(expr.value, function, facts, depth + 1)
-        return inner
+        return _tensor_source(expr.value, function, facts, depth + 1, detached)
     if isinstance(expr, cst.Name) and function.node is not None:
         if expr.value in function.params:
             return _passed_tensor(function, expr.value, facts, depth)
         for assigned in facts.index.assigned_values(function, expr.value):
-            found = _tensor_source(assigned, function, facts, depth + 1)
+            found = _tensor_source(assigned, function, facts, depth + 1, detached)
             if found is not None:
                 return found
     return None
+
+
+#: Tensor methods whose result keeps the tensor's data (a copy, a view, another device or dtype).
+_KEEPS_TENSOR = torch_api.VIEW_METHODS | torch_api.DETACH_METHODS | {"clone", "sigmoid", "softmax", "float"}
+
+
+def _grad_off(call: cst.Call, facts: ModuleFacts) -> bool:
+    """The statement running ``call`` runs with gradients off, for a reason this file shows: a
+    grad-disabling block or decorator of torch, a Lightning evaluation hook, callers that all run
+    it without grad. (A decorator of another file that turns gradients off, named without any of
+    :data:`~leaklint.analysis.percall_api.GRAD_OFF_WORDS`, is not counted.)"""
+    fact = facts.derived(_statements_by_call).get(call)
+    if fact is None or fact.grad is not GradMode.DISABLED:
+        return False
+    info: FunctionInfo | None = fact.function
+    while info is not None and info.node is not None:
+        if info.decorator_grad is GradMode.DISABLED:
+            texts = [facts.module.code_for_node(d.decorator) for d in info.node.decorators]
+            return any(word in text for text in texts for word in percall_api.GRAD_OFF_WORDS)
+        info = info.parent
+    return True
+
+
+def _statements_by_call(facts: ModuleFacts) -> dict[cst.Call, StatementFact]:
+    return {call: fact for call, fact in facts.index.statement_calls}
 
 
 def _is_self(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "self"
 
 
-def _runs_model(call: cst.Call, function: FunctionInfo, facts: ModuleFacts) -> bool:
+def _runs_model(call: cst.Call, function: FunctionInfo, facts: ModuleFacts) -> Role | None:
     """``model(x)``, ``self.text_encoder(ids)``, ``self.model.generate(...)``: a forward (or a
-    generation) of something known to be a model."""
+    generation) of something known to be a model; the model's role (frozen or not), or None."""
     func = call.func
     candidates = [func]
     if isinstance(func, cst.Attribute) and func.attr.value not in torch_api.MODULE_API_METHODS:
@@ -403,12 +446,12 @@ def _runs_model(call: cst.Call, function: FunctionInfo, facts: ModuleFacts) -> b
     for candidate in candidates:
         value = facts.value(candidate)
         if value.role in (Role.MODEL, Role.FROZEN_MODEL) and value.confidence >= Confidence.MEDIUM:
-            return True
+            return value.role
         name = dotted_name(candidate)
         cls = function.cls
         if name and cls is not None and name in model_attributes(facts).get(cls, set()):
-            return True
-    return False
+            return Role.MODEL
+    return None
 
 
 def _passed_tensor(function: FunctionInfo, param: str, facts: ModuleFacts, depth: int) -> str | None:

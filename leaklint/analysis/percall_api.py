@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from leaklint.gate import Names
+
 # --- drivers: library calls that run a callable once per trial ---------------------------------
 #: ``(method or function name, position of the callable, its keyword, packages one of which the
 #: file must import)``: each runs the callable once per trial (``study.optimize(objective)`` in
@@ -50,6 +52,17 @@ REPEATED_HOOK = re.compile(
 )
 
 # --- what builds a whole model -------------------------------------------------------------------
+#: Identifiers a file must use to build a model (for the gate): ``torch.nn`` (and ``torch.hub``,
+#: ``torch.compile``, ``torch.jit``) with torch itself — ``tf.nn`` is not a model — or one of the
+#: libraries whose constructors and factories :mod:`~leaklint.analysis.torch_api` and this module
+#: know (``is_module_class``, ``is_module_base``, ``is_model_factory``, :func:`builds_model_holder`).
+TORCH_MODEL_IDENTIFIERS = ("nn", "hub", "compile", "jit")
+LIBRARY_MODEL_IDENTIFIERS = (
+    "torchvision", "timm", "transformers", "diffusers", "peft", "lightning", "pytorch_lightning",
+    "LightningModule", "setfit", "trl", "sentence_transformers",
+)
+BUILDS_MODEL = (Names("torch") & Names(*TORCH_MODEL_IDENTIFIERS)) | Names(*LIBRARY_MODEL_IDENTIFIERS)
+
 #: Classes whose instances keep a model (with its optimizer state, its data and its buffers): the
 #: trainers of transformers, SetFit, TRL and Lightning, by qualified name or by a package prefix
 #: and a class-name suffix.
@@ -99,6 +112,10 @@ LOADING_FUNCTIONS = frozenset({"transformers.pipeline", "torch.hub.load"})
 #: Where a hyperparameter-search trial keeps objects for the study: ``trial.set_user_attr(key,
 #: value)`` is read back as ``trial.user_attrs[key]`` (in-memory storage keeps every trial's).
 TRIAL_ATTRIBUTE_SETTERS = {"user_attrs": "set_user_attr", "system_attrs": "set_system_attr"}
+
+#: Words of a file that turn gradients off (torch's blocks and decorators, ``detach``, freezing a
+#: model), for the gate of rules about tensors kept without a graph.
+GRAD_OFF_WORDS = ("no_grad", "inference_mode", "set_grad_enabled", "detach", "requires_grad")
 
 # --- containers ----------------------------------------------------------------------------------
 #: Methods that add an element to a list, dict, set or deque (the container grows).
