@@ -62,12 +62,16 @@ A store of tensors into a dict or list that outlives the call — an attribute o
   `for idx, frame in enumerate(frames): self.cache[idx] = ...`, so it keeps one entry per item of a
   stream (every frame of a video) for as long as the object lives.
 
-What is stored must be tensors: a value the analysis knows is a tensor without a graph, a model's
-output (also `self.encoder(...)` when every construction of the class passes a model for it, and
-`self.model.generate(...)`), a tuple, list or dict of them, or a parameter that every caller in the
-file passes a tensor for. Graph-attached values are LL102's and LL105's. The confidence is high
-when the storing function runs many times (a hook, a step, a function called in a loop), medium
-otherwise.
+What is stored must be a model's output that carries no autograd graph: a forward or a
+generation (`self.model.generate(...)`) of something known to be a model — built with `torch.nn`
+or a model library, or `self.encoder` when every construction of the class in the file passes a
+model for it — run where gradients are off (a `torch.no_grad()` / `torch.inference_mode()` block
+or decorator, `set_grad_enabled(False)`, a Lightning `validation_step` / `test_step` /
+`predict_step`, a function only ever called under one of these), detached (`.detach()`), or of a
+frozen model; also what tensor methods keep of it (`.cpu()`, `[0]`, `.sequences`), tuples, lists
+and dicts of such outputs, and a parameter that every caller in the file passes one for.
+Outputs that keep their graph are LL102's and LL105's. The confidence is high when the storing
+function runs many times (a hook, a step, a function called in a loop), medium otherwise.
 
 ## Why it matters
 An entry added per call and never removed keeps its tensors — often on the GPU — for the life of
@@ -113,7 +117,9 @@ leak benchmark's negatives and fixed: a logging mix-in whose dict is read by ano
 the instance (`cb.image_logs.items()`) counts as read. A container read only by code in another
 file, or emptied by a caller through a method of another file, is reported; suppress it with
 `# noqa: LL306`. Memoising caches that are read back and keyed by arguments (shapes, names) are not
-reported, even when their key space is unbounded.
+reported, even when their key space is unbounded. Not seen: tensors that are not a model's output
+(a cache of `torch.randn` buffers), outputs taken with `.data`, and gradients turned off only by a
+decorator of another file whose name says neither `no_grad` nor `inference_mode`.
 
 ## References
 - Lang2SegTrack, "GPU memory usage grows continuously on long videos, causing out-of-memory errors":
