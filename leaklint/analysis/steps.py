@@ -18,6 +18,10 @@ kinds of evidence, from the most to the least direct:
 
 The notions differ on purpose: a figure left open per epoch leaks as surely as one per step,
 while an ``empty_cache()`` per epoch is harmless. Each rule picks the one its docs describe.
+
+:func:`repeated_functions` is the widest notion: functions that run many times in one process,
+once per step, epoch, evaluation, hyperparameter trial or web request. An object a function
+builds and keeps on every call piles up with it (LL304-LL306 ask this).
 """
 
 from __future__ import annotations
@@ -26,14 +30,21 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from leaklint.analysis.calls import call_graph, function_named
-from leaklint.analysis.structure import FunctionInfo, backward_target
+from leaklint.analysis import percall_api
+from leaklint.analysis.calls import call_graph, caller_of, function_named, local_callee
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, backward_target
+from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.torch_api import FRAMEWORK_HOOK_NAME, PER_STEP_HOOK, STEP_FUNCTION_NAMES
+from leaklint.analysis.values import Role
 from leaklint.analysis.walk import calls_in
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
     from leaklint.analysis.provenance import StatementFact
+
+#: A loop whose header allows at most this many iterations (``for split in ("val", "test")``)
+#: calls its body a few times, not "many times".
+FEW_ITERATIONS = 20
 
 def is_per_step_hook(info: FunctionInfo) -> bool:
     """A method a framework calls once per batch: Lightning steps, Keras/HF/Lightning callbacks."""
@@ -105,4 +116,175 @@ def _backward_outside_loops(statements: list[StatementFact], facts: ModuleFacts)
     return any(
         not fact.loops and any(backward_target(call, facts.imports) is not None for call in calls_in(fact.node))
         for fact in statements
+    )
+
+
+# --- functions that run many times ----------------------------------------------------------------
+def repeated_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
+    """Functions that run many times in one process, with the reason (for messages):
+
+    - once per step (:func:`per_step_functions`);
+    - hooks a framework calls every step, epoch or evaluation (``on_validation_epoch_end``,
+      ``validation_step``...: :data:`~leaklint.analysis.percall_api.REPEATED_HOOK`);
+    - once per hyperparameter trial: the objective handed to ``study.optimize`` (directly or
+      through a lambda), its ``callbacks=``, a ``model_init=`` of a trainer
+      (:data:`~leaklint.analysis.percall_api.TRIAL_DRIVERS`);
+    - once per request: handlers registered with ``@app.post(...)`` and the like;
+    - called from a loop that is not bounded by a few literal iterations, including methods called
+      on instances of the file's classes (``validation.encode(step)``);
+    - and whatever such a function calls in the file. Built once per file.
+    """
+    return facts.derived(_repeated_functions)
+
+
+def _repeated_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
+    found: dict[FunctionInfo, str] = dict(per_step_functions(facts))
+    for info in facts.structure.functions.values():
+        if info not in found and info.is_method and percall_api.REPEATED_HOOK.match(info.name):
+            found[info] = f"'{info.name}' is a hook the framework calls every step, epoch or evaluation"
+    for info, reason in _driven_functions(facts):
+        found.setdefault(info, reason)
+    for info in _request_handlers(facts):
+        found.setdefault(info, f"'{info.name}' handles a web request: it runs once per request")
+    for call, fact, callee in resolved_calls(facts):
+        if callee is None or callee in found or callee.name == "__init__":
+            continue
+        if any(loop.at_most is None or loop.at_most > FEW_ITERATIONS for loop in fact.loops):
+            found[callee] = f"'{callee.name}' is called in a loop"
+    frontier = list(found)
+    callees = _callees_by_caller(facts)
+    while frontier:
+        caller = frontier.pop()
+        for callee in callees.get(caller, ()):
+            if callee not in found and callee.name != "__init__":
+                found[callee] = f"'{callee.name}' is called from '{caller.name}', which {_runs_many_times(found[caller])}"
+                frontier.append(callee)
+    return found
+
+
+def _runs_many_times(reason: str) -> str:
+    return "runs once per trial" if "trial" in reason else "runs many times"
+
+
+def resolved_calls(facts: ModuleFacts) -> list[tuple[cst.Call, StatementFact, FunctionInfo | None]]:
+    """The call graph's calls, with calls of methods on instances of the file's classes resolved
+    too (``validation.encode(step)`` where ``validation = ValidationPrompts(...)``)."""
+    return facts.derived(_calls_with_instances)
+
+
+def _calls_with_instances(facts: ModuleFacts) -> list[tuple[cst.Call, StatementFact, FunctionInfo | None]]:
+    resolved = []
+    for call, fact, callee in call_graph(facts).resolved:
+        if callee is None:
+            callee = instance_method(call, facts)
+        resolved.append((call, fact, callee))
+    return resolved
+
+
+def _callees_by_caller(facts: ModuleFacts) -> dict[FunctionInfo, list[FunctionInfo]]:
+    callees: dict[FunctionInfo, list[FunctionInfo]] = {}
+    for _, fact, callee in resolved_calls(facts):
+        if callee is not None:
+            callees.setdefault(fact.function, []).append(callee)
+    return callees
+
+
+def instance_method(call: cst.Call, facts: ModuleFacts) -> FunctionInfo | None:
+    """The method of a class of the file that ``obj.method(...)`` runs when ``obj`` is an instance
+    of that class, or the ``__call__`` that ``obj(...)`` runs."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        cls = _instance_class(func.value, facts)
+        node = cls.find_method(func.attr.value) if cls is not None else None
+    else:
+        cls = _instance_class(func, facts)
+        node = cls.find_method("__call__") if cls is not None else None
+    return facts.structure.functions.get(node) if node is not None else None
+
+
+def _instance_class(expr: cst.BaseExpression, facts: ModuleFacts) -> ClassInfo | None:
+    value = facts.value(expr)
+    if value.role is Role.INSTANCE and isinstance(value.cls, ClassInfo):
+        return value.cls
+    return None
+
+
+def _driven_functions(facts: ModuleFacts) -> list[tuple[FunctionInfo, str]]:
+    """Callables a library calls once per trial: ``study.optimize(objective, callbacks=[...])``,
+    ``Trainer(model_init=...)``, ``tune.run(trainable)``..."""
+    found: list[tuple[FunctionInfo, str]] = []
+    for name, position, keyword, packages in percall_api.TRIAL_DRIVERS:
+        if not facts.imports.imports_anything_from(*packages):
+            continue
+        for place in facts.index.calls_named(name):
+            call = place.node
+            assert isinstance(call, cst.Call)
+            scope = caller_of(place, facts)
+            target = call_argument(call, position, keyword)
+            for info in _callables(target, scope, facts):
+                found.append((info, f"'{info.name}' is the objective of '{name}': it runs once per trial"))
+            callbacks = percall_api.TRIAL_CALLBACK_KEYWORDS.get(name)
+            listed = call_argument(call, -1, callbacks) if callbacks else None
+            if isinstance(listed, (cst.List, cst.Tuple)):
+                for element in listed.elements:
+                    for info in _callables(element.value, scope, facts):
+                        found.append((info, f"'{info.name}' is a callback of '{name}': it runs once per trial"))
+    for place in facts.index.ordered_calls:
+        call = place.node
+        assert isinstance(call, cst.Call)
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in percall_api.PER_TRIAL_KEYWORDS:
+                for info in _callables(arg.value, caller_of(place, facts), facts):
+                    found.append((info, f"'{info.name}' is passed as {arg.keyword.value}=: the trainer calls it once per trial"))
+    return found
+
+
+def _callables(expr: cst.BaseExpression | None, scope: FunctionInfo, facts: ModuleFacts) -> list[FunctionInfo]:
+    """The functions of the file that calling ``expr`` runs: a function, a lambda's calls, an
+    instance's ``__call__``, a bound method ``self.objective``."""
+    if expr is None:
+        return []
+    if isinstance(expr, cst.Lambda):
+        found = []
+        for call in calls_in(expr.body) if not isinstance(expr.body, cst.Call) else [expr.body, *calls_in(expr.body)]:
+            callee = local_callee(call, scope, facts)
+            if callee is not None and callee not in found:
+                found.append(callee)
+        return found
+    if isinstance(expr, cst.Name):
+        node = function_named(expr.value, scope, facts)
+        if node is not None:
+            return [facts.structure.functions[node]]
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls"):
+        node = scope.cls.find_method(expr.attr.value) if scope.cls is not None else None
+        if node is not None:
+            return [facts.structure.functions[node]]
+    if isinstance(expr, cst.Call):
+        cls = facts.structure.classes_by_name.get(expr.func.value) if isinstance(expr.func, cst.Name) else None
+    else:
+        cls = _instance_class(expr, facts)
+    method = cls.find_method("__call__") if cls is not None else None
+    return [facts.structure.functions[method]] if method is not None else []
+
+
+def _request_handlers(facts: ModuleFacts) -> list[FunctionInfo]:
+    """Functions registered as web request handlers: ``@app.post("/train")``, ``@app.route(...)``."""
+    if not facts.imports.imports_anything_from(*percall_api.WEB_FRAMEWORKS):
+        return []
+    found = []
+    for name in percall_api.ROUTE_DECORATORS:
+        for place in facts.index.decorated_with(name):
+            node = place.node
+            assert isinstance(node, cst.FunctionDef)
+            if any(_is_route(decorator.decorator) for decorator in node.decorators):
+                found.append(facts.structure.functions[node])
+    return found
+
+
+def _is_route(expr: cst.BaseExpression) -> bool:
+    """``@app.post("/path")``: a call of a route method on an object (not ``@property`` or ``@get``)."""
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in percall_api.ROUTE_DECORATORS
     )
