@@ -9,6 +9,7 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis import percall_api, torch_api
+from leaklint.analysis.arguments import VARIES, literal_arguments
 from leaklint.analysis.containers import Store, managed, outlives_call, stores
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.heavy import model_attributes
@@ -134,6 +135,24 @@ decorator of another file whose name says neither `no_grad` nor `inference_mode`
 """
 
     VALID = (
+        # Keyed by a parameter that every call gives a literal: one entry per literal, not per call.
+        """
+import torch
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.image_logs = {}
+    def log_image(self, key, image):
+        self.image_logs[key] = image
+    def step(self, x):
+        with torch.no_grad():
+            out = self.model(x)
+        self.log_image("reconstruction", out[:8])
+        self.log_image(key="input", image=x[:8])
+trainer = Trainer(torch.nn.Linear(4, 4))
+for x in loader:
+    trainer.step(x)
+""",
         # A memo read back by key; a dict emptied per request; a bounded deque; floats only.
         """
 from collections import deque
@@ -318,7 +337,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         function = store.statement.function
         if function.name == "__init__" or store.how == "setdefault" or not outlives_call(store, facts):
             continue
-        if store.key is not None and _constant(store.key):
+        if store.key is not None and (_constant(store.key) or _literal_at_every_call(store.key, function, facts)):
             continue
         if managed(store.container, store.owner, facts):
             continue
@@ -359,6 +378,22 @@ def _constant(key: cst.BaseExpression) -> bool:
     return isinstance(key, (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)) or (
         isinstance(key, cst.Name) and key.value in ("True", "False", "None")
     )
+
+
+def _literal_at_every_call(key: cst.BaseExpression, function: FunctionInfo, facts: ModuleFacts) -> bool:
+    """The key is a parameter that every call of the function in the file gives a literal
+    (``self.log_image("reconstruction", ...)``): the container holds one entry per literal, not one
+    per call. A function no call of the file reaches may be called with anything."""
+    if not isinstance(key, cst.Name) or key.value not in function.params or function.node is None:
+        return False
+    calls = [call for call, _, callee in resolved_calls(facts) if callee is function]
+    if not calls:
+        return False
+    for call in calls:
+        bound = function.is_method and isinstance(call.func, cst.Attribute)
+        if literal_arguments(function.node, call, bound=bound).get(key.value, VARIES) is VARIES:
+            return False
+    return True
 
 
 # --- is what is stored a tensor (without a graph: graphs are LL102/LL105's) ---------------------------
