@@ -431,8 +431,8 @@ def _history(body: _Body, name: str, facts: ModuleFacts, inputs: _LayerInputs | 
         if value.kind in (Kind.DETACHED, Kind.NOT_TENSOR) or _detaches(expr, name, _comprehension_aliases(expr, name), facts):
             history.detached = True
             continue
-        if _passes_through(expr, name):
-            continue  # ``h = h.to(device)``: the same graph, moved or viewed
+        if _passes_through(expr, name) or not _brings_graph(expr, name, facts, inputs):
+            continue  # ``h = h.to(device)``, ``x = x + sigma * noise``: no new graph enters
         if value.is_graph:
             if value.confidence is not Confidence.HIGH and name in facts.summary(fact.function).backward_consumed:
                 value = replace(value, confidence=Confidence.HIGH)  # as the provenance pass binds it
@@ -441,6 +441,34 @@ def _history(body: _Body, name: str, facts: ModuleFacts, inputs: _LayerInputs | 
         aliases = body.aliases.get(name, set())
         history.detached = any(_in_place_detach(call, name, aliases, facts) for call in body.calls)
     return history
+
+
+def _brings_graph(expr: cst.CSTNode, name: str, facts: ModuleFacts, inputs: _LayerInputs | None) -> bool:
+    """Whether an update of ``name`` puts a graph into it besides its own: a part of ``expr`` that
+    does not read ``name`` and is graph-attached (``eps`` in ``x = x - beta * eps``), or a call
+    that reads ``name`` and computes more than a tensor method of it (``model(x, h)``). ``x = x +
+    sigma * torch.randn_like(x)`` only carries ``x``'s own graph along."""
+    if isinstance(expr, (cst.Lambda, cst.FunctionDef)):
+        return False
+    reads = name in names_read(expr)
+    if not reads:
+        if not isinstance(expr, cst.BaseExpression):
+            return False
+        value = facts.value(expr)
+        if inputs is not None:
+            value = inputs.graph_through(value, expr, facts)
+        return value.is_graph
+    if dotted_name(expr) == name:
+        return False
+    if isinstance(expr, cst.Call):
+        value = facts.value(expr)
+        if value.role is None and value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
+            return False  # torch.randn_like(x), x.argmax(-1)
+        func = expr.func
+        on_name = isinstance(func, cst.Attribute) and name in names_read(func.value)
+        if not on_name and facts.imports.resolve(func) is None:
+            return True  # model(x, h), helper(h): computes something of its own
+    return any(_brings_graph(child, name, facts, inputs) for child in children(expr))
 
 
 def _passes_through(expr: cst.BaseExpression, name: str) -> bool:
@@ -708,7 +736,14 @@ def _calls_its_items(idx: _Carries, loop: LoopInfo) -> bool:
     if not isinstance(node, cst.For):
         return False
     items = set(bound_names(node.target))
-    return any(items & names_read(call.func) for call in idx.body(node).calls)
+    for call in idx.body(node).calls:
+        func = call.func
+        name = dotted_name(func)
+        if name is not None and name.split(".", 1)[0] in items:
+            return True  # layer(h), block.attn(h)
+        if isinstance(func, cst.Subscript) and items & names_read(func):
+            return True  # self.layers[i](h)
+    return False
 
 
 def _unused_graph(facts: ModuleFacts, function: FunctionInfo, name: str) -> tuple[bool, bool | None]:
