@@ -37,7 +37,7 @@ class EvalWithoutNoGrad(Rule):
     #: on the dataflow of a file that imports torch and has a model.
     needs_above_low = GRAPH_EVIDENCE & Names("eval", "train", "torch")
     #: bench/realcode (true, false, debatable) and bench/leaks (true, false), issue 22.
-    measured = Measured(realcode=(23, 0, 0), leaks=(12, 2))
+    measured = Measured(realcode=(81, 0, 0), leaks=(11, 2))
     docs = """
 ## What it finds
 A forward call of a model (`model(x)`, `self.model(x)`, `model.forward(x)`, `self(x)`) in
@@ -143,7 +143,13 @@ later loss. What leaklint cannot follow counts as a use, so graphs kept in dicti
 data that a loss reads (`trajectories.append({"tokens": t, "logp": logp})`) stay unreported.
 Many findings are single forwards in notebooks and demos (`out = model(x); print(out.shape)`):
 true, and cheap. The finding is on the forward; when its output is then collected in a list across
-iterations, LL102 reports the list as well.
+iterations, LL102 reports the list as well (bench/leaks marks only the list in two such cases, and
+counts the forward as a false positive).
+
+Measured on bench/realcode (32 repositories, 748k lines): 81 findings at the default confidence,
+all true (55 of them forwards whose output nothing differentiates: GAN sample grids written from
+the training loop, DQN action selection, an RND predictor read through `.data`, a discriminator
+loss that is never backpropagated, notebook and smoke-test forwards).
 
 ## References
 - `torch.no_grad` ("useful for inference... reduce memory consumption"):
