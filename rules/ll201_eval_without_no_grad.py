@@ -105,7 +105,9 @@ An evaluation function — an evaluation-like name, no `backward`, `autograd`,
 `requires_grad`, `.grad` or `.step(` in its body, not `async` — gets `@torch.no_grad()` directly
 above its `def` (below other decorators, so `@staticmethod` and `@property` stay outermost).
 Otherwise the outermost loop around the call that does no training (or the statement itself) is
-wrapped in `with torch.no_grad():`. The fix uses the file's own torch alias (`th.no_grad()`,
+wrapped in `with torch.no_grad():`. A forward found because nothing differentiates its output gets
+its own statement wrapped, nothing more: the other forwards around it may feed a loss. The fix
+uses the file's own torch alias (`th.no_grad()`,
 a `from torch import no_grad`) and adds `import torch` when torch is not imported. **Unsafe**:
 code that needs gradients during evaluation (adversarial attacks, saliency maps) would break. No
 fix where the code visibly needs gradients.
@@ -638,7 +640,7 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
             confidence=Confidence.MEDIUM if with_grad else Confidence.LOW,
             help="run this forward under 'with torch.no_grad():' (or torch.inference_mode()): its output keeps its values, not the graph",
             statement=call.statement.line,  # type: ignore[union-attr]
-            fix=_no_grad_fix(facts, call),
+            fix=_no_grad_fix(facts, call, statement_only=True),
         )
     return found
 
@@ -648,9 +650,11 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
 _NEEDS_GRAD = ("backward", "autograd", "requires_grad", ".grad", ".step(")
 
 
-def _no_grad_fix(facts: ModuleFacts, call: ModelCall) -> SuggestedFix | None:
+def _no_grad_fix(facts: ModuleFacts, call: ModelCall, *, statement_only: bool = False) -> SuggestedFix | None:
     """Decorate an evaluation function with ``@torch.no_grad()``, or wrap the evaluation loop
-    (the outermost loop around the call that does no training) in ``with torch.no_grad():``.
+    (the outermost loop around the call that does no training) in ``with torch.no_grad():``;
+    with ``statement_only`` (a forward whose output nothing differentiates, which says nothing
+    of the other forwards around it), wrap its statement only.
 
     Unsafe: it changes what runs under autograd, which code relying on gradients in evaluation
     would notice. No fix at all where the code visibly needs gradients.
@@ -659,6 +663,11 @@ def _no_grad_fix(facts: ModuleFacts, call: ModelCall) -> SuggestedFix | None:
     if fact is None or fact.line is None:
         return None
     function = fact.function.node
+    if statement_only:
+        no_grad = torch_reference(facts, "no_grad", function)
+        if no_grad is None or _needs_grad(facts, fact.line) or not any(node is call.node for node in walk(fact.line)):
+            return None
+        return SuggestedFix(f"Wrap the statement in 'with {no_grad.code}():'", Applicability.UNSAFE, (WrapInWith(fact.line, f"{no_grad.code}()"),), no_grad.imports)
     if function is not None and function.asynchronous is None and not _needs_grad(facts, function) and fact.function.is_eval_named:
         # The decorator is evaluated where the ``def`` statement runs, not in the function.
         no_grad = torch_reference(facts, "no_grad", facts.imports.scope_around(function))

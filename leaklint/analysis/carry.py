@@ -506,12 +506,14 @@ class _LayerInputs:
             value = facts.value(expr)
             if value.role is None and value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
                 return False
-            if isinstance(expr, (cst.Name, cst.Attribute)):
+            if isinstance(expr, cst.Name):
+                return expr.value != "self" and bool(value.deps & self.names)
+            if isinstance(expr, cst.Attribute):
                 # An attribute of the module (``self.running_var``) is not this call's input, whatever
-                # it was computed from in earlier calls.
-                if (dotted_name(expr) or "").startswith("self"):
+                # it was computed from in earlier calls; ``x.shape`` is not a tensor.
+                if (dotted_name(expr) or "").startswith("self") or expr.attr.value in torch_api.NON_TENSOR_ATTRIBUTES:
                     return False
-                return bool(value.deps & self.names) and not (isinstance(expr, cst.Attribute) and expr.attr.value in torch_api.NON_TENSOR_ATTRIBUTES)
+                return self._computes_with_input(expr.value, facts)
         return any(self._computes_with_input(child, facts) for child in children(expr))
 
 
