@@ -13,7 +13,7 @@ from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import backward_target
 from leaklint.analysis.syntax import keyword_is_true
 from leaklint.analysis.torch_api import TORCH_CODE
-from leaklint.analysis.walk import calls_in, walk
+from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
 from leaklint.rule import Measured, Rule, Violation
@@ -185,27 +185,37 @@ def hessian_penalty(model, x):
 # --- detection ------------------------------------------------------------------------------------
 def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     """The violations in one file."""
-    per_step = per_step_functions(facts)
-    for fact in facts.statements():
-        for call in calls_in(fact.node):
-            if not _stores_graph_in_grad(call, facts):
-                continue
-            repeats = bool(fact.loops) or fact.function in per_step
-            chains = bool(fact.loops) and not _resets_grads(fact)
-            target = backward_target(call, facts.imports)
-            what = f"'{facts.describe(target)}'" if target is not None else "the output"
-            where = "every iteration" if fact.loops else ("every call" if repeats else "here")
-            yield Violation(
-                node=call,
-                message=(
-                    f"backward(create_graph=True) on {what} {where} stores gradients that carry their own graph "
-                    "in the .grad of every parameter it reaches: each parameter and its gradient then refer to "
-                    "each other, and the graph stays alive until .grad is set back to None"
-                    + ("; nothing in the loop resets them, so each step's gradient graph chains to the last" if chains else "")
-                ),
-                confidence=Confidence.HIGH if chains else Confidence.MEDIUM,
-                statement=fact.line,
-            )
+    per_step = None
+    for call, fact in facts.index.statement_calls:
+        if not (isinstance(call.func, (cst.Attribute, cst.Name)) and _callee_leaf(call.func) in _BACKWARD_LEAVES):
+            continue
+        if not _stores_graph_in_grad(call, facts):
+            continue
+        if per_step is None:
+            per_step = per_step_functions(facts)
+        repeats = bool(fact.loops) or fact.function in per_step
+        chains = bool(fact.loops) and not _resets_grads(fact)
+        target = backward_target(call, facts.imports)
+        what = f"'{facts.describe(target)}'" if target is not None else "the output"
+        where = "every iteration" if fact.loops else ("every call" if repeats else "here")
+        yield Violation(
+            node=call,
+            message=(
+                f"backward(create_graph=True) on {what} {where} stores gradients that carry their own graph "
+                "in the .grad of every parameter it reaches: each parameter and its gradient then refer to "
+                "each other, and the graph stays alive until .grad is set back to None"
+                + ("; nothing in the loop resets them, so each step's gradient graph chains to the last" if chains else "")
+            ),
+            confidence=Confidence.HIGH if chains else Confidence.MEDIUM,
+            statement=fact.line,
+        )
+
+
+_BACKWARD_LEAVES = frozenset(torch_api.BACKWARD_METHODS | {"backward"})
+
+
+def _callee_leaf(func: cst.BaseExpression) -> str:
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value  # type: ignore[attr-defined]
 
 
 def _stores_graph_in_grad(call: cst.Call, facts: ModuleFacts) -> bool:

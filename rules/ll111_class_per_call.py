@@ -248,16 +248,22 @@ class Model:
 # --- detection ------------------------------------------------------------------------------------
 def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     """The violations in one file."""
-    per_step = per_step_functions(facts)
-    called_in_loops = {callee for _, fact, callee in call_graph(facts).resolved if callee is not None and fact.loops}
+    functions_classes = {cls.node for cls in facts.structure.classes.values() if _is_autograd_function(cls.node, facts)}
+    if not functions_classes:
+        return
+    per_step = None
+    called_in_loops = None
     for function in facts.structure.functions.values():
         if function.node is None:
             continue
         for cls in _classes_defined_in(function.node):
-            if not _is_autograd_function(cls, facts) or _escapes(cls.name.value, function.node, cls):
+            if cls not in functions_classes or _escapes(cls.name.value, function.node, cls):
                 continue
+            if per_step is None:
+                per_step = per_step_functions(facts)
+                called_in_loops = {callee for _, fact, callee in call_graph(facts).resolved if callee is not None and fact.loops}
             captured = _captured(cls, function)
-            repeats = function in per_step or function in called_in_loops
+            repeats = function in per_step or function in called_in_loops  # type: ignore[operator]
             confidence = Confidence.HIGH if repeats and captured else Confidence.MEDIUM if repeats or captured else Confidence.LOW
             keeps = (
                 f"its methods keep this call's {', '.join(repr(n) for n in captured[:_CAPTURED_SHOWN])}"
