@@ -12,7 +12,7 @@ from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.graph_use import GraphUse, frozen_models, graph_use
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import FunctionInfo
-from leaklint.analysis.values import Kind, Role
+from leaklint.analysis.values import Kind
 from leaklint.analysis.provenance import ModelCall
 from leaklint.analysis.structure import GradMode, bound_names
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, TORCH_CODE, is_eval_function_name

@@ -39,11 +39,6 @@ from leaklint.findings import Confidence
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
 
-#: Where a flow goes next: the reads of a name in a scope (a function, or a comprehension node
-#: for its own targets), or the call sites of a function's return.
-Scope = Union[FunctionInfo, cst.CSTNode]
-
-
 @dataclass(frozen=True)
 class _NameNode:
     scope: object  # FunctionInfo or a comprehension node
@@ -55,6 +50,8 @@ class _ReturnNode:
     function: FunctionInfo
 
 
+#: Where a flow goes next: the reads of a name in a scope (a function, or a comprehension node
+#: for its own targets), or the call sites of a function's return.
 FlowNode = Union[_NameNode, _ReturnNode]
 
 #: Builtins whose result carries their argument's graph on (a tensor or a container of them).
@@ -77,7 +74,6 @@ _ENDING_METHODS = (
 )
 #: Comprehensions: their result holds what their element is computed from.
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
-_SCOPE_TYPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 _MAX_NODES = 400
 
 

@@ -1,4 +1,4 @@
-"""LL111 class-per-call: an ``autograd.Function`` class defined inside a function, anew on every call."""
+"""LL112 class-per-call: an ``autograd.Function`` class defined inside a function, anew on every call."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ _CAPTURED_SHOWN = 4
 
 
 class ClassPerCall(Rule):
-    code = "LL111"
+    code = "LL112"
     name = "class-per-call"
     severity = Severity.LEAK
     summary = (
@@ -112,7 +112,7 @@ functions there are StyleGAN2-ADA's cached ones.
   https://pytorch.org/docs/stable/notes/extending.html
 - Python's `gc` module (classes are collected by the cyclic collector, in generations):
   https://docs.python.org/3/library/gc.html
-- Runtime repro: `leaklint verify LL111` measures the leaky and the fixed loop body.
+- Runtime repro: `leaklint verify LL112` measures the leaky and the fixed loop body.
 """
 
     VALID = (
@@ -163,7 +163,7 @@ def emd2(a, b, M):
     G = solve(a, b, M)
     cost = (G * M).sum()
 
-    class ValFunction(torch.autograd.Function):  # expect: LL111
+    class ValFunction(torch.autograd.Function):  # expect: LL112
         @staticmethod
         def forward(ctx, a_, b_, M_):
             return cost.detach()
@@ -183,7 +183,7 @@ from torch.autograd import Function
 
 class Model:
     def forward(self, x):
-        class Scale(Function):  # expect: LL111
+        class Scale(Function):  # expect: LL112
             @staticmethod
             def forward(ctx, y):
                 return y * 2
@@ -227,7 +227,7 @@ class Model:
             cost = ctx.weights.pow(2)
             plan = torch.rand(256, 256, device=ctx.device)
 
-            class Transport(torch.autograd.Function):
+            class Transport(torch.autograd.Function):  # noqa: LL112 (the leaky variant)
                 @staticmethod
                 def forward(fn_ctx, cost_):
                     return (plan * cost_).sum().detach()
