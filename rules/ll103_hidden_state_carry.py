@@ -155,7 +155,8 @@ the next computation is this rule's (and LL101 then stays quiet). If you really 
 backpropagate through every batch so far, suppress the finding with `# noqa: LL103`.
 
 On bench/realcode (32 repositories, 748k lines) the rule reports nothing at the default confidence
-(four low-confidence findings: names that only look like losses); on bench/leaks it finds 14 of
+(two low-confidence findings, both false: yolov5's running mean of `loss_items`, which its
+`compute_loss` returns detached in another file; the name alone looks like a loss); on bench/leaks it finds 14 of
 its 16 marked lines and a sampling loop marked for LL201, with no finding elsewhere. Still missed
 there: an unrolled sampler trained end to end (its graph is used), and fast weights carried on
 `self` by a method the file calls every step (the value analysis does not see that an
