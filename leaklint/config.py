@@ -121,9 +121,9 @@ def did_you_mean(text: str, rules: RuleNames) -> str:
     misread = digits_misread(wanted)
     if misread in rules:
         return f" (did you mean {misread!r}?)"
-    close = difflib.get_close_matches(wanted.upper(), codes, n=1)
+    close = _closest_code(wanted.upper(), codes)
     if close:
-        return f" (did you mean {close[0]!r}?)"
+        return f" (did you mean {close!r}?)"
     close = difflib.get_close_matches(spelled, list(names), n=1)
     if close:
         return f" (did you mean {names[close[0]]!r}, the code of {close[0]}?)"
@@ -137,6 +137,31 @@ def digits_misread(text: str) -> str:
     if not upper.startswith("LL"):
         return upper
     return "LL" + upper[2:].translate(str.maketrans("OLI", "011"))
+
+
+def _closest_code(text: str, codes: list[str]) -> str | None:
+    """The code ``text`` most likely misspells: difflib's best matches, and among codes as
+    similar the fewest edits away, then the lowest ('LL1O1' is 'LL101', not 'LL110')."""
+    import difflib
+
+    matcher = difflib.SequenceMatcher(a=text)
+    scored = []
+    for code in codes:
+        matcher.set_seq2(code)
+        if matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6 and matcher.ratio() >= 0.6:
+            scored.append((-round(matcher.ratio(), 6), _edits(text, code), code))
+    return min(scored)[2] if scored else None
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (codes are short)."""
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
 
 
 def matches_selector(code: str, selector: str) -> bool:

@@ -525,9 +525,10 @@ def _fed_back_accumulators(facts: ModuleFacts) -> set[tuple[str, cst.CSTNode]]:
     """(accumulator, accumulating statement) pairs whose running value is also an input of the
     next step's computation (``self.mu = 0.9 * self.mu + 0.1 * h.mean(0)`` then
     ``return h - self.mu``): the graphs chain through the computation, which is LL103's finding
-    (reported where the value is fed back); this rule leaves those to it."""
+    (reported where the state is stored), as are the carries LL103 reports for other reasons (a
+    module's running statistic, an inference loop's state); this rule leaves those to it."""
     found: set[tuple[str, cst.CSTNode]] = set()
     for carry in carried_states(facts):
-        if carry.crosses_steps and carry.feed is not None:
+        if carry.reported:
             found.update((carry.name, fact.node) for fact in carry.updates)
     return found

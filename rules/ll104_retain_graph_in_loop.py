@@ -12,11 +12,11 @@ from leaklint.analysis.carry import CarriedState, bounded_carries, carried_state
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name, names_read
 from leaklint.analysis.provenance import StatementFact
-from leaklint.analysis.structure import LoopInfo, backward_calls, backward_target, bound_names, names_bound_in
+from leaklint.analysis.structure import FunctionInfo, LoopInfo, backward_calls, backward_target, bound_names, names_bound_in
 from leaklint.analysis.syntax import keyword_is_true
 from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.values import Kind
-from leaklint.analysis.walk import calls_in, not_into_scopes, walk
+from leaklint.analysis.walk import calls_in, children, not_into_scopes, walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixes.spec import SuggestedFix, drop_argument
 from leaklint.gate import Words
@@ -28,20 +28,31 @@ class RetainGraphInLoop(Rule):
     name = "retain-graph-in-loop"
     severity = Severity.PEAK
     fixable = True
-    summary = "backward(retain_graph=True) in a loop where no later backward goes through the same graph."
+    summary = "backward(retain_graph=True) in a loop where no later backward goes through the graph it keeps."
     help = "drop retain_graph=True: it is only needed when a second backward goes through the same graph"
     needs = TORCH_CODE & Words("retain_graph")
-    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
-    measured = Measured(realcode=(0, 0, 0), leaks=(3, 0))
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), issue 22.
+    measured = Measured(realcode=(0, 0, 0), leaks=(6, 0))
     docs = """
 ## What it finds
 `loss.backward(retain_graph=True)`, `torch.autograd.backward(..., retain_graph=True)`,
 `torch.autograd.grad(..., retain_graph=True)`, `scaler.scale(loss).backward(retain_graph=True)` or
-`accelerator.backward(loss, retain_graph=True)` inside a loop, when it is the last backward of the
-iteration and the graph it differentiates is built in that iteration: nothing after it goes through
-that graph again. When the loop also carries a graph-attached value into the next iteration without
-`.detach()` (the LL103 situation, typically an RNN hidden state), the message says so: the retained
-graphs then chain up and memory grows every iteration.
+`accelerator.backward(loss, retain_graph=True)` inside a loop, when no later backward goes through
+the graph it keeps:
+
+- it is the last backward of the iteration and the graph it differentiates is built in that
+  iteration;
+- a later backward of the iteration only goes through other graphs: followed statement by
+  statement, a name re-bound in between holds a new graph and `.detach()` cuts
+  (`D(fake.detach())` after `g_loss.backward(retain_graph=True)` in a GAN step);
+- the loop backpropagates, one iteration after the other, through a graph built before the loop
+  (the losses of one forward pass, one per layer or per task; a Jacobian row by row) and keeps it
+  on every iteration, the last one included, with no backward after the loop that needs it
+  (medium confidence): only the iterations before the last need `retain_graph`.
+
+When the loop also carries a graph-attached value into the next iteration without `.detach()` (the
+LL103 situation, typically an RNN hidden state), the message says so: the retained graphs then
+chain up and memory grows every iteration.
 
 ## Why it matters
 `backward()` frees the buffers the graph saved for the backward pass (the activations) as it goes;
@@ -84,24 +95,33 @@ the same for `torch.autograd.grad`, `torch.autograd.backward` and `accelerator.b
 helper called afterwards, a hook), it now fails with "Trying to backward through the graph a
 second time". No fix while a carried state links the iterations' graphs (the message names it):
 dropping `retain_graph` alone would make the second iteration fail. Detach the state first
-(LL103's fix does), and the next `--fix` pass drops `retain_graph=True`. Only the argument and
+(LL103's fix does), and the next `--fix` pass drops `retain_graph=True`. No fix either for a loop
+over a graph built before it: every iteration but the last needs `retain_graph`, so the flag must
+become `retain_graph=i < n - 1` (or the losses summed into one backward), which depends on how the
+loop counts. Only the argument and
 its comma are removed, so a call written over several lines keeps its layout (a call left with no
 argument closes up: `loss.backward()`); an argument with a comment next to it — on its line, or
 between it and the argument or parenthesis beside it — gets no fix, since the comment would end up
 describing another line.
 
 ## Known false positives
-A backward after the retaining one in the same iteration (`loss1.backward(retain_graph=True);
-loss2.backward()`) is taken as the legitimate two-losses-one-graph use and not reported. So is a
-loop that differentiates a graph built before the loop again and again (a Jacobian row by row,
-`torch.autograd.grad(y[i], x, retain_graph=True)`; one backward per class of a saliency map), and a
-call with `create_graph=True` (higher-order gradients: gradient penalties, meta-learning keep the
-graph on purpose), and a loop that keeps a state with its graph for a few iterations and then
-re-initialises it (`if step % k == 0: hidden = None`): the next backward goes through the retained
-graph by design. A `retain_graph` flag that is not the literal `True` (`retain_graph=i < n - 1`)
-is not reported. Other backward calls earlier in the same iteration lower the confidence to medium:
-leaklint cannot always tell whether they share the graph. Outside a loop, `retain_graph=True` costs
-one step's activations once and is not reported.
+A backward after the retaining one in the same iteration that goes through part of the same graph
+(`loss1.backward(retain_graph=True); loss2.backward()` with a shared trunk, a GAN whose generator
+output feeds both losses undetached) is the legitimate two-losses-one-graph use and not reported;
+leaklint follows names, so a graph shared through an object's attribute or a container it cannot
+see into counts as not shared. A call with `create_graph=True` (higher-order gradients: gradient
+penalties, meta-learning keep the graph on purpose) is not reported, and neither is a loop that
+keeps a state with its graph for a few iterations and then re-initialises it
+(`if step % k == 0: hidden = None`): the next backward goes through the retained graph by design.
+A loop over a graph built before it (a Jacobian row by row, one backward per class of a saliency
+map, one per auxiliary loss) is reported at medium confidence for its last iteration; when the
+function returns right after the loop, the graph goes with it and the cost is small; a backward
+after the loop (or later in an enclosing loop) is taken to need the graph and silences it. A
+`retain_graph` flag that is not the literal `True` (`retain_graph=i < n - 1`) is not reported.
+Other backward calls earlier in the same iteration lower the confidence to medium: leaklint cannot
+always tell whether they share the graph. Outside a loop, `retain_graph=True` costs one step's
+activations once and is not reported. On bench/realcode (32 repositories) the rule reports
+nothing: its `retain_graph=True` calls are followed by a backward through the same graph.
 
 ## References
 - `torch.Tensor.backward`, `retain_graph` ("Note that in nearly all cases setting this option to
@@ -109,6 +129,10 @@ one step's activations once and is not reported.
   https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
 - "Memory blow up when setting retain_graph = True" (only the backward calls before the last one
   need it): https://github.com/GBLin5566/toward-controlled-generation-of-text-pytorch/issues/9
+- An auxiliary-loss balancer calling `loss.backward(retain_graph=True)` for every loss in a loop,
+  its memory growing until it crashes: https://github.com/facebookresearch/MetaBalance/issues/2
+- A talking-heads GAN retaining the generator's graph every step although the discriminator's
+  backward only uses detached fakes: https://github.com/grey-eye/talking-heads/pull/7
 - An RNN trained with `retain_graph=True` on every step, asking about memory explosion and slowdown:
   https://github.com/isds-neu/PeRCNN/issues/3
 - `retain_graph=True` added to silence "Trying to backward through the graph a second time" for a
@@ -127,15 +151,6 @@ for x, y in loader:
     loss1.backward(retain_graph=True)
     loss2.backward()
     optimizer.step()
-""",
-        """
-import torch
-x.requires_grad_(True)
-y = model(x)
-rows = []
-for i in range(y.size(0)):
-    grad, = torch.autograd.grad(y[i], x, retain_graph=True)
-    rows.append(grad)
 """,
         """
 import torch
@@ -166,12 +181,22 @@ for step, (x, y) in enumerate(loader):
     out, hidden = lstm(x, hidden)
     ((out - y) ** 2).mean().backward(retain_graph=True)
 """,
+        # the shared graph is still needed after the loop
         """
 for x, y in loader:
-    out = model(x)
-    for c in range(out.size(1)):
-        model.zero_grad()
-        out[:, c].sum().backward(retain_graph=True)
+    features = model.trunk(x)
+    for head in heads:
+        criterion(head(features), y).backward(retain_graph=True)
+    criterion(model.head(features), y).backward()
+""",
+        # the discriminator's loss goes through the retained generator graph (fake is not detached)
+        """
+for real in loader:
+    fake = netG(torch.randn(64, 100))
+    g_loss = criterion(netD(fake), ones)
+    g_loss.backward(retain_graph=True)
+    d_loss = criterion(netD(real), ones) + criterion(netD(fake), zeros)
+    d_loss.backward()
 """,
     )
     INVALID = (
@@ -181,6 +206,33 @@ for x, y in loader:
     loss = criterion(model(x), y)
     loss.backward(retain_graph=True)  # expect: LL104
     optimizer.step()
+""",
+        # the last row (or class) retains the shared graph too
+        """
+import torch
+x.requires_grad_(True)
+y = model(x)
+rows = []
+for i in range(y.size(0)):
+    grad, = torch.autograd.grad(y[i], x, retain_graph=True)  # expect: LL104
+    rows.append(grad)
+""",
+        """
+for x, y in loader:
+    out = model(x)
+    for c in range(out.size(1)):
+        model.zero_grad()
+        out[:, c].sum().backward(retain_graph=True)  # expect: LL104
+""",
+        # a later backward that does not go through the retained graph (the fake is detached)
+        """
+import torch
+for real in loader:
+    fake = netG(torch.randn(64, 100))
+    g_loss = criterion(netD(fake), ones)
+    g_loss.backward(retain_graph=True)  # expect: LL104
+    d_loss = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+    d_loss.backward()
 """,
         """
 def train(model, batches, criterion, optimizer):
@@ -279,16 +331,17 @@ def _situation(loop: LoopInfo, call: cst.Call, facts: ModuleFacts) -> _Situation
 def _judge(facts: ModuleFacts, fact: StatementFact, call: cst.Call) -> Violation | None:
     loop = fact.loops[-1]
     situation = _situation(loop, call, facts)
-    if situation.later_backward:
+    if situation.later_backward and _later_backward_shares_graph(facts, loop, fact, call):
         return None  # a second backward through the same graph: what retain_graph is for
     target = backward_target(call, facts.imports)
     assert target is not None
     bound_in_loop = _bound_in(loop)
-    if not _built_in_iteration(target, bound_in_loop, facts):
-        return None  # differentiating a graph built before the loop, again and again
     deps = facts.value(target).deps | _inputs_in_loop(target, loop)
-    if any(_graph_from_before(facts, fact, loop, name) for name in deps - bound_in_loop):
-        return None  # part of the graph comes from before the loop: retained on purpose
+    built_here = _built_in_iteration(target, bound_in_loop, facts)
+    if not built_here or any(_graph_from_before(facts, fact, loop, name) for name in deps - bound_in_loop):
+        # Each iteration backpropagates through a graph built before the loop (losses of one
+        # forward, a Jacobian row by row): the next iteration needs it, the last one does not.
+        return _retained_after_loop(facts, fact, call, loop, target)
     if deps & bounded_carries(facts, loop):
         return None  # a state kept with its graph for k steps, then reset: the next backward needs it
     carried = _carried_into(facts, fact, deps)
@@ -316,6 +369,109 @@ def _judge(facts: ModuleFacts, fact: StatementFact, call: cst.Call) -> Violation
         statement=fact.line,
         fix=_drop_retain_graph(facts, call),
     )
+
+
+def _retained_after_loop(facts: ModuleFacts, fact: StatementFact, call: cst.Call, loop: LoopInfo, target: cst.BaseExpression) -> Violation | None:
+    """``for loss in losses: loss.backward(retain_graph=True)``: every iteration but the last needs
+    the shared graph kept; the last keeps it too, so its saved activations outlive the loop until
+    the last reference to the graph goes, unless a backward after the loop still goes through it."""
+    if _backward_after(facts, fact.function, loop):
+        return None
+    return Violation(
+        node=fact.node,
+        message=(
+            f"retain_graph=True on every iteration, the last one included: the graph that '{facts.describe(target)}' "
+            "shares with the other iterations keeps its saved activations after the loop, until its last reference "
+            "goes, instead of being freed by the last backward"
+        ),
+        confidence=Confidence.MEDIUM,
+        help="retain the graph on all but the last iteration (retain_graph=i < n - 1), or sum the losses and call backward once",
+        statement=fact.line,
+    )
+
+
+def _backward_after(facts: ModuleFacts, function: FunctionInfo, loop: LoopInfo) -> bool:
+    """A backward runs after ``loop`` in ``function``: later in the function, or earlier in an
+    enclosing loop's body (its next iteration comes after)."""
+    statements = facts.index.statements_of(function)
+    inside = [index for index, statement in enumerate(statements) if any(outer is loop for outer in statement.loops)]
+    if not inside:
+        return False
+    enclosing = statements[inside[0]].loops[: [id(l) for l in statements[inside[0]].loops].index(id(loop))]
+    for index, statement in enumerate(statements):
+        if index in inside:
+            continue
+        after = index > inside[-1]
+        around = any(any(l is outer for l in statement.loops) for outer in enclosing)
+        if (after or around) and any(backward_target(c, facts.imports) is not None for c in calls_in(statement.node)):
+            return True
+    return False
+
+
+def _later_backward_shares_graph(facts: ModuleFacts, loop: LoopInfo, fact: StatementFact, call: cst.Call) -> bool:
+    """Whether a backward after ``call`` in the iteration goes through part of the graph ``call``
+    retains. Followed statement by statement: a name re-bound in between holds a new graph
+    (``r = D(fake)`` before and after), and ``.detach()`` cuts (``D(fake.detach())``)."""
+    statements = facts.index.statements_in_loop(loop.node)
+    graphs: dict[str, frozenset[object]] = {}
+    retained: frozenset[object] | None = None
+    for statement in statements:
+        for candidate in calls_in(statement.node):
+            target = backward_target(candidate, facts.imports)
+            if target is None:
+                continue
+            if candidate is call:
+                retained = _graph_parts(facts, target, graphs, fact, loop)
+            elif retained is not None:
+                if retained & _graph_parts(facts, target, graphs, statement, loop):
+                    return True
+        _bind_parts(facts, statement, graphs, loop)
+    return retained is None
+
+
+def _graph_parts(facts: ModuleFacts, expr: cst.CSTNode, graphs: dict[str, frozenset[object]], fact: StatementFact, loop: LoopInfo) -> frozenset[object]:
+    """The statements (and names from before the loop) whose graphs ``expr`` is computed from."""
+    found: set[object] = set()
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            name = dotted_name(node)
+            if name is not None:
+                if name in graphs:
+                    found |= graphs[name]
+                elif _graph_from_before(facts, fact, loop, name):
+                    found.add(("before", name))
+                if isinstance(node, cst.Attribute):
+                    if node.attr.value in torch_api.DETACHED_ATTRIBUTES or node.attr.value in torch_api.NON_TENSOR_ATTRIBUTES:
+                        continue
+                    stack.append(node.value)
+                continue
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            if method in torch_api.DETACH_METHODS or method in torch_api.TO_PYTHON_METHODS or method in torch_api.NO_GRAD_RESULT_METHODS:
+                continue
+        if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+            continue
+        stack.extend(children(node))
+    return frozenset(found)
+
+
+def _bind_parts(facts: ModuleFacts, statement: StatementFact, graphs: dict[str, frozenset[object]], loop: LoopInfo) -> None:
+    node = statement.node
+    if isinstance(node, cst.Assign):
+        targets = [name for target in node.targets for name in bound_names(target.target)]
+        value = node.value
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and node.value is not None:
+        targets = bound_names(node.target)
+        value = node.value
+    else:
+        return
+    parts = _graph_parts(facts, value, graphs, statement, loop)
+    if facts.value(value).kind in (Kind.GRAPH, Kind.UNKNOWN) and facts.value(value).role is None:
+        parts = parts | {statement}
+    for name in targets:
+        graphs[name] = parts | (graphs.get(name, frozenset()) if isinstance(node, cst.AugAssign) else frozenset())
 
 
 def _drop_retain_graph(facts: ModuleFacts, call: cst.Call) -> SuggestedFix | None:

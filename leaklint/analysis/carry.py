@@ -58,6 +58,26 @@ class CarriedState:
     backward_each_iteration: bool
     #: The statements that store the new graph value back into the name.
     updates: tuple[StatementFact, ...] = ()
+    #: Nothing ever differentiates the carried graph (an inference loop: sampling, generation,
+    #: scoring): every iteration's graph stays reachable for nothing.
+    graph_unused: bool = False
+    #: A running statistic of an ``nn.Module`` (``self.mean = 0.9 * self.mean + 0.1 * x.mean(0)``
+    #: in ``forward``): kept on the module with the graph of every call, whether or not it is fed back.
+    running_statistic: bool = False
+    #: Bindings before the loop that give the carried name its first graph (the chain starts there).
+    seeds: tuple[StatementFact, ...] = ()
+    #: Whether the file shows the function run with gradients on (None: its callers are unknown).
+    runs_with_grad: bool | None = True
+
+    @property
+    def reported(self) -> bool:
+        """LL103 reports it: a state carried across training or data steps and fed back, one
+        whose graph nobody differentiates, or a module's running statistic."""
+        if self.running_statistic:
+            return True
+        if self.feed is None:
+            return False
+        return self.crosses_steps or self.graph_unused
 
 
 @dataclass
@@ -120,6 +140,7 @@ class _Carries:
         self._bodies: dict[cst.CSTNode, _Body] = {}
         self._backward_loops: dict[cst.CSTNode, bool] = {}
         self._bounded: dict[cst.CSTNode, set[str]] = {}
+        self._detached: frozenset[tuple[FunctionInfo, str]] | None = None
         self.carries = list(_find_carries(self))
 
     def body(self, node: cst.For | cst.While | cst.FunctionDef) -> _Body:
@@ -142,6 +163,20 @@ class _Carries:
             self._bounded[loop.node] = found
         return found
 
+    def detached_each_iteration(self) -> frozenset[tuple[FunctionInfo, str]]:
+        if self._detached is None:
+            found = set()
+            for loop in self.facts.structure.loops.values():
+                statements = self.facts.index.statements_in_loop(loop.node)
+                if not statements:
+                    continue
+                body = self.body(loop.node)
+                for name in _candidate_names(body):
+                    if _history(body, name, self.facts).detached:
+                        found.add((statements[0].function, name))
+            self._detached = frozenset(found)
+        return self._detached
+
     def runs_backward(self, loop: LoopInfo) -> bool:
         """The loop body calls a backward that frees the graph (not ``autograd.grad(create_graph=True)``,
         which differentiates through the graph on purpose: meta-learning, gradient penalties)."""
@@ -157,6 +192,13 @@ def carried_states(facts: ModuleFacts) -> list[CarriedState]:
     """Every name that carries a graph-attached value from one iteration (or call) to the next,
     without a ``.detach()`` or a re-initialisation on the way."""
     return facts.derived(_Carries).carries
+
+
+def detached_each_iteration(facts: ModuleFacts) -> frozenset[tuple[FunctionInfo, str]]:
+    """(function, name) for the states a loop explicitly cuts off their history every iteration
+    (``x = x.detach()``, ``h.detach_()``, ``repackage_hidden(h)``): the code records their graph
+    and drops it on purpose, step by step."""
+    return facts.derived(_Carries).detached_each_iteration()
 
 
 def bounded_carries(facts: ModuleFacts, loop: LoopInfo) -> set[str]:
@@ -224,8 +266,35 @@ def _scan_small(small: cst.BaseSmallStatement, guards: frozenset[str], found: _B
         names = bound_names(small.target)
     elif isinstance(small, cst.Del):
         names = bound_names(small.target)
+    elif isinstance(small, cst.Expr):
+        updated = _in_place_update(small.value)
+        if updated is not None:
+            names = [updated[0]]
     if names:
         found.add(_Binding(small, names, guards, facts.statement_fact(small)))
+
+
+#: In-place methods that overwrite the receiver instead of updating it from its old value.
+_OVERWRITING_METHODS = frozenset({"copy_", "zero_", "fill_", "normal_", "uniform_", "random_", "bernoulli_", "exponential_", "set_"})
+#: In-place methods that change how the receiver is recorded, not its value.
+_NOT_UPDATING_METHODS = frozenset({"detach_", "requires_grad_", "share_memory_", "retain_grad"})
+
+
+def _in_place_update(expr: cst.BaseExpression) -> tuple[str, list[cst.Call]] | None:
+    """``self.mean.mul_(m).add_(x * (1 - m))``: the dotted name an in-place call chain updates
+    from its own value, and the calls of the chain (None if the chain is not such an update)."""
+    calls: list[cst.Call] = []
+    current = expr
+    while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+        method = current.func.attr.value
+        if not method.endswith("_") or method.startswith("_") or method in _NOT_UPDATING_METHODS:
+            return None
+        calls.append(current)
+        current = current.func.value
+    name = dotted_name(current) if calls else None
+    if name is None or any(c.func.attr.value in _OVERWRITING_METHODS for c in calls):  # type: ignore[attr-defined]
+        return None
+    return name, calls
 
 
 # ---- what one binding does to a name ---------------------------------------------------------------
@@ -330,19 +399,30 @@ class _NameHistory:
         return self.reset or self.detached
 
 
-def _history(body: _Body, name: str, facts: ModuleFacts) -> _NameHistory:
+def _history(body: _Body, name: str, facts: ModuleFacts, inputs: _LayerInputs | None = None) -> _NameHistory:
+    """How ``body`` treats ``name``. ``inputs``: in a layer's ``forward``, the parameters whose
+    values carry the graph of the layers before it."""
     history = _NameHistory()
     bindings = body.bindings.get(name, [])
     if not any(binding.fact is not None for binding in bindings):
         return history  # bound only by loop headers (or not at all): nothing computed is carried
     for binding in bindings:
         node = binding.node
-        expr = _assigned_expr(node)
         fact = binding.fact
+        if isinstance(node, cst.Expr) and fact is not None:
+            in_place = _in_place_update(node.value)
+            if in_place is not None:
+                value = _strongest_argument(in_place[1], facts, inputs)
+                if value is not None:
+                    history.updates.append((fact, value))
+            continue
+        expr = _assigned_expr(node)
         if expr is None or fact is None:  # a loop target, ``with ... as``, ``del``: a fresh start
             history.reset = True
             continue
         value = _bound_value(node, facts.value(expr), name)
+        if inputs is not None:
+            value = inputs.graph_through(value, expr, facts)
         if not _reads(node, name, value):
             if name in binding.guards:
                 continue  # ``if hidden is None: hidden = init_hidden()``: a lazy start, not a reset
@@ -351,6 +431,8 @@ def _history(body: _Body, name: str, facts: ModuleFacts) -> _NameHistory:
         if value.kind in (Kind.DETACHED, Kind.NOT_TENSOR) or _detaches(expr, name, _comprehension_aliases(expr, name), facts):
             history.detached = True
             continue
+        if _passes_through(expr, name) or not _brings_graph(expr, name, facts, inputs):
+            continue  # ``h = h.to(device)``, ``x = x + sigma * noise``: no new graph enters
         if value.is_graph:
             if value.confidence is not Confidence.HIGH and name in facts.summary(fact.function).backward_consumed:
                 value = replace(value, confidence=Confidence.HIGH)  # as the provenance pass binds it
@@ -359,6 +441,93 @@ def _history(body: _Body, name: str, facts: ModuleFacts) -> _NameHistory:
         aliases = body.aliases.get(name, set())
         history.detached = any(_in_place_detach(call, name, aliases, facts) for call in body.calls)
     return history
+
+
+def _brings_graph(expr: cst.CSTNode, name: str, facts: ModuleFacts, inputs: _LayerInputs | None) -> bool:
+    """Whether an update of ``name`` puts a graph into it besides its own: a part of ``expr`` that
+    does not read ``name`` and is graph-attached (``eps`` in ``x = x - beta * eps``), or a call
+    that reads ``name`` and computes more than a tensor method of it (``model(x, h)``). ``x = x +
+    sigma * torch.randn_like(x)`` only carries ``x``'s own graph along."""
+    if isinstance(expr, (cst.Lambda, cst.FunctionDef)):
+        return False
+    reads = name in names_read(expr)
+    if not reads:
+        if not isinstance(expr, cst.BaseExpression):
+            return False
+        value = facts.value(expr)
+        if inputs is not None:
+            value = inputs.graph_through(value, expr, facts)
+        return value.is_graph
+    if dotted_name(expr) == name:
+        return False
+    if isinstance(expr, cst.Call):
+        value = facts.value(expr)
+        if value.role is None and value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
+            return False  # torch.randn_like(x), x.argmax(-1)
+        func = expr.func
+        on_name = isinstance(func, cst.Attribute) and name in names_read(func.value)
+        if not on_name and facts.imports.resolve(func) is None:
+            return True  # model(x, h), helper(h): computes something of its own
+    return any(_brings_graph(child, name, facts, inputs) for child in children(expr))
+
+
+def _passes_through(expr: cst.BaseExpression, name: str) -> bool:
+    """``h``, ``h.to(device)``, ``h.view(1, -1)``, ``h[0]``: the old value itself, moved or
+    viewed, with no new graph."""
+    while True:
+        if dotted_name(expr) == name:
+            return True
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in torch_api.VIEW_METHODS:
+            expr = expr.func.value  # the arguments are shapes, devices and dtypes
+        else:
+            return False
+
+
+@dataclass(frozen=True)
+class _LayerInputs:
+    """The tensor parameters of a layer's ``forward``: in training they carry the graph of the
+    layers before it (a normalisation layer inside a network), which the value analysis does
+    not assume of a parameter."""
+
+    names: frozenset[str]
+    confidence: Confidence
+
+    def graph_through(self, value: Value, expr: cst.BaseExpression, facts: ModuleFacts) -> Value:
+        """``value`` of ``expr``, graph-attached when ``expr`` computes with an input (not
+        through ``.detach()``)."""
+        if value.kind is Kind.UNKNOWN and value.role is None and value.deps & self.names and self._computes_with_input(expr, facts):
+            return replace(value, kind=Kind.GRAPH, evidence=Evidence.DERIVED, confidence=self.confidence)
+        return value
+
+    def _computes_with_input(self, expr: cst.CSTNode, facts: ModuleFacts) -> bool:
+        if isinstance(expr, cst.BaseExpression):
+            value = facts.value(expr)
+            if value.role is None and value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
+                return False
+            if isinstance(expr, cst.Name):
+                return expr.value != "self" and bool(value.deps & self.names)
+            if isinstance(expr, cst.Attribute):
+                # An attribute of the module (``self.running_var``) is not this call's input, whatever
+                # it was computed from in earlier calls; ``x.shape`` is not a tensor.
+                if (dotted_name(expr) or "").startswith("self") or expr.attr.value in torch_api.NON_TENSOR_ATTRIBUTES:
+                    return False
+                return self._computes_with_input(expr.value, facts)
+        return any(self._computes_with_input(child, facts) for child in children(expr))
+
+
+def _strongest_argument(calls: list[cst.Call], facts: ModuleFacts, inputs: _LayerInputs | None) -> Value | None:
+    """The graph-attached argument an in-place chain puts into its receiver, if any."""
+    values = []
+    for call in calls:
+        for arg in call.args:
+            value = facts.value(arg.value)
+            if inputs is not None:
+                value = inputs.graph_through(value, arg.value, facts)
+            if value.is_graph:
+                values.append(value)
+    return _strongest(values) if values else None
 
 
 def _in_place_detach(call: cst.Call, name: str, aliases: set[str], facts: ModuleFacts) -> bool:
@@ -442,8 +611,9 @@ def _feed(idx: _Carries, statements: list[StatementFact], name: str, history: _N
     """The first statement that feeds the carried value of ``name`` into a graph computation."""
     facts = idx.facts
     accumulated_only = all(_is_accumulation(fact.node, name, facts) for fact, _ in history.updates)
+    in_place = {fact.node for fact, _ in history.updates if isinstance(fact.node, cst.Expr)}
     for fact in statements:
-        if fact.grad is GradMode.DISABLED:
+        if fact.grad is GradMode.DISABLED or fact.node in in_place:
             continue
         expr = _statement_expr(fact.node)
         if expr is None or _is_accumulation(fact.node, name, facts) or not _computes_with(expr, name):
@@ -509,41 +679,229 @@ def _find_carries(idx: _Carries) -> Iterator[CarriedState]:
             continue
         body = idx.body(loop.node)
         enclosing = statements[0].loops[: statements[0].loops.index(loop)]
+        function = statements[0].function
         for name in _candidate_names(body):
             history = _history(body, name, facts)
-            if history.cut or not history.updates:
+            if history.cut or not history.updates or not _live_at_entry(loop.node.body, name):
                 continue
+            feed = _feed(idx, statements, name, history)
+            crosses = _crosses_steps(idx, loop, enclosing, function)
+            unused, with_grad = False, True
+            value = _strongest([value for _, value in history.updates])
+            if feed is not None and not crosses and "." not in name and not _calls_its_items(idx, loop):
+                unused, with_grad = _unused_graph(facts, function, name)
+                if unused:
+                    value = _model_evidence(facts, statements, function, value)
             yield CarriedState(
                 name=name,
                 loop=loop,
-                function=statements[0].function,
-                value=_strongest([value for _, value in history.updates]),
-                feed=_feed(idx, statements, name, history),
-                crosses_steps=_crosses_steps(idx, loop, enclosing, statements[0].function),
+                function=function,
+                value=value,
+                feed=feed,
+                crosses_steps=crosses,
                 backward_each_iteration=idx.runs_backward(loop),
                 updates=tuple(fact for fact, _ in history.updates),
+                graph_unused=unused,
+                seeds=_seeds(facts, loop, function, name) if unused else (),
+                runs_with_grad=with_grad,
             )
     for function in facts.structure.functions.values():
         if not function.runs_per_step or function.cls is None or function.node is None:
             continue
         statements = facts.index.statements_of(function)
         body = idx.body(function.node)
+        inputs = _layer_inputs(facts, function)
         for name in _candidate_names(body):
-            if not name.startswith("self."):
+            if not name.startswith("self.") or not _live_at_entry(function.node.body, name):
                 continue
-            history = _history(body, name, facts)
+            history = _history(body, name, facts, inputs)
             if history.cut or not history.updates or _reset_elsewhere(idx, function, function.cls, name):
                 continue
+            feed = _feed(idx, statements, name, history)
             yield CarriedState(
                 name=name,
                 loop=None,
                 function=function,
                 value=_strongest([value for _, value in history.updates]),
-                feed=_feed(idx, statements, name, history),
+                feed=feed,
                 crosses_steps=True,
                 backward_each_iteration=False,
                 updates=tuple(fact for fact, _ in history.updates),
+                running_statistic=feed is None and inputs is not None,
             )
+
+
+def _calls_its_items(idx: _Carries, loop: LoopInfo) -> bool:
+    """``for layer in self.layers: h = layer(h)``: the loop walks the layers of one forward pass
+    (its items are called), a chain as long as the network, not one that grows."""
+    node = loop.node
+    if not isinstance(node, cst.For):
+        return False
+    items = set(bound_names(node.target))
+    for call in idx.body(node).calls:
+        func = call.func
+        name = dotted_name(func)
+        if name is not None and name.split(".", 1)[0] in items:
+            return True  # layer(h), block.attn(h)
+        if isinstance(func, cst.Subscript) and items & names_read(func):
+            return True  # self.layers[i](h)
+    return False
+
+
+def _unused_graph(facts: ModuleFacts, function: FunctionInfo, name: str) -> tuple[bool, bool | None]:
+    """(nothing differentiates the graph ``name`` carries, whether ``function`` runs with
+    gradients on as far as the file shows)."""
+    from leaklint.analysis.graph_use import graph_use
+
+    use = graph_use(facts)
+    with_grad = use.runs_with_grad(function)
+    if with_grad is False:
+        return False, False
+    used, _ = use.name_flow(function, name)
+    return not used, with_grad
+
+
+def _model_evidence(facts: ModuleFacts, statements: list[StatementFact], function: FunctionInfo, value: Value) -> Value:
+    """A state believed graph-attached only because a model is called by a name that suggests
+    one (``policy_net(obs, h)``): medium confidence when every caller in the file passes a model."""
+    from leaklint.analysis.graph_use import graph_use
+
+    if value.confidence is not Confidence.LOW or value.evidence not in (Evidence.MODEL, Evidence.DERIVED):
+        return value
+    use = graph_use(facts)
+    nodes = {fact.node for fact in statements}
+    for call in facts.model_calls():
+        if call.statement is not None and call.statement.node in nodes and call.model.confidence is Confidence.LOW:
+            if use.model_confidence(call.node.func, function) is not Confidence.LOW:
+                return replace(value, confidence=Confidence.MEDIUM)
+    return value
+
+
+def _seeds(facts: ModuleFacts, loop: LoopInfo, function: FunctionInfo, name: str) -> tuple[StatementFact, ...]:
+    """The last binding of ``name`` before ``loop``, when it binds a graph: where an inference
+    loop's chain of graphs starts (``past = model(prompt).past_key_values``)."""
+    statements = facts.index.statements_in_loop(loop.node)
+    enclosing = set(statements[0].loops[: statements[0].loops.index(loop)]) if statements else set()
+    last = None
+    for fact in facts.index.statements_of(function):
+        if any(outer is loop for outer in fact.loops):
+            break
+        if name in _statement_targets(fact.node) and set(fact.loops) <= enclosing:
+            last = fact
+    return (last,) if last is not None and _bound_graph(facts, last, name) else ()
+
+
+def _bound_graph(facts: ModuleFacts, fact: StatementFact, name: str) -> bool:
+    expr = _assigned_expr(fact.node)
+    return expr is not None and _bound_value(fact.node, facts.value(expr), name).is_graph and fact.grad is not GradMode.DISABLED
+
+
+def _live_at_entry(suite: cst.BaseSuite, name: str) -> bool:
+    """Whether the value ``name`` holds when ``suite`` starts is read in it: some statement reads
+    ``name`` before a statement that surely runs re-binds it (``out = model(x, h)`` then
+    ``h = out[1]`` reads the old ``h``; ``out`` itself is made afresh before any read)."""
+    found = _first_use(list(suite.body) if isinstance(suite, cst.IndentedBlock) else list(suite.body), name, True)
+    return found == "read"
+
+
+def _first_use(statements: list[cst.CSTNode], name: str, certain: bool) -> str | None:
+    """"read" or "bound" for the first thing ``statements`` do with ``name``, None for neither;
+    a binding counts only where it surely runs (``certain``)."""
+    for statement in statements:
+        found = _first_use_in(statement, name, certain)
+        if found is not None:
+            return found
+    return None
+
+
+def _first_use_in(statement: cst.CSTNode, name: str, certain: bool) -> str | None:
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return None
+    if isinstance(statement, cst.SimpleStatementLine):
+        return _first_use(list(statement.body), name, certain)
+    if isinstance(statement, cst.BaseSmallStatement):
+        if isinstance(statement, cst.Expr) and _in_place_update(statement.value) is not None:
+            return "read" if _in_place_update(statement.value)[0] == name else (  # type: ignore[index]
+                "read" if name in names_read(statement) else None
+            )
+        expr = _statement_expr(statement)
+        reads = names_read(expr) if expr is not None else names_read(statement)
+        if isinstance(statement, cst.AugAssign):
+            reads = reads | names_read(statement.target)
+        if name in reads:
+            return "read"
+        if name in _statement_targets(statement) and certain:
+            return "bound"
+        return None
+    header: list[cst.CSTNode] = []
+    if isinstance(statement, (cst.If, cst.While)):
+        header = [statement.test]
+    elif isinstance(statement, cst.For):
+        header = [statement.iter]
+    elif isinstance(statement, cst.With):
+        header = [item.item for item in statement.items]
+    if any(name in names_read(part) for part in header):
+        return "read"
+    # Each block is read on its own (a block that binds before it reads does not read the old
+    # value); only a block that surely runs can bind for what follows.
+    surely_runs = isinstance(statement, (cst.With, cst.Try, cst.TryStar))
+    if isinstance(statement, cst.For) and name in bound_names(statement.target):
+        return None  # the loop's own item
+    blocks: list[cst.BaseSuite] = []
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        blocks.append(body)
+    orelse = getattr(statement, "orelse", None)
+    while isinstance(orelse, cst.If):
+        if name in names_read(orelse.test):
+            return "read"
+        blocks.append(orelse.body)
+        orelse = orelse.orelse
+    if isinstance(orelse, cst.Else):
+        blocks.append(orelse.body)
+    blocks += [handler.body for handler in getattr(statement, "handlers", ())]
+    final = getattr(statement, "finalbody", None)
+    if isinstance(final, cst.Finally):
+        blocks.append(final.body)
+    for index, block in enumerate(blocks):
+        found = _first_use(list(block.body), name, True)
+        if found == "read":
+            return "read"
+        if found == "bound" and index == 0 and surely_runs and certain:
+            return "bound"
+    return None
+
+
+def _layer_inputs(facts: ModuleFacts, function: FunctionInfo) -> _LayerInputs | None:
+    """In the ``forward`` of a module class, its tensor parameters: graph-attached in training
+    when the class is a layer of a network (built inside another module, or an argument of
+    ``nn.Sequential`` / ``nn.ModuleList``); else low confidence."""
+    cls = function.cls
+    if cls is None or not cls.is_module or function.name != "forward":
+        return None
+    names = frozenset(function.params[1:])
+    if not names:
+        return None
+    confidence = Confidence.MEDIUM if _used_as_layer(facts, cls) else Confidence.LOW
+    return _LayerInputs(names, confidence)
+
+
+_MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+
+
+def _used_as_layer(facts: ModuleFacts, cls: ClassInfo) -> bool:
+    for place in facts.index.calls_named(cls.name):
+        call = place.node
+        if not isinstance(call.func, cst.Name) or call.func.value != cls.name:
+            continue
+        for ancestor in place.path:
+            if isinstance(ancestor, cst.FunctionDef):
+                info = facts.structure.functions.get(ancestor)
+                if info is not None and info.cls is not None and info.cls.is_module and info.cls is not cls:
+                    return True
+            elif isinstance(ancestor, cst.Call) and facts.imports.resolve(ancestor.func) in _MODULE_CONTAINERS:
+                return True
+    return False
 
 
 def _reset_elsewhere(idx: _Carries, function: FunctionInfo, cls: ClassInfo, name: str) -> bool:

@@ -126,8 +126,30 @@ AUTOGRAD_FUNCTION_BASES = frozenset(
 )
 
 
+#: ``torch.nn`` modules without parameters: calling one records a graph only through its input.
+PARAMETERLESS_MODULES = frozenset(
+    {
+        "ReLU", "ReLU6", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "Softmax2d", "LogSoftmax", "Softmin",
+        "Softplus", "Softsign", "LeakyReLU", "ELU", "CELU", "SELU", "GLU", "Hardtanh", "Hardswish", "Hardsigmoid",
+        "Hardshrink", "Softshrink", "Tanhshrink", "Mish", "LogSigmoid", "Threshold", "Identity", "Flatten",
+        "Unflatten", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+        "LPPool1d", "LPPool2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
+        "PixelUnshuffle", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+        "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+        "ReplicationPad3d", "ChannelShuffle", "Fold", "Unfold", "CosineSimilarity", "PairwiseDistance",
+    }
+)
+
+
 #: Calls that return their first argument's model compiled or traced: the same parameters.
 MODEL_WRAPPERS = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace"})
+
+
+#: transformers' model classes (``BertModel``, ``GPT2LMHeadModel``, ``T5ForConditionalGeneration``),
+#: not its configs, tokenizers, processors or trainers.
+_TRANSFORMERS_MODEL_CLASS = re.compile(r"\.(?!Auto|TF|Flax|PreTrained)[A-Z]\w*(Model|For[A-Z]\w+)$")
 
 
 def is_model_factory(qualified: str) -> bool:
@@ -136,6 +158,8 @@ def is_model_factory(qualified: str) -> bool:
         return True
     if qualified in ("timm.create_model", "torch.hub.load", "torch.compile", "torch.jit.script", "torch.jit.trace"):
         return True
+    if qualified.startswith("transformers.") and qualified.count(".") == 1 and _TRANSFORMERS_MODEL_CLASS.search(qualified):
+        return True  # GPT2LMHeadModel(config): a model class built directly
     if qualified.startswith(("transformers.", "diffusers.", "peft.")) and qualified.endswith(
         (".from_pretrained", ".from_config", "get_peft_model")
     ):
@@ -244,6 +268,7 @@ NO_GRAD_RESULT_METHODS = frozenset(
         "argmax", "argmin", "argsort", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite",
         "nonzero", "long", "int", "bool", "byte", "short", "sign", "logical_and", "logical_or", "logical_not",
         "bincount", "unique", "count_nonzero", "equal", "allclose", "all", "any",
+        "multinomial", "searchsorted", "bucketize",
     }
 )
 #: Produce Python values that are not tensors.
@@ -310,6 +335,20 @@ TENSOR_FACTORIES = frozenset(
 #: Module-level torch functions whose results never require grad.
 NO_GRAD_RESULT_FUNCTIONS = frozenset(
     {f"torch.{name}" for name in NO_GRAD_RESULT_METHODS | {"numel", "is_tensor", "manual_seed", "save"}}
+)
+#: Calls that read a tensor without differentiating it or keeping its graph: writing it out,
+#: printing, converting (leaklint.analysis.graph_use ends a graph's flow there).
+GRAPH_SINK_FUNCTIONS = frozenset(
+    {
+        "torch.save", "torchvision.utils.save_image", "torchvision.io.write_png", "torchvision.io.write_jpeg",
+        "torchvision.io.write_video", "torchaudio.save", "json.dump", "json.dumps", "pickle.dump", "pickle.dumps",
+    }
+)
+#: Libraries whose functions only read a tensor's values (numpy needs it detached anyway).
+GRAPH_SINK_MODULES = ("numpy.", "math.", "matplotlib.", "PIL.", "cv2.", "imageio.", "logging.", "scipy.", "sklearn.")
+#: Library functions (not torch's own) that return a tensor computed from their argument.
+GRAPH_PASSING_FUNCTIONS = frozenset(
+    {"torchvision.utils.make_grid", "einops.rearrange", "einops.repeat", "einops.reduce", "einops.einsum"}
 )
 #: Deserialisers whose result may be a whole model (``torch.load`` of a pickled module).
 LOADERS_OF_ANYTHING = frozenset({"torch.load", "torch.jit.load", "torch.hub.load_state_dict_from_url"})

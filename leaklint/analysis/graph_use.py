@@ -1,0 +1,977 @@
+"""Is the graph a forward records here ever used by a backward?
+
+A forward pass run with gradients on saves its activations for a backward pass. When nothing
+ever differentiates its result (a sample written to disk, a value bootstrap turned into numbers,
+a generated token), that graph is pure cost: the peak of a training step, or, when the result is
+fed into the next iteration (a sampler's ``x``, a kv-cache, an RNN state in an inference loop), a
+chain of graphs that grows every iteration.
+
+This module follows where a graph-attached value flows, forward from the expression that makes
+it: through the expressions around it, the names it is bound to (every read of them in the
+function), the containers it is put in, the parameters of the file's own functions and methods
+it is passed to, and their returns back to every call site in the file. A flow ends dead where
+the value stops carrying the graph (``.item()``, ``.detach()``, ``.argmax()``, ``torch.save``,
+a comparison, a discarded result); it is *used* where it reaches a backward, or where it goes
+somewhere this module does not follow (stored on an object, handed to a function of another
+module, returned to callers it cannot see, captured by a closure). Only a value none of whose
+flows is used has an unused graph.
+
+The analysis is flow-insensitive inside a function (every read of a name counts, wherever it
+is) and context-insensitive across calls (a function's return flows to all of its call sites):
+both only add flows, so they can only make a graph look used, never unused.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Union
+
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.names import dotted_name
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, backward_target
+from leaklint.analysis.values import Kind, Role
+from leaklint.analysis.walk import children
+from leaklint.findings import Confidence
+
+if TYPE_CHECKING:
+    from leaklint.analysis.facts import ModuleFacts
+
+@dataclass(frozen=True)
+class _NameNode:
+    scope: object  # FunctionInfo or a comprehension node
+    name: str
+
+
+@dataclass(frozen=True)
+class _ReturnNode:
+    function: FunctionInfo
+
+
+#: Where a flow goes next: the reads of a name in a scope (a function, or a comprehension node
+#: for its own targets), or the call sites of a function's return.
+FlowNode = Union[_NameNode, _ReturnNode]
+
+#: Builtins whose result carries their argument's graph on (a tensor or a container of them).
+_PASSING_BUILTINS = frozenset(
+    {"sum", "max", "min", "abs", "list", "tuple", "sorted", "reversed", "zip", "enumerate", "iter", "next", "dict", "set", "map", "filter", "getattr", "vars"}
+)
+#: Builtins that read a value without keeping or differentiating it.
+_DEAD_BUILTINS = frozenset(
+    {"print", "len", "str", "repr", "format", "isinstance", "hasattr", "bool", "int", "float", "id", "type", "hash", "callable", "range"}
+)
+#: In-place container methods that put their argument into the receiver.
+_STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "put", "update", "setdefault", "__setitem__"})
+#: Methods on the tracked value that neither carry its graph on nor keep it.
+_ENDING_METHODS = (
+    torch_api.DETACH_METHODS
+    | torch_api.TO_PYTHON_METHODS
+    | torch_api.NON_TENSOR_METHODS
+    | torch_api.NO_GRAD_RESULT_METHODS
+    | frozenset({"clear", "keys", "index", "count", "__len__"})
+)
+#: Comprehensions: their result holds what their element is computed from.
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+_MAX_NODES = 400
+
+
+class GraphUse:
+    """The flows of one module, explored on demand (built once per file through ``facts.derived``)."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+        self._parents: dict[cst.CSTNode, cst.CSTNode] | None = None
+        #: scope -> name -> the Name nodes that read it there.
+        self._reads: dict[object, dict[str, list[cst.Name]]] = {}
+        #: Names read (not bound) in a nested def, lambda or class: a closure keeps them.
+        self._captured: dict[object, set[str]] = {}
+        #: Names the module's functions read without binding them (they read the global).
+        self._global_reads: set[str] | None = None
+        self._node_flows: dict[FlowNode, tuple[bool, frozenset[FlowNode]]] = {}
+        self._sites: dict[FunctionInfo, list[tuple[cst.Call, FunctionInfo]] | None] = {}
+        self._model_calls: frozenset[cst.Call] | None = None
+        self._trainers: frozenset[str] | None = None
+
+    # ==== queries ===============================================================================
+    def expression_unused(self, expr: cst.BaseExpression, function: FunctionInfo) -> bool:
+        """Whether nothing ever differentiates the graph ``expr`` (evaluated in ``function``) makes."""
+        return self.expression_flow(expr, function)[0] is False
+
+    def expression_flow(self, expr: cst.BaseExpression, function: FunctionInfo) -> tuple[bool, frozenset[FlowNode]]:
+        """(whether the value of ``expr`` may reach a backward, every name it flows into)."""
+        used, successors = self._expr_flow(expr, function)
+        if used:
+            return True, frozenset()
+        return self._explore(successors)
+
+    def name_flow(self, function: FunctionInfo, name: str) -> tuple[bool, frozenset[FlowNode]]:
+        """(whether the value of local ``name`` of ``function`` may reach a backward, the names it flows into)."""
+        return self._explore({_NameNode(function, name)})
+
+    def runs_with_grad(self, function: FunctionInfo) -> bool | None:
+        """Whether ``function`` runs with gradients recorded on some path this file shows: it is
+        the module's code, a framework hook, or some call of it runs with gradients on in a
+        function that does; False when every call is made with gradients off; None when the file
+        shows no call of it (the caller may disable gradients)."""
+        return self._runs_with_grad(function, set())
+
+    def _runs_with_grad(self, function: FunctionInfo, seen: set[FunctionInfo]) -> bool | None:
+        if function.is_module_level:
+            return True
+        if function in seen:
+            return False
+        seen.add(function)
+        if function.is_method and (torch_api.FRAMEWORK_HOOK_NAME.match(function.name) or function.name in torch_api.STEP_METHODS):
+            return not function.is_lightning_no_grad_hook
+        sites = self._call_sites(function)
+        if not sites:
+            return None
+        unknown = False
+        for call, caller in sites:
+            statement = self._statement_of(call)
+            fact = self.facts.statement_fact(statement) if statement is not None else None
+            if fact is not None and fact.grad is not GradMode.ENABLED:
+                continue  # off, on purpose, or a runtime choice: not a forgotten no_grad
+            found = self._runs_with_grad(caller, seen)
+            if found:
+                return True
+            unknown |= found is None
+        return None if unknown else False
+
+    def model_confidence(self, model: cst.BaseExpression, function: FunctionInfo) -> Confidence:
+        """How sure it is that ``model`` (called in ``function``) is a model: what the value
+        analysis says, or, for a parameter believed a model by its name only (``policy_net``,
+        ``self.model`` set from a constructor argument), what every caller in the file passes."""
+        value = self.facts.value(model)
+        confidence = value.confidence if value.role in (Role.MODEL, Role.FROZEN_MODEL) else Confidence.LOW
+        if confidence is not Confidence.LOW:
+            return confidence
+        passed = self._passed_values(model, function, 0)
+        if passed and all(found is not Confidence.LOW for found in passed):
+            return Confidence.MEDIUM
+        return confidence
+
+    def local_forward(self, model: cst.BaseExpression, function: FunctionInfo, method: str = "forward") -> FunctionInfo | None | bool:
+        """For a model built from a module class of this file: the method a call runs (its
+        ``forward``, or ``method``); False when the model is such an instance but the method is
+        not found; None when the model is not known to be one."""
+        facts = self.facts
+        name = dotted_name(model)
+        if name is None:
+            return None
+        if name == "self":
+            cls = function.cls
+        elif name.startswith("self."):
+            cls = self._class_of_receiver(model, function)
+        else:
+            scope = function if _assigned_parts(facts, function, name) else facts.structure.top
+            built = _assigned_parts(facts, scope, name)
+            classes = {_constructed_class(value, facts) for value in built}
+            cls = classes.pop() if len(classes) == 1 else None
+        if cls is None or not cls.is_module:
+            return None
+        found = cls.find_method(method)
+        return facts.structure.functions[found] if found is not None else False
+
+    def parameterless(self, model: cst.BaseExpression, function: FunctionInfo) -> bool:
+        """Whether ``model`` surely has no parameters of its own (``nn.ReLU()``, a module class of
+        the file whose ``__init__`` builds no layer): calling it records a graph only through a
+        graph-attached input."""
+        name = dotted_name(model)
+        if name is None or "." in name:
+            return False
+        scope = function if _assigned_parts(self.facts, function, name) else self.facts.structure.top
+        built = _assigned_parts(self.facts, scope, name)
+        return bool(built) and all(self._builds_parameterless(value, 0) for value in built)
+
+    def _builds_parameterless(self, value: cst.BaseExpression, depth: int) -> bool:
+        facts = self.facts
+        if type(value) is not cst.Call or depth > 3:
+            return False
+        qualified = facts.imports.resolve(value.func) or ""
+        module, _, leaf = qualified.rpartition(".")
+        if module.startswith("torch.nn"):
+            return leaf in torch_api.PARAMETERLESS_MODULES
+        cls = _constructed_class(value, facts)
+        if cls is None or not cls.is_module or cls.local_bases:
+            return False
+        init = cls.find_method("__init__")
+        if init is None:
+            return False
+        for fact in facts.index.statements_of(facts.structure.functions[init]):
+            node = fact.node
+            if type(node) is cst.Expr and type(node.value) is cst.Call:
+                call = node.value
+                if not (type(call.func) is cst.Attribute and call.func.attr.value == "__init__"):
+                    return False  # register_parameter, add_module, a helper: maybe a layer
+                continue
+            if type(node) not in (cst.Assign, cst.AnnAssign):
+                continue
+            assigned = node.value
+            if assigned is None or type(assigned) in (cst.Integer, cst.Float, cst.SimpleString, cst.Name):
+                continue
+            if type(assigned) is cst.Call and self._builds_parameterless(assigned, depth + 1):
+                continue
+            return False
+        return True
+
+    def _passed_values(self, expr: cst.BaseExpression, function: FunctionInfo, depth: int) -> list[Confidence]:
+        """The model confidence of what each caller passes for the parameter ``expr`` stands
+        for (empty when ``expr`` is not such a parameter or no caller is known)."""
+        facts = self.facts
+        if depth > 2:
+            return []
+        while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _CHAIN_METHODS:
+            expr = expr.func.value
+        name = dotted_name(expr)
+        if name is None:
+            return []
+        if name.startswith("self.") and function.cls is not None:
+            init = function.cls.find_method("__init__")
+            if init is None:
+                return []
+            init_info = facts.structure.functions[init]
+            found: list[Confidence] = []
+            for assigned in _assigned_parts(facts, init_info, name):
+                inner = self._passed_values(assigned, init_info, depth + 1)
+                if not inner:
+                    return []
+                found += inner
+            return found
+        if "." in name or name not in function.params:
+            return []
+        if function.name == "__init__" and function.cls is not None:
+            sites = [(place.node, _caller(place, facts)) for place in facts.index.calls_named(function.cls.name) if type(place.node.func) is cst.Name]
+            bound = 1
+        else:
+            sites = self._call_sites(function)
+            bound = -1
+        found = []
+        for call, caller in sites:
+            skip = bound if bound >= 0 else (self._local_callee(call, caller) or (None, 1 if function.is_method else 0))[1]
+            argument = _argument_for(function, call, name, skip)
+            if argument is None:
+                return []
+            value = facts.value(argument)
+            if value.role in (Role.MODEL, Role.FROZEN_MODEL) and value.confidence is not Confidence.LOW:
+                found.append(value.confidence)
+            else:
+                inner = self._passed_values(argument, caller, depth + 1)
+                if not inner:
+                    return [Confidence.LOW]
+                found += inner
+        return found
+
+    def _statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The small statement holding ``node`` (None inside a compound statement's header)."""
+        parents = self._parent_map()
+        current: cst.CSTNode | None = node
+        while current is not None and not isinstance(current, cst.BaseSmallStatement):
+            if isinstance(current, (cst.BaseCompoundStatement, cst.FunctionDef, cst.Lambda)):
+                return None
+            current = parents.get(current)
+        return current
+
+    @staticmethod
+    def reaches_name(reached: Iterable[FlowNode], function: FunctionInfo, name: str) -> bool:
+        return _NameNode(function, name) in set(reached)
+
+    # ==== exploring =============================================================================
+    def _explore(self, start: Iterable[FlowNode]) -> tuple[bool, frozenset[FlowNode]]:
+        seen: set[FlowNode] = set()
+        queue = deque(start)
+        while queue:
+            node = queue.popleft()
+            if node in seen:
+                continue
+            seen.add(node)
+            if len(seen) > _MAX_NODES:
+                return True, frozenset()  # too far to follow: assume it is used
+            used, successors = self._node_flow(node)
+            if used:
+                return True, frozenset()
+            queue.extend(successors - seen)
+        return False, frozenset(seen)
+
+    def _node_flow(self, node: FlowNode) -> tuple[bool, frozenset[FlowNode]]:
+        found = self._node_flows.get(node)
+        if found is None:
+            found = self._node_flows[node] = self._compute_node_flow(node)
+        return found
+
+    def _compute_node_flow(self, node: FlowNode) -> tuple[bool, frozenset[FlowNode]]:
+        successors: set[FlowNode] = set()
+        if isinstance(node, _ReturnNode):
+            sites = self._call_sites(node.function)
+            if not sites:
+                return True, frozenset()  # callers this file does not show
+            for call, caller in sites:
+                used, more = self._expr_flow(call, caller)
+                if used:
+                    return True, frozenset()
+                successors |= more
+            return False, frozenset(successors)
+        scope, name = node.scope, node.name
+        if name in self._captured_in(scope):
+            return True, frozenset()  # a closure keeps it
+        if isinstance(scope, FunctionInfo):
+            if scope.is_module_level and name in self._globals_read():
+                return True, frozenset()  # a function reads the global
+            if scope.node is not None and name in _declared_outside(scope.node):
+                return True, frozenset()
+        function = scope if isinstance(scope, FunctionInfo) else self._function_of(scope)
+        for read in self._reads_in(scope).get(name, ()):
+            used, more = self._expr_flow(read, function)
+            if used:
+                return True, frozenset()
+            successors |= more
+        return False, frozenset(successors)
+
+    # ==== one expression, up to where its value goes ============================================
+    def _expr_flow(self, expr: cst.CSTNode, function: FunctionInfo) -> tuple[bool, set[FlowNode]]:
+        """Follow the value of ``expr`` up through the expressions around it, to the statement
+        that binds, returns, stores or drops it."""
+        parents = self._parent_map()
+        successors: set[FlowNode] = set()
+        current: cst.CSTNode = expr
+        while True:
+            parent = parents.get(current)
+            if parent is None:
+                return True, successors
+            kind = type(parent)
+            if kind is cst.Attribute:
+                if parent.attr is current:
+                    return True, successors
+                grand = parents.get(parent)
+                if type(grand) is cst.Call and grand.func is parent:
+                    verdict = self._method_on_value(grand, parent.attr.value, function, successors)
+                    if verdict is not None:
+                        return verdict, successors
+                    current = grand
+                    continue
+                attribute = parent.attr.value
+                if attribute in torch_api.NON_TENSOR_ATTRIBUTES or attribute in torch_api.DETACHED_ATTRIBUTES:
+                    return False, successors
+                current = parent
+            elif kind is cst.Arg:
+                if parent.keyword is current:
+                    return True, successors
+                call = parents.get(parent)
+                if type(call) is not cst.Call:
+                    return True, successors
+                verdict = self._argument_of(call, parent, function, successors)
+                if verdict is not None:
+                    return verdict, successors
+                current = call
+            elif kind is cst.Call:
+                return True, successors  # the value itself is called
+            elif kind in (cst.Element, cst.StarredElement, cst.DictElement, cst.StarredDictElement):
+                holder = parents.get(parent)
+                if holder is None:
+                    return True, successors
+                if type(holder) in (cst.List, cst.Tuple, cst.Set, cst.Dict):
+                    current = holder
+                else:
+                    return True, successors
+            elif kind in (cst.List, cst.Tuple, cst.Set, cst.Dict):
+                current = parent
+            elif kind is cst.Subscript:
+                if parent.value is not current:
+                    return False, successors
+                current = parent
+            elif kind in (cst.SubscriptElement, cst.Index, cst.Slice):
+                return False, successors  # an index
+            elif kind is cst.BinaryOperation or kind is cst.BooleanOperation or kind is cst.Await:
+                current = parent
+            elif kind is cst.UnaryOperation:
+                if type(parent.operator) is cst.Not:
+                    return False, successors
+                current = parent
+            elif kind in (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression, cst.FormattedString):
+                return False, successors
+            elif kind is cst.IfExp:
+                if parent.test is current:
+                    return False, successors
+                current = parent
+            elif kind in _COMPREHENSIONS:
+                current = parent  # the element: the comprehension's result holds it
+            elif kind is cst.CompFor:
+                if parent.iter is not current:
+                    return True, successors
+                comprehension = self._comprehension_of(parent)
+                if comprehension is None:
+                    return True, successors
+                successors.update(_NameNode(comprehension, name) for name in _target_names(parent.target))
+                return False, successors
+            elif kind is cst.CompIf:
+                return False, successors
+            elif kind is cst.NamedExpr:
+                if parent.value is not current:
+                    return True, successors
+                successors.update(self._bind(parent.target, function))
+                current = parent
+            elif kind is cst.Assign:
+                for target in parent.targets:
+                    bound = self._bind(target.target, function)
+                    if bound is None:
+                        return True, successors
+                    successors.update(bound)
+                return False, successors
+            elif kind is cst.AnnAssign or kind is cst.AugAssign:
+                if parent.value is not current:
+                    return True, successors
+                bound = self._bind(parent.target, function)
+                if bound is None:
+                    return True, successors
+                successors.update(bound)
+                return False, successors
+            elif kind is cst.Return:
+                successors.add(_ReturnNode(function))
+                return False, successors
+            elif kind is cst.Expr:
+                return False, successors  # the result is dropped
+            elif kind in (cst.If, cst.While, cst.Assert, cst.Raise):
+                return False, successors
+            elif kind is cst.For:
+                if parent.iter is not current:
+                    return True, successors
+                bound = self._bind(parent.target, function)
+                if bound is None:
+                    return True, successors
+                successors.update(bound)
+                return False, successors
+            else:
+                # yield, with, lambda bodies, decorators, defaults, match...: not followed
+                return True, successors
+
+    def _method_on_value(self, call: cst.Call, method: str, function: FunctionInfo, successors: set[FlowNode]) -> bool | None:
+        """``value.method(...)``: True (used), False (dead), None (the call's result carries it on)."""
+        if method in torch_api.BACKWARD_METHODS:
+            return True
+        if method in _ENDING_METHODS:
+            return False
+        return None
+
+    def _argument_of(self, call: cst.Call, arg: cst.Arg, function: FunctionInfo, successors: set[FlowNode]) -> bool | None:
+        """The value is an argument of ``call``: True (used), False (dead), None (the call's
+        result carries it on)."""
+        facts = self.facts
+        imports = facts.imports
+        if backward_target(call, imports) is not None:
+            return True
+        if call in self._model_call_nodes():
+            return None
+        func = call.func
+        qualified = imports.resolve(func)
+        if qualified is not None:
+            return self._library_call(qualified, call)
+        if arg.star:
+            return True
+        callee = self._local_callee(call, function)
+        if callee is not None:
+            info, bound = callee
+            parameter = _parameter_for(info, call, arg, bound)
+            if parameter is None:
+                return True
+            if info.cls is not None and info.cls.is_module and info.name in ("forward", "__call__"):
+                return None
+            # What the callee does with it, returning it to its call sites included, is the
+            # flow of its parameter.
+            successors.add(_NameNode(info, parameter))
+            return False
+        if type(func) is cst.Name:
+            name = func.value
+            local_class = facts.structure.classes_by_name.get(name)
+            if local_class is not None:
+                return None if local_class.is_module else True
+            callee_value = facts.value(func)
+            if callee_value.role in (Role.MODEL, Role.FROZEN_MODEL, Role.LOSS_FN):
+                return None
+            if name in _DEAD_BUILTINS:
+                return False
+            if name in _PASSING_BUILTINS:
+                return None
+            return True
+        if type(func) is cst.Attribute:
+            method = func.attr.value
+            receiver = func.value
+            receiver_value = facts.value(receiver)
+            if receiver_value.role in (Role.MODEL, Role.FROZEN_MODEL, Role.LOSS_FN):
+                if method in self._training_methods():
+                    return True  # layer.train(x): a method of the file that runs a backward
+                return None  # model.encode(x), criterion.forward(x)
+            if method in _STORING_METHODS or (method.endswith("_") and not method.startswith("_")):
+                written = self._written_into(receiver, function)
+                if written is None:
+                    return True  # kept on an object
+                successors.update(written)
+                return False if method in _STORING_METHODS else None
+            if receiver_value.kind in (Kind.GRAPH, Kind.DETACHED) and receiver_value.role is None:
+                return None  # a tensor method: ``a.mul(value)``
+            if receiver_value.kind is Kind.NOT_TENSOR and receiver_value.role is None and method in ("join", "format"):
+                return False
+            return True
+        return True
+
+    def _library_call(self, qualified: str, call: cst.Call) -> bool | None:
+        if qualified in torch_api.BACKWARD_FUNCTIONS or qualified.startswith("torch.distributed"):
+            return True
+        if qualified in torch_api.GRAPH_SINK_FUNCTIONS or qualified.startswith(torch_api.GRAPH_SINK_MODULES):
+            return False
+        if qualified.startswith("torch."):
+            # The value analysis does not know what a list holds (``torch.stack(parts)``): only the
+            # API decides here.
+            leaf = qualified.rsplit(".", 1)[-1]
+            if qualified in torch_api.NO_GRAD_RESULT_FUNCTIONS or leaf in torch_api.TENSOR_FACTORIES:
+                return False
+            return None
+        if qualified in torch_api.GRAPH_PASSING_FUNCTIONS:
+            return None
+        return True
+
+    def _training_methods(self) -> frozenset[str]:
+        """Names of methods of the file's classes that run a backward themselves."""
+        if self._trainers is None:
+            self._trainers = frozenset(
+                info.name for info in self.facts.structure.functions.values() if info.is_method and info.backward_names
+            )
+        return self._trainers
+
+    def _model_call_nodes(self) -> frozenset[cst.Call]:
+        if self._model_calls is None:
+            self._model_calls = frozenset(call.node for call in self.facts.model_calls())
+        return self._model_calls
+
+    # ---- binding --------------------------------------------------------------------------------
+    def _bind(self, target: cst.BaseExpression, function: FunctionInfo) -> set[FlowNode] | None:
+        """Where a value assigned to ``target`` goes: the reads of the local names it binds, or
+        of the container a subscript target writes into; None when it is kept on an object."""
+        found: set[FlowNode] = set()
+        kind = type(target)
+        if kind is cst.Tuple or kind is cst.List:
+            for element in target.elements:
+                inner = self._bind(element.value, function)
+                if inner is None:
+                    return None
+                found |= inner
+            return found
+        if kind is cst.StarredElement:
+            return self._bind(target.value, function)
+        if kind is cst.Subscript:
+            base = target.value
+            while type(base) is cst.Subscript:
+                base = base.value
+            return self._written_into(base, function)
+        if kind is cst.Name:
+            return {_NameNode(function, target.value)}
+        return None
+
+    def _written_into(self, container: cst.BaseExpression, function: FunctionInfo) -> set[FlowNode] | None:
+        """Where a value put into ``container`` (``c[k] = v``, ``c.append(v)``) goes: the reads of
+        the container, and when it is a parameter, of what each caller passed for it; None when
+        it is an object's attribute, or a parameter of a function whose callers are unknown."""
+        if type(container) is not cst.Name:
+            return None
+        name = container.value
+        found: set[FlowNode] = {_NameNode(function, name)}
+        if function.node is None or name not in function.params:
+            return found
+        if name in ("self", "cls"):
+            return None
+        sites = self._call_sites(function)
+        if not sites:
+            return None
+        for call, caller in sites:
+            resolved = self._local_callee(call, caller)
+            bound = resolved[1] if resolved is not None else (1 if function.is_method else 0)
+            passed = _argument_for(function, call, name, bound)
+            if passed is None:
+                continue  # the default: a new object every call
+            if type(passed) is cst.Name:
+                found.add(_NameNode(caller, passed.value))
+            elif dotted_name(passed) is not None:
+                return None  # the caller passes an attribute: kept on an object
+        return found
+
+    # ---- calls of the file's own functions ------------------------------------------------------
+    def _local_callee(self, call: cst.Call, function: FunctionInfo) -> tuple[FunctionInfo, int] | None:
+        """The file's function or method ``call`` runs, and how many leading parameters the call
+        binds itself (``self`` of a bound method)."""
+        from leaklint.analysis.calls import local_callee
+
+        facts = self.facts
+        info = local_callee(call, function, facts)
+        func = call.func
+        if info is not None:
+            bound = 1 if isinstance(func, cst.Attribute) and info.is_method and not _is_static(info) else 0
+            return info, bound
+        if type(func) is cst.Attribute:
+            cls = self._class_of_receiver(func.value, function)
+            if cls is not None:
+                method = cls.find_method(func.attr.value)
+                if method is not None:
+                    found = facts.structure.functions[method]
+                    return found, 0 if _is_static(found) else 1
+        return None
+
+    def _class_of_receiver(self, receiver: cst.BaseExpression, function: FunctionInfo) -> ClassInfo | None:
+        """The local class of ``receiver`` (``sampler`` after ``sampler = Sampler(model)``,
+        ``ddpm`` after ``ddpm = DDPM(unet).to(device)``)."""
+        facts = self.facts
+        value = facts.value(receiver)
+        if value.role is Role.INSTANCE and isinstance(value.cls, ClassInfo):
+            return value.cls
+        name = dotted_name(receiver)
+        if name is None:
+            return None
+        if name == "self":
+            return function.cls
+        classes = set()
+        for assigned in facts.index.visible_values(function, name):
+            cls = _constructed_class(assigned, facts)
+            if cls is None:
+                return None
+            classes.add(cls)
+        return classes.pop() if len(classes) == 1 else None
+
+    def _call_sites(self, function: FunctionInfo) -> list[tuple[cst.Call, FunctionInfo]]:
+        """The calls of ``function`` in the file, with the function making each (empty when a
+        caller this file does not show may exist: a module's ``forward``, a framework hook)."""
+        if function in self._sites:
+            return self._sites[function] or []
+        sites = self._compute_call_sites(function)
+        self._sites[function] = sites
+        return sites or []
+
+    def _compute_call_sites(self, function: FunctionInfo) -> list[tuple[cst.Call, FunctionInfo]] | None:
+        from leaklint.analysis.calls import caller_of
+
+        facts = self.facts
+        if function.node is None or function.cls is not None and function.cls.is_module and function.name in ("forward", "__call__"):
+            return None
+        if function.is_method and torch_api.FRAMEWORK_HOOK_NAME.match(function.name) or function.name in torch_api.STEP_METHODS:
+            return None
+        if function.node in facts._recording.escaping:
+            return None  # passed around as a value: called from anywhere
+        sites = []
+        for place in facts.index.calls_named(function.name):
+            call = place.node
+            caller = caller_of(place, facts)
+            resolved = self._local_callee(call, caller)  # type: ignore[arg-type]
+            if resolved is not None:
+                if resolved[0] is function:
+                    sites.append((call, caller))
+                continue
+            if function.is_method and type(call.func) is cst.Attribute and facts.imports.resolve(call.func) is None:
+                sites.append((call, caller))  # ``obj.method(...)`` on an object leaklint cannot place
+        return sites
+
+    # ---- indexes ----------------------------------------------------------------------------------
+    def _parent_map(self) -> dict[cst.CSTNode, cst.CSTNode]:
+        if self._parents is None:
+            self._build()
+        assert self._parents is not None
+        return self._parents
+
+    def _build(self) -> None:
+        """One walk of the module: every node's parent, and the names each scope reads."""
+        parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        structure = self.facts.structure
+        module = self.facts.module
+        # (node, scope key, inside an assignment target, inside a nested def/lambda/class of the scope)
+        stack: list[tuple[cst.CSTNode, object, bool, bool]] = [(module, structure.top, False, False)]
+        while stack:
+            node, scope, in_target, nested = stack.pop()
+            kind = type(node)
+            if kind is cst.Name:
+                if not in_target:
+                    if nested:
+                        self._captured.setdefault(scope, set()).add(node.value)
+                    else:
+                        self._reads.setdefault(scope, {}).setdefault(node.value, []).append(node)
+                continue
+            if kind in (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal):
+                continue
+            inner_scope, inner_nested = scope, nested
+            if kind is cst.FunctionDef:
+                info = structure.functions.get(node)
+                for child in children(node):
+                    parents[child] = node
+                    if child is node.body and info is not None:
+                        stack.append((child, info, False, False))
+                        if not nested and isinstance(scope, FunctionInfo) and not scope.is_module_level:
+                            self._collect_captured(child, scope)  # a closure reads the enclosing names
+                    elif child is not node.name and child is not node.params:
+                        stack.append((child, scope, False, nested))
+                continue
+            if kind in (cst.Lambda, cst.ClassDef):
+                inner_nested = True
+            for child in children(node):
+                parents[child] = node
+                child_target = in_target or _is_target_field(node, child)
+                child_scope = inner_scope
+                if kind in _COMPREHENSIONS:
+                    child_scope = inner_scope  # reads inside a comprehension count for the function too
+                stack.append((child, child_scope, child_target, inner_nested))
+        self._parents = parents
+
+    def _collect_captured(self, body: cst.CSTNode, scope: object) -> None:
+        captured = self._captured.setdefault(scope, set())
+        for node in _walk_all(body):
+            if type(node) is cst.Name:
+                captured.add(node.value)
+
+    def _reads_in(self, scope: object) -> dict[str, list[cst.Name]]:
+        if self._parents is None:
+            self._build()
+        if isinstance(scope, FunctionInfo):
+            return self._reads.get(scope, {})
+        if scope not in self._reads:  # a comprehension: the reads of its own targets inside it
+            found: dict[str, list[cst.Name]] = {}
+            targets = set()
+            for_in = getattr(scope, "for_in", None)
+            while for_in is not None:
+                targets.update(_target_names(for_in.target))
+                for_in = for_in.inner_for_in
+            for node in _walk_all(scope):
+                if type(node) is cst.Name and node.value in targets and not self._in_target(node, scope):
+                    found.setdefault(node.value, []).append(node)
+            self._reads[scope] = found
+        return self._reads[scope]
+
+    def _in_target(self, node: cst.CSTNode, stop: cst.CSTNode) -> bool:
+        parents = self._parent_map()
+        current = node
+        while current is not stop:
+            parent = parents.get(current)
+            if parent is None:
+                return False
+            if _is_target_field(parent, current):
+                return True
+            current = parent
+        return False
+
+    def _captured_in(self, scope: object) -> set[str]:
+        if self._parents is None:
+            self._build()
+        return self._captured.get(scope, set())
+
+    def _globals_read(self) -> set[str]:
+        if self._global_reads is None:
+            if self._parents is None:
+                self._build()
+            found: set[str] = set()
+            for scope, reads in self._reads.items():
+                if isinstance(scope, FunctionInfo) and not scope.is_module_level:
+                    found.update(name for name in reads if name not in _locals_of(scope))
+            self._global_reads = found
+        return self._global_reads
+
+    def _function_of(self, node: cst.CSTNode) -> FunctionInfo:
+        parents = self._parent_map()
+        current: cst.CSTNode | None = node
+        while current is not None:
+            if type(current) is cst.FunctionDef:
+                return self.facts.structure.functions.get(current, self.facts.structure.top)
+            current = parents.get(current)
+        return self.facts.structure.top
+
+    def _comprehension_of(self, for_in: cst.CompFor) -> cst.CSTNode | None:
+        parents = self._parent_map()
+        current: cst.CSTNode | None = for_in
+        while current is not None and not isinstance(current, _COMPREHENSIONS):
+            current = parents.get(current)
+        return current
+
+
+def frozen_models(facts: ModuleFacts) -> frozenset[str]:
+    """Dotted names of models whose parameters the file freezes in a loop over them
+    (``for p in model.parameters(): p.requires_grad = False`` or ``p.requires_grad_(False)``):
+    calling them records a graph only through a graph-attached input. (``model.requires_grad_(False)``
+    on the module itself is known to the value analysis.)"""
+    return facts.derived(_frozen_models)
+
+
+def _frozen_models(facts: ModuleFacts) -> frozenset[str]:
+    found: set[str] = set()
+    for loop in facts.structure.loops.values():
+        node = loop.node
+        if not isinstance(node, cst.For):
+            continue
+        target = node.target
+        if type(target) is cst.Tuple and len(target.elements) == 2:
+            target = target.elements[1].value  # for name, p in model.named_parameters()
+        if type(target) is not cst.Name:
+            continue
+        iterable = node.iter
+        if not (type(iterable) is cst.Call and type(iterable.func) is cst.Attribute and iterable.func.attr.value in ("parameters", "named_parameters")):
+            continue
+        owner = dotted_name(iterable.func.value)
+        if owner is None:
+            continue
+        item = target.value
+        for statement in facts.index.statements_in_loop(node):
+            small = statement.node
+            if type(small) is cst.Assign and any(dotted_name(t.target) == f"{item}.requires_grad" for t in small.targets):
+                if type(small.value) is cst.Name and small.value.value == "False":
+                    found.add(owner)
+            elif type(small) is cst.Expr and type(small.value) is cst.Call:
+                call = small.value
+                if dotted_name(call.func) == f"{item}.requires_grad_" and call.args and type(call.args[0].value) is cst.Name and call.args[0].value.value == "False":
+                    found.add(owner)
+    return frozenset(found)
+
+
+def graph_use(facts: ModuleFacts) -> GraphUse:
+    """The module's :class:`GraphUse`, built once per file."""
+    return facts.derived(GraphUse)
+
+
+# ---- helpers ----------------------------------------------------------------------------------------
+def _is_target_field(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """``child`` is where ``parent`` binds or names something rather than reads it."""
+    kind = type(parent)
+    if kind is cst.AssignTarget:
+        return True
+    if kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr):
+        return parent.target is child  # type: ignore[attr-defined]
+    if kind is cst.AsName:
+        return parent.name is child  # type: ignore[attr-defined]
+    if kind is cst.Attribute:
+        return parent.attr is child  # type: ignore[attr-defined]
+    if kind is cst.Arg:
+        return parent.keyword is child  # type: ignore[attr-defined]
+    if kind is cst.Param:
+        return parent.name is child  # type: ignore[attr-defined]
+    if kind is cst.Del:
+        return True
+    if kind is cst.ClassDef:
+        return parent.name is child  # type: ignore[attr-defined]
+    return False
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    kind = type(target)
+    if kind is cst.Name:
+        return [target.value]  # type: ignore[attr-defined]
+    if kind is cst.Tuple or kind is cst.List:
+        return [name for element in target.elements for name in _target_names(element.value)]  # type: ignore[attr-defined]
+    if kind is cst.StarredElement:
+        return _target_names(target.value)  # type: ignore[attr-defined]
+    return []
+
+
+def _assigned_parts(facts: ModuleFacts, function: FunctionInfo, name: str) -> list[cst.BaseExpression]:
+    """What ``function`` assigns to ``name``, element by element for ``a, b = x, y``."""
+    found = []
+    for fact in facts.index.statements_of(function):
+        node = fact.node
+        if type(node) is not cst.Assign:
+            continue
+        for target in node.targets:
+            found += _parts(target.target, node.value, name)
+    return found
+
+
+def _parts(target: cst.BaseExpression, value: cst.BaseExpression, name: str) -> list[cst.BaseExpression]:
+    if type(target) in (cst.Tuple, cst.List):
+        elements = target.elements  # type: ignore[attr-defined]
+        values = value.elements if type(value) in (cst.Tuple, cst.List) else None  # type: ignore[attr-defined]
+        if values is None or len(values) != len(elements):
+            return [value] if name in {dotted_name(e.value) for e in elements} else []
+        return [part for e, v in zip(elements, values) for part in _parts(e.value, v.value, name)]
+    return [value] if dotted_name(target) == name else []
+
+
+def _caller(place, facts: ModuleFacts) -> FunctionInfo:
+    from leaklint.analysis.calls import caller_of
+
+    return caller_of(place, facts)
+
+
+def _walk_all(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(children(current))
+
+
+def _locals_of(function: FunctionInfo) -> set[str]:
+    """Names a function binds (so its reads of them are not of the global)."""
+    from leaklint.analysis.structure import names_bound_in
+
+    names = set(function.params)
+    if function.node is not None:
+        names |= {name for name in names_bound_in(function.node.body) if "." not in name}
+        globals_, _ = _declared(function.node)
+        names -= globals_
+    return names
+
+
+def _declared(function: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    from leaklint.analysis.syntax import declared_names
+
+    return declared_names(function)
+
+
+def _declared_outside(function: cst.FunctionDef) -> set[str]:
+    globals_, nonlocals = _declared(function)
+    return globals_ | nonlocals
+
+
+def _is_static(info: FunctionInfo) -> bool:
+    node = info.node
+    return node is not None and any(
+        type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in node.decorators
+    )
+
+
+def _parameter_for(info: FunctionInfo, call: cst.Call, arg: cst.Arg, bound: int) -> str | None:
+    """The parameter of ``info`` that ``arg`` of ``call`` binds (None: ``*args``/``**kwargs`` or unknown)."""
+    node = info.node
+    if node is None:
+        return None
+    params = node.params
+    if arg.keyword is not None:
+        names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        return arg.keyword.value if arg.keyword.value in names else None
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)][bound:]
+    index = 0
+    for candidate in call.args:
+        if candidate.keyword is not None or candidate.star:
+            if candidate is arg:
+                return None
+            continue
+        if candidate is arg:
+            return positional[index] if index < len(positional) else None
+        index += 1
+    return None
+
+
+def _argument_for(info: FunctionInfo, call: cst.Call, parameter: str, bound: int) -> cst.BaseExpression | None:
+    """The expression ``call`` passes for ``parameter`` of ``info`` (None: not passed)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == parameter:
+            return arg.value
+        if not arg.star and arg.keyword is None and _parameter_for(info, call, arg, bound) == parameter:
+            return arg.value
+    return None
+
+
+_CHAIN_METHODS = frozenset(torch_api.MODULE_RETURNS_SELF)
+
+
+def _constructed_class(expr: cst.BaseExpression, facts: ModuleFacts) -> ClassInfo | None:
+    """The local class ``expr`` builds: ``Cls(...)``, ``Cls(...).to(device).eval()``."""
+    while type(expr) is cst.Call:
+        func = expr.func  # type: ignore[attr-defined]
+        if type(func) is cst.Name:
+            return facts.structure.classes_by_name.get(func.value)
+        if type(func) is cst.Attribute and func.attr.value in _CHAIN_METHODS:
+            expr = func.value
+            continue
+        return None
+    return None

@@ -1,0 +1,245 @@
+"""LL110 create-graph-backward: ``backward(create_graph=True)`` makes each parameter's ``.grad`` hold a graph that refers back to the parameter."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.steps import per_step_functions
+from leaklint.analysis.structure import backward_target
+from leaklint.analysis.syntax import keyword_is_true
+from leaklint.analysis.torch_api import TORCH_CODE
+from leaklint.analysis.walk import walk
+from leaklint.findings import Confidence, Severity
+from leaklint.gate import Names
+from leaklint.rule import Measured, Rule, Violation
+
+
+class CreateGraphBackward(Rule):
+    code = "LL110"
+    name = "create-graph-backward"
+    severity = Severity.LEAK
+    summary = (
+        "backward(create_graph=True) stores gradients that carry a graph in each parameter's .grad, "
+        "a reference cycle between the parameter and its gradient."
+    )
+    help = (
+        "compute the gradients with torch.autograd.grad(outputs, inputs, create_graph=True), which "
+        "returns them instead of storing them in .grad"
+    )
+    needs = TORCH_CODE & Names("create_graph")
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false).
+    measured = Measured(realcode=(0, 0, 0), leaks=(1, 0))
+    docs = """
+## What it finds
+`loss.backward(create_graph=True)`, `torch.autograd.backward(loss, create_graph=True)` and
+`accelerator.backward(loss, create_graph=True)` (the flag written as the literal `True`) without
+`inputs=`: a backward that accumulates gradients *with their own graph* into the `.grad` of every
+leaf it reaches, parameters included. `torch.autograd.grad(..., create_graph=True)`, the
+recommended way to take gradients of gradients, is not reported.
+
+## Why it matters
+With `create_graph=True` the gradient stored in `param.grad` is itself a graph-attached tensor, and
+its graph refers back to the parameter (through the node that accumulates into it): a reference
+cycle between the parameter and its gradient. PyTorch warns about it ("Using backward() with
+create_graph=True will create a reference cycle between the parameter and its gradient which can
+cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this"):
+the cycle runs through C++ objects that Python's garbage collector cannot see, so the graph — the
+saved activations of the forward pass that made the gradient — lives until `.grad` is set back to
+`None`. Gradients that are accumulated (or zeroed in place) instead of reset keep chaining: each
+new gradient is added to the old one, graph and all, and memory grows every step. Even where the
+loop resets the gradients (`optimizer.zero_grad()`, whose default is `set_to_none=True` since
+PyTorch 2.0), each step's double-backward graph stays alive until that reset, next to the next
+step's forward.
+
+## Example
+```python
+for real, fake in batches:
+    optimizer.zero_grad()
+    mixed = (eps * real + (1 - eps) * fake).requires_grad_(True)
+    out = critic(mixed)
+    out.backward(torch.ones_like(out), create_graph=True)
+    penalty = ((mixed.grad.flatten(1).norm(dim=1) - 1) ** 2).mean()
+    (critic(fake).mean() - critic(real).mean() + 10 * penalty).backward()
+    optimizer.step()
+```
+
+## Use instead
+```python
+for real, fake in batches:
+    optimizer.zero_grad()
+    mixed = (eps * real + (1 - eps) * fake).requires_grad_(True)
+    out = critic(mixed)
+    grad, = torch.autograd.grad(out, mixed, torch.ones_like(out), create_graph=True)
+    penalty = ((grad.flatten(1).norm(dim=1) - 1) ** 2).mean()
+    (critic(fake).mean() - critic(real).mean() + 10 * penalty).backward()
+    optimizer.step()
+```
+
+## Fix safety
+No automatic fix: `torch.autograd.grad` returns the gradients instead of storing them, so the code
+that reads `.grad` afterwards has to change with it, and only the author knows which tensors the
+gradients are wanted for. If `.backward()` must stay, pass `inputs=` (the tensors whose gradients
+are needed) or set the parameters' `.grad` to `None` right after use.
+
+## Known false positives
+A flag that is not the literal `True` (`create_graph=second_order`, as timm passes for second-order
+optimizers) is a runtime choice and not reported; neither is a call with `inputs=`, which only
+fills the `.grad` of the tensors it names. A single call outside any loop or per-step function is
+reported with medium confidence: it keeps one graph, not one per step. Code that sets every
+parameter's `.grad` to `None` right after use breaks the cycle itself and is still reported;
+suppress it with `# noqa: LL110`. On bench/realcode (32 repositories) the rule reports nothing: the
+training code there computes gradients of gradients with `torch.autograd.grad`.
+
+## References
+- "backward(create_graph=True) should raise a warning for potential memory leak", and the warning
+  PyTorch added (the leak comes from the cycle between a parameter and its gradient):
+  https://github.com/pytorch/pytorch/issues/4661
+- "retain_graph = True out of memory issue", closed as a duplicate of the above with the advice to
+  use `autograd.grad()`: https://github.com/pytorch/pytorch/issues/40005
+- A WGAN-GP penalty computed with `backward(create_graph=True)`, replaced by `torch.autograd.grad`:
+  https://github.com/akanimax/pro_gan_pytorch/pull/12
+- `torch.Tensor.backward` (`create_graph`, and the note on the reference cycle):
+  https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
+- Runtime repro: `leaklint verify LL110` measures the leaky and the fixed loop body.
+"""
+
+    VALID = (
+        """
+import torch
+for real, fake in batches:
+    mixed = (eps * real + (1 - eps) * fake).requires_grad_(True)
+    out = critic(mixed)
+    grad, = torch.autograd.grad(out, mixed, torch.ones_like(out), create_graph=True)
+    penalty = ((grad.flatten(1).norm(dim=1) - 1) ** 2).mean()
+    (critic(fake).mean() + 10 * penalty).backward()
+""",
+        # a runtime flag (second-order optimizers), and a backward limited to named inputs
+        """
+def step(loss, optimizer, second_order):
+    loss.backward(create_graph=second_order)
+    optimizer.step()
+
+def penalty(critic, mixed):
+    out = critic(mixed)
+    out.sum().backward(create_graph=True, inputs=[mixed])
+    return mixed.grad.norm()
+""",
+    )
+    INVALID = (
+        """
+import torch
+for real, fake in batches:
+    optimizer.zero_grad()
+    mixed = (eps * real + (1 - eps) * fake).requires_grad_(True)
+    out = critic(mixed)
+    out.backward(torch.ones_like(out), create_graph=True)  # expect: LL110
+    penalty = ((mixed.grad.flatten(1).norm(dim=1) - 1) ** 2).mean()
+    (critic(fake).mean() + 10 * penalty).backward()
+    optimizer.step()
+""",
+        """
+import torch
+def hessian_penalty(model, x):
+    loss = model(x).pow(2).sum()
+    torch.autograd.backward(loss, create_graph=True)  # expect: LL110
+    return sum(p.grad.pow(2).sum() for p in model.parameters())
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        return find_violations(facts)
+
+    class Repro(Rule.Repro):
+        """A gradient penalty on a critic's input read from `.grad` after `backward(create_graph=True)`,
+        in a loop that accumulates gradients (never resets them to None), vs the same penalty from
+        `torch.autograd.grad(..., create_graph=True)`."""
+
+        def setup(self, ctx):
+            import torch
+            torch.manual_seed(0)
+            ctx.critic = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.Tanh(), torch.nn.Linear(256, 1)).to(ctx.device)
+            ctx.real = torch.randn(128, 64, device=ctx.device)
+
+        def leaky(self, ctx):
+            import torch
+            mixed = ctx.real.clone().requires_grad_(True)
+            out = ctx.critic(mixed)
+            out.backward(torch.ones_like(out), create_graph=True)  # noqa: LL110 (the leaky variant)
+            penalty = (mixed.grad.norm(dim=1) - 1).pow(2).mean()
+            penalty.backward()
+
+        def fixed(self, ctx):
+            import torch
+            mixed = ctx.real.clone().requires_grad_(True)
+            out = ctx.critic(mixed)
+            grad, = torch.autograd.grad(out, mixed, torch.ones_like(out), create_graph=True)
+            penalty = (grad.norm(dim=1) - 1).pow(2).mean()
+            penalty.backward()
+
+
+# --- detection ------------------------------------------------------------------------------------
+def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
+    """The violations in one file."""
+    per_step = None
+    for call, fact in facts.index.statement_calls:
+        if not (isinstance(call.func, (cst.Attribute, cst.Name)) and _callee_leaf(call.func) in _BACKWARD_LEAVES):
+            continue
+        if not _stores_graph_in_grad(call, facts):
+            continue
+        if per_step is None:
+            per_step = per_step_functions(facts)
+        repeats = bool(fact.loops) or fact.function in per_step
+        chains = bool(fact.loops) and not _resets_grads(fact)
+        target = backward_target(call, facts.imports)
+        what = f"'{facts.describe(target)}'" if target is not None else "the output"
+        where = "every iteration" if fact.loops else ("every call" if repeats else "here")
+        yield Violation(
+            node=call,
+            message=(
+                f"backward(create_graph=True) on {what} {where} stores gradients that carry their own graph "
+                "in the .grad of every parameter it reaches: each parameter and its gradient then refer to "
+                "each other, and the graph stays alive until .grad is set back to None"
+                + ("; nothing in the loop resets them, so each step's gradient graph chains to the last" if chains else "")
+            ),
+            confidence=Confidence.HIGH if chains else Confidence.MEDIUM,
+            statement=fact.line,
+        )
+
+
+_BACKWARD_LEAVES = frozenset(torch_api.BACKWARD_METHODS | {"backward"})
+
+
+def _callee_leaf(func: cst.BaseExpression) -> str:
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value  # type: ignore[attr-defined]
+
+
+def _stores_graph_in_grad(call: cst.Call, facts: ModuleFacts) -> bool:
+    """A backward (not ``torch.autograd.grad``) with a literal ``create_graph=True`` and no ``inputs=``."""
+    if not keyword_is_true(call, "create_graph") or any(arg.keyword is not None and arg.keyword.value == "inputs" for arg in call.args):
+        return False
+    if backward_target(call, facts.imports) is None:
+        return False
+    qualified = facts.imports.resolve(call.func)
+    if qualified is not None:
+        return qualified == "torch.autograd.backward"
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in torch_api.BACKWARD_METHODS
+
+
+def _resets_grads(fact: StatementFact) -> bool:
+    """The loop around the call (or the function) sets the gradients back to None each time:
+    ``zero_grad()`` (``set_to_none`` by default since PyTorch 2.0) or ``p.grad = None``."""
+    region = fact.loops[0].node if fact.loops else fact.function.node
+    if region is None:
+        return False
+    for node in walk(region):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "zero_grad":
+            if not any(arg.keyword is not None and arg.keyword.value == "set_to_none" and not keyword_is_true(node, "set_to_none") for arg in node.args):
+                return True
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Attribute) and node.target.attr.value == "grad":
+            return True
+    return False

@@ -1,0 +1,245 @@
+"""leaklint.analysis.graph_use: is the graph a forward records ever used by a backward? And the
+carries built on it (leaklint.analysis.carry): inference loops, running statistics, live states."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from leaklint.analysis.carry import carried_states, detached_each_iteration
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.graph_use import frozen_models, graph_use
+from leaklint.findings import Confidence
+
+
+def facts_of(source: str) -> ModuleFacts:
+    return ModuleFacts(cst.parse_module(textwrap.dedent(source)))
+
+
+def function(facts: ModuleFacts, name: str):
+    return next(info for info in facts.structure.functions.values() if info.name == name)
+
+
+def unused(facts: ModuleFacts, callee: str) -> bool:
+    """Whether the (first) forward of ``callee`` has a graph nothing differentiates."""
+    call = next(c for c in facts.model_calls() if c.callee == callee)
+    used, _ = graph_use(facts).expression_flow(call.node, call.statement.function)
+    return not used
+
+
+def test_a_forward_whose_output_reaches_a_backward_is_used():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.Linear(4, 4)
+        def loss_of(x):
+            return model(x).sum()
+        for x in loader:
+            loss = loss_of(x)
+            loss.backward()
+        """
+    )
+    assert not unused(facts, "model")
+
+
+def test_outputs_that_end_in_values_files_and_detached_tensors_are_unused():
+    facts = facts_of(
+        """
+        import torch
+        import torch.nn as nn
+        from torchvision.utils import save_image
+        generator = nn.Linear(4, 4)
+        def grid(samples, path):
+            save_image(torch.cat([s.detach() for s in samples]), path)
+        for step, x in enumerate(loader):
+            fakes = [generator(x)]
+            grid(fakes, f"{step}.png")
+        """
+    )
+    assert unused(facts, "generator")
+
+
+def test_a_value_kept_where_leaklint_cannot_follow_counts_as_used():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.Linear(4, 4)
+        class Trainer:
+            def run(self, x):
+                self.last = model(x)
+        """
+    )
+    assert not unused(facts, "model")
+    stored = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.Linear(4, 4)
+        def record(buffer, x):
+            buffer.append(model(x))
+        """
+    )
+    assert not unused(stored, "model")  # a parameter's container: its callers are unknown
+
+
+def test_returns_are_followed_to_every_call_site_in_the_file():
+    dead = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.Linear(4, 4)
+        def predict(x):
+            return model(x).cpu()
+        flows = [predict(x) for x in frames]
+        print(len(flows))
+        """
+    )
+    assert unused(dead, "model")
+    used = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.Linear(4, 4)
+        def predict(x):
+            return model(x)
+        print(predict(x0).shape)
+        predict(x1).sum().backward()
+        """
+    )
+    assert not unused(used, "model")
+
+
+def test_a_method_called_on_an_instance_of_a_local_class_is_followed():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        class Sampler:
+            def __init__(self, model):
+                self.model = model
+            def step(self, x):
+                return self.model(x)
+        sampler = Sampler(nn.Linear(4, 4))
+        out = sampler.step(x)
+        out.sum().backward()
+        """
+    )
+    assert not unused(facts, "self.model")
+
+
+def test_runs_with_grad_follows_the_callers():
+    facts = facts_of(
+        """
+        import torch
+        def sample(model, n):
+            return model(torch.randn(n, 4))
+        def helper(model):
+            return model(torch.randn(1, 4))
+        with torch.no_grad():
+            sample(net, 8)
+        """
+    )
+    use = graph_use(facts)
+    assert use.runs_with_grad(function(facts, "sample")) is False
+    assert use.runs_with_grad(function(facts, "helper")) is None
+    assert use.runs_with_grad(facts.structure.top) is True
+
+
+def test_a_parameter_named_like_nothing_is_a_model_when_every_caller_passes_one():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        def score(policy_net, batches):
+            return [policy_net(b) for b in batches]
+        net = nn.Linear(4, 4)
+        net.eval()
+        score(net, data)
+        """
+    )
+    call = facts.model_calls()[0]
+    assert graph_use(facts).model_confidence(call.node.func, function(facts, "score")) is Confidence.MEDIUM
+
+
+def test_frozen_and_parameterless_models():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        teacher = nn.Linear(4, 4)
+        for name, p in teacher.named_parameters():
+            p.requires_grad = False
+        act, lin = nn.ReLU(), nn.Linear(4, 4)
+        y = act(x)
+        z = lin(x)
+        """
+    )
+    assert frozen_models(facts) == frozenset({"teacher"})
+    use = graph_use(facts)
+    calls = {call.callee: call for call in facts.model_calls()}
+    assert use.parameterless(calls["act"].node.func, facts.structure.top)
+    assert not use.parameterless(calls["lin"].node.func, facts.structure.top)
+
+
+def test_a_state_must_be_read_before_it_is_rebound_to_be_carried():
+    facts = facts_of(
+        """
+        import torch
+        import torch.nn.functional as F
+        def refine(model, optimizer, batches):
+            for title, target in batches:
+                draft = torch.zeros_like(target)
+                for _ in range(3):
+                    logits = model(title, draft)
+                    loss = F.cross_entropy(logits, target)
+                    loss.backward(retain_graph=True)
+                    optimizer.step()
+                    draft = logits.argmax(-1)
+        """
+    )
+    assert [carry.name for carry in carried_states(facts)] == []
+
+
+def test_an_inference_loop_carry_and_its_seed():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.GRU(4, 4)
+        def generate(x, steps):
+            out, h = model(x)
+            for _ in range(steps):
+                out, h = model(out, h)
+            return out.argmax(-1).tolist()
+        print(generate(x0, 100))
+        """
+    )
+    (carry,) = [c for c in carried_states(facts) if c.name == "h"]
+    assert carry.graph_unused and carry.reported and not carry.crosses_steps
+    assert len(carry.seeds) == 1
+
+
+def test_a_running_statistic_of_a_layer():
+    facts = facts_of(
+        """
+        import torch
+        import torch.nn as nn
+        class Norm(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("mean", torch.zeros(4))
+            def forward(self, x):
+                self.mean.mul_(0.9).add_(0.1 * x.mean(0))
+                return x
+        net = nn.Sequential(nn.Linear(4, 4), Norm())
+        """
+    )
+    (carry,) = carried_states(facts)
+    assert carry.name == "self.mean" and carry.running_statistic and carry.value.confidence is Confidence.MEDIUM
+
+
+def test_states_detached_every_iteration():
+    facts = facts_of(
+        """
+        def sample(model, x, steps):
+            for t in range(steps):
+                x = x - model(x)
+                x = x.detach()
+            return x
+        """
+    )
+    assert (function(facts, "sample"), "x") in detached_each_iteration(facts)
