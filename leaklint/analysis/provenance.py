@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
-from leaklint.analysis import torch_api
+from leaklint.analysis import device, torch_api
 from leaklint.analysis.environment import Env
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.walk import Walker
@@ -32,6 +32,7 @@ from leaklint.analysis.structure import (
 )
 from leaklint.analysis.values import (
     DETACHED,
+    Device,
     NOT_TENSOR,
     UNKNOWN,
     Evidence,
@@ -308,6 +309,9 @@ class FunctionInterpreter:
                 env["self"] = role(Role.MODEL, Confidence.HIGH, "self") if function.cls.is_module else UNKNOWN
             else:
                 env[param] = self._guess_from_name(param)
+            place = device.initial_device(function, param, self.imports)
+            if place is not Device.UNKNOWN:
+                env[param] = replace(env[param], device=place)
         return env
 
     # ==== statements ============================================================================
@@ -642,6 +646,8 @@ class FunctionInterpreter:
         # lambdas and anything else not listed are not tensors.
         handler = _EVAL.get(type(node))
         value = NOT_TENSOR if handler is None else handler(self, node, frame)
+        if type(node) in device.PLACED_NODES:
+            value = device.placed(node, value, self.rec.values, self.imports, self.function)
         self.rec.values[node] = value
         return value
 
@@ -742,7 +748,8 @@ class FunctionInterpreter:
         """``model.eval()`` / ``model.parameters()`` somewhere in the file: ``model`` is a module."""
         if dotted in self.structure.module_evidence and value.kind is Kind.UNKNOWN:
             if value.role is None or (value.role is Role.MODEL and value.confidence < Confidence.MEDIUM):
-                return role(Role.MODEL, Confidence.MEDIUM, dotted)
+                model = role(Role.MODEL, Confidence.MEDIUM, dotted)
+                return model if value.device is Device.UNKNOWN else replace(model, device=value.device)
         return value
 
     def _attribute(self, node: cst.Attribute, frame: Frame) -> Value:
