@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Mapping
 import libcst as cst
 
 from leaklint.analysis import torch_api
+from leaklint.gate import Names
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
 from leaklint.analysis.values import Device, Kind, Role, Value, replace
@@ -74,6 +75,15 @@ _DTYPE_NAMES = frozenset(
 #: Functions of other libraries that rearrange tensors where they are (the result stays there).
 SAME_PLACE_FUNCTIONS = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce", "einops.pack", "einops.unpack"})
 _SUMMING_BUILTINS = frozenset({"sum", "max", "min", "abs", "list", "tuple", "sorted", "reversed", "next", "iter"})
+
+#: Identifiers a file must use for any tensor in it to be known on an accelerator (the gate's
+#: need, :mod:`leaklint.gate`): a move (``.to``, ``.cuda``), a ``device=`` argument, a gather
+#: across processes, an HF trainer's device methods, or a framework that places models and
+#: batches (Lightning, transformers' and trl's trainers). Keep it in step with the evidence above.
+DEVICE_EVIDENCE = Names(
+    "to", "device", *ACCELERATOR_METHODS, *DEVICE_RESULT_METHODS, *HF_TRAINER_DEVICE_METHODS,
+    "lightning", "pytorch_lightning", "transformers", "trl",
+)
 
 #: Expression classes whose place :func:`placed` works out (a name's place is the bound value's).
 PLACED_NODES = frozenset(
