@@ -254,7 +254,8 @@ def _function_device(
     if name in torch_api.TENSOR_FACTORIES or name in _LIKE_FACTORIES:
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "device":
-                return _device_argument(arg.value, values, imports) or Device.ACCELERATOR
+                target = _device_argument(arg.value, values, imports)
+                return Device.ACCELERATOR if target is None else target
         source = _joined(arguments[:1])
         if name in _LIKE_FACTORIES or (name in ("as_tensor", "tensor") and source is not Device.UNKNOWN):
             return source  # zeros_like(x), as_tensor(x): where x is
@@ -266,7 +267,8 @@ def _to_target(node: cst.Call, values: Mapping[cst.CSTNode, Value], imports: Imp
     """Where ``x.to(...)`` puts ``x``; None when the call changes only the dtype."""
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "device":
-            return _device_argument(arg.value, values, imports) or Device.ACCELERATOR
+            target = _device_argument(arg.value, values, imports)
+            return Device.ACCELERATOR if target is None else target
     positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
     if not positional:
         return None
@@ -278,7 +280,9 @@ def _device_argument(expr: cst.BaseExpression, values: Mapping[cst.CSTNode, Valu
     accelerator for any other device (a string, a ``device`` variable, ``self.device``), a
     tensor's place for ``x.to(other)``; None for a dtype (``torch.float16``, ``x.dtype``)."""
     if isinstance(expr, cst.SimpleString):
-        return Device.HOST if expr.evaluated_value.split(":", 1)[0].strip() == "cpu" else Device.ACCELERATOR
+        text = expr.evaluated_value
+        name = text.split(":", 1)[0].strip() if isinstance(text, str) else ""
+        return Device.HOST if name == "cpu" else Device.ACCELERATOR
     if isinstance(expr, cst.Call) and expr.args and isinstance(expr.args[0].value, cst.SimpleString):
         callee = imports.resolve(expr.func) if imports is not None else None
         if callee == "torch.device":

@@ -480,7 +480,7 @@ class FunctionInterpreter:
         elif value.kind is Kind.UNKNOWN and value.role is None:
             guess = self._guess_from_name(name.rsplit(".", 1)[-1])
             if guess.kind is Kind.GRAPH or guess.role is not None:
-                value = replace(guess, deps=value.deps, fresh=value.fresh)
+                value = replace(guess, deps=value.deps, fresh=value.fresh, device=value.device)
         frame.env[name] = value
         if self.function.is_module_level:
             seen = self.rec.module_bindings.get(name)
