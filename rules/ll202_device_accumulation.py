@@ -210,6 +210,24 @@ class Classifier(pl.LightningModule):
         self.validation_step_outputs.clear()
 """,
         """
+import lightning.pytorch as pl
+import torch
+
+class Denoiser(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(16, 16)
+        self.samples = []
+
+    def validation_step(self, batch, batch_idx):
+        self.samples.append(self.net(batch))
+
+class SampleLogger(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        trainer.logger.log_image("samples", torch.cat(pl_module.samples[:4]).cpu())
+        pl_module.samples.clear()
+""",
+        """
 import torch
 
 def extract_features(model, loader, use_cuda):
@@ -261,6 +279,20 @@ def sample(model, shape, device, num_timesteps, log_every=100):
 """,
     )
     INVALID = (
+        """
+import torch
+
+def train(model, loader, optimizer, device, epochs):
+    seen_outputs, history = [], []
+    for epoch in range(epochs):
+        for x, y in loader:
+            out = model(x.to(device))
+            out.sum().backward()
+            optimizer.step()
+            seen_outputs.append(out.detach())  # expect: LL202
+        history.append(torch.stack(seen_outputs[-10:]).mean())
+    return history
+""",
         """
 import torch
 
@@ -455,7 +487,7 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
     if lifetime.outlives_call and store.container.startswith("self."):
         if not _runs_per_step(facts, fact):
             return None
-        if store.container not in resets:
+        if _leaf(store.container) not in resets:
             return _Candidate(
                 fact, store, fact.function.node or fact.node, size, from_model, Confidence.HIGH,
                 f"'{what}' is a tensor on the accelerator, kept in '{store.container}' on every call of "
@@ -478,11 +510,15 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
     line = facts.line_of(loops[-1].node)
     where = f"the loop at line {line}" if line is not None else "the loop"
     help = f"keep {moved} (or the numbers you need, with .item() / .tolist())"
-    if any(_repeats_data_loop(loop) for loop in lifetime.carried_by):
+    epochs = [loop for loop in lifetime.carried_by if _repeats_data_loop(loop)]
+    if loops[0].iterates_data and epochs:
+        # Kept for every batch, and the list outlives the epoch loop around the data loop.
+        batch_line, epoch_line = facts.line_of(loops[0].node), facts.line_of(epochs[-1].node)
         return _Candidate(
             fact, store, loops[-1].node, size, from_model, Confidence.HIGH,
-            f"'{what}' is a tensor on the accelerator, kept in '{store.container}' for every iteration of {where}, "
-            f"and '{store.container}' is never emptied between epochs: device memory grows for the whole run",
+            f"'{what}' is a tensor on the accelerator, kept in '{store.container}' for every batch of the loop at "
+            f"line {batch_line}, and '{store.container}' is never emptied between the epochs of the loop at line "
+            f"{epoch_line}: device memory grows for the whole run",
             help,
         )
     return _Candidate(
@@ -766,31 +802,53 @@ def _loss_key(expr: cst.Subscript) -> bool:
 
 
 def _reset_attributes(facts: ModuleFacts) -> frozenset[str]:
-    """``self.x`` attributes some method other than ``__init__`` empties or re-binds
-    (``self.x.clear()``, ``self.x = []``, ``del self.x``, ``self.x[:] = []``)."""
+    """The attribute names (``outputs`` for ``self.outputs``) that some code other than an
+    ``__init__`` empties or re-binds: ``self.outputs.clear()``, ``self.outputs = []``,
+    ``del self.outputs``, ``self.outputs[:] = []``, also through another name
+    (``pl_module.outputs.clear()`` in a callback). A growing re-binding (``self.outputs =
+    self.outputs + [x]``, ``torch.cat([self.outputs, x])``) empties nothing."""
     reset: set[str] = set()
     for fact in facts.statements():
-        if fact.function.name == "__init__" or fact.function.cls is None:
+        if fact.function.name == "__init__":
             continue
         node = fact.node
         if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            if node.value is None:
+                continue
+            read = names_read(node.value)
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, cst.Subscript):
+                    if not _whole_slice(target):
+                        continue  # self.cache[key] = v keeps one more entry
                     target = target.value
-                reset.update(name for name in bound_names(target) if name.startswith("self."))
+                reset.update(_leaf(name) for name in bound_names(target) if "." in name and name not in read)
         elif isinstance(node, cst.Del):
             for target in [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]:
                 name = dotted_name(target.value if isinstance(target, cst.Subscript) else target)
-                if name:
-                    reset.add(name)
+                if name and "." in name:
+                    reset.add(_leaf(name))
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
             func = node.value.func
             if isinstance(func, cst.Attribute) and func.attr.value in CLEARING_METHODS:
                 name = dotted_name(func.value)
-                if name:
-                    reset.add(name)
+                if name and "." in name:
+                    reset.add(_leaf(name))
     return frozenset(reset)
+
+
+def _leaf(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _whole_slice(target: cst.Subscript) -> bool:
+    """``x[:]``: the whole sequence."""
+    return (
+        len(target.slice) == 1
+        and isinstance(target.slice[0].slice, cst.Slice)
+        and target.slice[0].slice.lower is None
+        and target.slice[0].slice.upper is None
+    )
 
 
 def _lightning_returns(facts: ModuleFacts) -> Iterator[Violation]:
