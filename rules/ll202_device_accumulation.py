@@ -80,6 +80,9 @@ The confidence says how far it grows:
   epoch-end hook empties (the pattern Lightning documents for epoch-level metrics, bounded by one
   epoch).
 
+A dict on `self` that a per-step method fills (`self.labels[device] = ...`) grows only with new
+keys, which may come back (a cache per device or per shape): low confidence.
+
 Not reported: a store in `__init__`; writes into slots that exist already (`d[k] = d[k].to(device)`,
 `for k in d: d[k] = ...`, `buf[i] = out` into a preallocated tensor); a tensor a generation loop
 grows and feeds back to its model (`ids = torch.cat([ids, next_id])`); loops over a few layers,
@@ -248,6 +251,21 @@ def bank(model, loader):
         feats = extract_features(model, [(x, None)], True)
         kept.append(feats)
     return kept
+""",
+        """
+import torch
+import torch.nn.functional as F
+
+class ContrastiveLoss(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.labels = {}
+
+    def forward(self, logits):
+        device = logits.device
+        if device not in self.labels:
+            self.labels[device] = torch.arange(logits.shape[0], device=device)
+        return F.cross_entropy(logits, self.labels[device])
 """,
         """
 import torch
@@ -488,8 +506,11 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
         if not _runs_per_step(facts, fact):
             return None
         if _leaf(store.container) not in resets:
+            # A list grows with every call; a dict only with every new key, which may come back
+            # (a cache per device or per shape, the cache-growth family): low confidence.
             return _Candidate(
-                fact, store, fact.function.node or fact.node, size, from_model, Confidence.HIGH,
+                fact, store, fact.function.node or fact.node, size, from_model,
+                Confidence.LOW if store.kind == "item" else Confidence.HIGH,
                 f"'{what}' is a tensor on the accelerator, kept in '{store.container}' on every call of "
                 f"'{fact.function.name}', and nothing ever empties '{store.container}': device memory grows for the whole run",
                 f"keep {moved} instead, and empty '{store.container}' where it is used (e.g. .clear() at the epoch's end)",
