@@ -447,7 +447,8 @@ class _Candidate:
     #: The loop (or, for a list on ``self``, the list) whose run the tensors pile up over.
     group: object
     size: int
-    #: It keeps a model's full output (not a reduction of it, not only the batch's own tensors).
+    #: It keeps what a model returned (through elementwise, view or pooling operations), not only
+    #: the batch's own tensors, indices or numbers.
     from_model: bool
     #: Decided already (HIGH: grows for the whole run); None: settled by the group.
     confidence: Confidence | None

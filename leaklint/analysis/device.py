@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Mapping
 import libcst as cst
 
 from leaklint.analysis import torch_api
+from leaklint.analysis.calls import local_callee
 from leaklint.gate import Names
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
@@ -59,6 +60,8 @@ HF_TRAINERS = frozenset(
 #: Methods of an HF trainer that return tensors on the trainer's device: the prepared inputs, and
 #: ``prediction_step``'s (loss, logits, labels).
 HF_TRAINER_DEVICE_METHODS = frozenset({"_prepare_inputs", "_prepare_input", "prediction_step"})
+#: HF trainer methods that run the model and return what it computed.
+HF_TRAINER_OUTPUT_METHODS = frozenset({"prediction_step"})
 #: HF trainer methods whose ``inputs`` (and ``model``) the trainer hands over prepared, on its device.
 HF_TRAINER_PREPARED_HOOKS = frozenset({"compute_loss", "prediction_step", "training_step"})
 #: Lightning hooks whose batch the Trainer has moved to the module's device.
@@ -299,14 +302,6 @@ def _device_argument(expr: cst.BaseExpression, values: Mapping[cst.CSTNode, Valu
 
 
 # --- what a model produced -----------------------------------------------------------------------
-def model_output_names(facts: ModuleFacts) -> dict[FunctionInfo, frozenset[str]]:
-    """Per function, the names bound to something a model produced there: a forward call, a
-    model's own method (``model.generate(ids)``), a local function that runs a model, an HF
-    trainer's ``prediction_step``. A value whose ``deps`` meet these names is computed from a
-    model's output (built once per file)."""
-    return facts.derived(_model_output_names)
-
-
 def produces_model_output(facts: ModuleFacts, call: cst.Call, function: FunctionInfo) -> bool:
     """``call`` runs a model and returns (something computed from) its output."""
     if call in facts.derived(_forward_calls):
@@ -318,33 +313,11 @@ def produces_model_output(facts: ModuleFacts, call: cst.Call, function: Function
         if receiver.role in (Role.MODEL, Role.FROZEN_MODEL) and method not in torch_api.MODULE_API_METHODS:
             return True
         cls = function.cls
-        if dotted_name(func.value) == "self" and cls is not None and method in HF_TRAINER_DEVICE_METHODS - {"_prepare_inputs", "_prepare_input"}:  # type: ignore[attr-defined]
+        if dotted_name(func.value) == "self" and cls is not None and method in HF_TRAINER_OUTPUT_METHODS:  # type: ignore[attr-defined]
             return cls.find_method(method) is None and is_hf_trainer(cls, facts.imports)
-    from leaklint.analysis.calls import local_callee
-
     callee = local_callee(call, function, facts)
     return callee is not None and facts.summary(callee).runs_model
 
 
 def _forward_calls(facts: ModuleFacts) -> frozenset[cst.Call]:
     return frozenset(model_call.node for model_call in facts.model_calls())
-
-
-def _model_output_names(facts: ModuleFacts) -> dict[FunctionInfo, frozenset[str]]:
-    from leaklint.analysis.structure import bound_names
-    from leaklint.analysis.walk import calls_in
-
-    found: dict[FunctionInfo, set[str]] = {}
-    for fact in facts.statements():
-        node = fact.node
-        if type(node) is cst.Assign:
-            targets = [target.target for target in node.targets]  # type: ignore[attr-defined]
-        elif type(node) is cst.AnnAssign and node.value is not None:  # type: ignore[attr-defined]
-            targets = [node.target]  # type: ignore[attr-defined]
-        else:
-            continue
-        if any(produces_model_output(facts, call, fact.function) for call in calls_in(node.value)):  # type: ignore[attr-defined]
-            names = found.setdefault(fact.function, set())
-            for target in targets:
-                names.update(bound_names(target))
-    return {function: frozenset(names) for function, names in found.items()}

@@ -8,7 +8,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from leaklint.analysis.device import model_output_names, on_accelerator
+from leaklint.analysis.device import on_accelerator, produces_model_output
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import ImportMap
 from leaklint.analysis.stores import stores
@@ -166,20 +166,6 @@ def test_local_functions_return_their_tensors_place():
     assert [item.device for item in value.items] == [Device.ACCELERATOR, Device.HOST]
 
 
-def test_names_bound_to_a_model_output():
-    facts = facts_of(
-        """\
-        import torch
-        def run(model, x):
-            out = model(x)
-            gen = model.generate(x)
-            y = x * 2
-        """
-    )
-    names = next(iter(model_output_names(facts).values()))
-    assert names == {"out", "gen"}
-
-
 @pytest.mark.parametrize(
     "statement, expected",
     [
@@ -209,3 +195,27 @@ def test_what_keeps_nothing_new(statement):
     module = cst.parse_module(f"import torch\n{statement}\n")
     node = module.body[1].body[0]
     assert list(stores(node, ImportMap.from_module(module))) == []
+
+
+def test_calls_that_produce_a_model_output():
+    facts = facts_of(
+        """\
+        import torch
+        def helper(model, x):
+            return model(x)
+        def run(model, x):
+            a = model(x)
+            b = model.generate(x)
+            c = helper(model, x)
+            d = torch.softmax(x, -1)
+            e = model.parameters()
+        """
+    )
+    run = next(info for info in facts.structure.functions.values() if info.name == "run")
+    calls = {
+        facts.module.code_for_node(fact.node.targets[0].target): fact.node.value
+        for fact in facts.statements()
+        if fact.function is run and isinstance(fact.node, cst.Assign)
+    }
+    produced = {name for name, call in calls.items() if produces_model_output(facts, call, run)}
+    assert produced == {"a", "b", "c"}
