@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
-from leaklint.analysis import torch_api
+from leaklint.analysis import device, torch_api
 from leaklint.analysis.arguments import VARIES, arguments_by_parameter, arguments_with_nodes, join_arguments, join_literals, literal_arguments
 from leaklint.analysis.containers import bounded_attributes, container_name, literal_key
 from leaklint.analysis.environment import Env
@@ -35,6 +35,7 @@ from leaklint.analysis.structure import (
 )
 from leaklint.analysis.values import (
     DETACHED,
+    Device,
     NOT_TENSOR,
     UNKNOWN,
     Evidence,
@@ -379,6 +380,9 @@ class FunctionInterpreter:
                 if known and argument.is_graph:  # type: ignore[union-attr]
                     argument = replace(argument, from_caller=True)
                 env[param] = argument if known else guess  # type: ignore[assignment]
+            place = device.initial_device(function, param, self.imports)
+            if place is not Device.UNKNOWN:
+                env[param] = replace(env[param], device=place)
         return env
 
     # ==== statements ============================================================================
@@ -569,7 +573,7 @@ class FunctionInterpreter:
         elif value.kind is Kind.UNKNOWN and value.role is None:
             guess = self._guess_from_name(name.rsplit(".", 1)[-1])
             if guess.kind is Kind.GRAPH or guess.role is not None:
-                value = replace(guess, deps=value.deps, fresh=value.fresh)
+                value = replace(guess, deps=value.deps, fresh=value.fresh, device=value.device)
         frame.env[name] = value
         if name.startswith("self.") and name not in value.deps:
             self._note_param_store([value], "slot", name)  # self.last = val
@@ -769,6 +773,8 @@ class FunctionInterpreter:
         # lambdas and anything else not listed are not tensors.
         handler = _EVAL.get(type(node))
         value = NOT_TENSOR if handler is None else handler(self, node, frame)
+        if type(node) in device.PLACED_NODES:
+            value = device.placed(node, value, self.rec.values, self.imports, self.function)
         self.rec.values[node] = value
         return value
 
@@ -925,7 +931,8 @@ class FunctionInterpreter:
         """``model.eval()`` / ``model.parameters()`` somewhere in the file: ``model`` is a module."""
         if dotted in self.structure.module_evidence and value.kind is Kind.UNKNOWN:
             if value.role is None or (value.role is Role.MODEL and value.confidence < Confidence.MEDIUM):
-                return role(Role.MODEL, Confidence.MEDIUM, dotted)
+                model = role(Role.MODEL, Confidence.MEDIUM, dotted)
+                return model if value.device is Device.UNKNOWN else replace(model, device=value.device)
         return value
 
     def _attribute(self, node: cst.Attribute, frame: Frame) -> Value:

@@ -40,6 +40,18 @@ class Kind(enum.IntEnum):
     GRAPH = 3  # a tensor (or a container of tensors) with autograd history
 
 
+class Device(enum.IntEnum):
+    """Where a tensor's storage lives, as far as the code shows; ordered so that joining two
+    possibilities keeps the one on the accelerator (:mod:`leaklint.analysis.device` decides)."""
+
+    HOST = 0  # made on the CPU, or moved there (``.cpu()``, ``.to("cpu")``)
+    UNKNOWN = 1
+    #: On the accelerator on some paths, on the host on others (``if use_cuda: x = x.cuda()``):
+    #: the code chooses, deliberately.
+    EITHER = 2
+    ACCELERATOR = 3  # moved to or made on a device (``.cuda()``, ``.to(device)``, a model there)
+
+
 class Evidence(enum.Enum):
     """Why a value is believed to be graph-attached, strongest first."""
 
@@ -92,6 +104,8 @@ class Value:
     #: For a container whose items the code makes from a class of the file
     #: (``defaultdict(AverageMeter)``, ``meters[name] = AverageMeter()``): what ``c[key]`` is.
     element: Value | None = None
+    #: Where the tensor (or the tensors a container or model holds) lives: see ``analysis.device``.
+    device: Device = Device.UNKNOWN
 
     @property
     def is_graph(self) -> bool:
@@ -171,31 +185,44 @@ def combine(values: list[Value], *, origin: str = "", fresh: bool = True) -> Val
     return Value(kind, Confidence.LOW, None, None, deps, fresh and kind is not Kind.NOT_TENSOR, None, origin)
 
 
+def _join_device(a: Value, b: Value) -> Device:
+    """Either value's place: a plain Python value (``preds = None`` before the first batch) has none."""
+    if a.kind is Kind.NOT_TENSOR and a.role is None:
+        return b.device
+    if b.kind is Kind.NOT_TENSOR and b.role is None:
+        return a.device
+    if {a.device, b.device} == {Device.HOST, Device.ACCELERATOR}:
+        return Device.EITHER
+    return max(a.device, b.device)
+
+
 def join(a: Value, b: Value) -> Value:
     """Either ``a`` or ``b`` (two branches, or two loop iterations)."""
     if a is b or a == b:  # joining environments mostly meets the very same value on both sides
         return a
+    device = _join_device(a, b)
     if a.role is not None or b.role is not None:
         if a.role == b.role:
-            return a if a.confidence >= b.confidence else b
+            pick = a if a.confidence >= b.confidence else b
+            return pick if pick.device is device else replace(pick, device=device)
         pick = a if a.role is not None else b
         if a.role is not None and b.role is not None and b.confidence > a.confidence:
             pick = b  # two beliefs about what the object is: the better founded one
-        return replace(pick, deps=a.deps | b.deps)
+        return replace(pick, deps=a.deps | b.deps, device=device)
     if a.kind != b.kind:
         top, other = (a, b) if a.kind > b.kind else (b, a)
         # `return None` on one path and a tuple on another: whoever unpacks the result unpacks
         # the tuple, so its elements stay known.
         items = top.items if other.kind is Kind.NOT_TENSOR and other.items is None else None
         fields = top.fields if other.kind is Kind.NOT_TENSOR and other.fields is None else None
-        return replace(top, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items, fields=fields)
+        return replace(top, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items, fields=fields, device=device)
     best = a if a.confidence >= b.confidence else b
     if a.from_caller != b.from_caller and a.kind is Kind.GRAPH:
         best = replace(best, from_caller=False)  # one path makes its own graph
     items = None
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
-    joined = replace(best, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items, fields=_join_fields(a.fields, b.fields))
+    joined = replace(best, deps=a.deps | b.deps, fresh=a.fresh and b.fresh, items=items, fields=_join_fields(a.fields, b.fields), device=device)
     if a.element is not b.element:
         joined = replace(joined, element=a.element if b.element is None else b.element if a.element is None else join(a.element, b.element))
     return joined

@@ -1,0 +1,323 @@
+"""Where a tensor lives: on an accelerator (moved there, or made by a model that is there), on the
+host (made there, or moved back with ``.cpu()``), or unknown.
+
+The provenance pass asks :func:`placed` for every expression it values (``Value.device``), right
+after valuing it, so the answer follows the code statement by statement: ``logits`` is on the
+accelerator after ``logits = model(x.to(device))`` and on the host after ``logits = logits.cpu()``.
+Rules read it as ``facts.value(expr).device``; :func:`on_accelerator` says whether a value is a
+tensor (or a container of tensors) known to be on one.
+
+Evidence, strongest first:
+
+- an explicit move or placement: ``.cuda()``, ``.to(device)``, ``.to("cuda")``, a factory with
+  ``device=`` (``torch.zeros(n, device=device)``); ``.cpu()``, ``.to("cpu")``, a factory without
+  ``device=`` put the result on the host;
+- a framework that places things: a LightningModule's ``self`` and the ``batch`` its
+  ``*_step`` hooks receive (the Trainer moves both), the inputs an HF ``Trainer`` subclass gets
+  through ``_prepare_inputs`` or in ``compute_loss``/``prediction_step``, what accelerate's
+  ``gather``/``gather_for_metrics`` returns (:data:`DEVICE_RESULT_METHODS`);
+- a model's output is where the model or its inputs are;
+- anything computed from tensors (arithmetic, torch functions, tensor methods, indexing,
+  attributes such as ``outputs.logits``, literals that hold them) is where they are.
+
+A call of an unknown function leaves the place unknown: a metric helper given device tensors
+may well return a float.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping
+
+import libcst as cst
+
+from leaklint.analysis import torch_api
+from leaklint.analysis.calls import local_callee
+from leaklint.gate import Names
+from leaklint.analysis.names import ImportMap, dotted_name
+from leaklint.analysis.structure import ClassInfo, FunctionInfo
+from leaklint.analysis.values import Device, Kind, Role, Value, replace
+
+if TYPE_CHECKING:
+    from leaklint.analysis.facts import ModuleFacts
+
+# --- library knowledge ---------------------------------------------------------------------------
+#: Tensor methods whose result is on the host.
+HOST_METHODS = frozenset({"cpu", "pin_memory"})
+#: Tensor (and module) methods whose result is on the accelerator.
+ACCELERATOR_METHODS = frozenset({"cuda", "xpu", "mps"})
+#: Methods of accelerate's ``Accelerator`` (and Fabric) whose results stay on the process's device:
+#: they gather or pad tensors across processes with collective operations on the device.
+DEVICE_RESULT_METHODS = frozenset({"gather", "gather_for_metrics", "pad_across_processes", "all_gather"})
+#: The packages whose objects those methods belong to (the file must import one of them).
+DEVICE_RESULT_PACKAGES = ("accelerate", "lightning", "pytorch_lightning", "lightning_fabric")
+#: Base classes of the HF trainers: their ``self.model`` and prepared inputs are on ``args.device``.
+HF_TRAINERS = frozenset(
+    {
+        "transformers.Trainer", "transformers.Seq2SeqTrainer", "transformers.trainer.Trainer",
+        "transformers.trainer_seq2seq.Seq2SeqTrainer", "trl.SFTTrainer", "trl.DPOTrainer", "trl.RewardTrainer",
+    }
+)
+#: Methods of an HF trainer that return tensors on the trainer's device: the prepared inputs, and
+#: ``prediction_step``'s (loss, logits, labels).
+HF_TRAINER_DEVICE_METHODS = frozenset({"_prepare_inputs", "_prepare_input", "prediction_step"})
+#: HF trainer methods that run the model and return what it computed.
+HF_TRAINER_OUTPUT_METHODS = frozenset({"prediction_step"})
+#: HF trainer methods whose ``inputs`` (and ``model``) the trainer hands over prepared, on its device.
+HF_TRAINER_PREPARED_HOOKS = frozenset({"compute_loss", "prediction_step", "training_step"})
+#: Lightning hooks whose batch the Trainer has moved to the module's device.
+LIGHTNING_BATCH_HOOKS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
+#: Torch factories that copy the place of their first argument.
+_LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"})
+#: Dtypes that ``.to(...)`` may be given instead of a device (``x.to(torch.float16)``).
+_DTYPE_NAMES = frozenset(
+    {
+        "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16", "int32",
+        "int64", "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble",
+    }
+)
+#: Functions of other libraries that rearrange tensors where they are (the result stays there).
+SAME_PLACE_FUNCTIONS = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce", "einops.pack", "einops.unpack"})
+_SUMMING_BUILTINS = frozenset({"sum", "max", "min", "abs", "list", "tuple", "sorted", "reversed", "next", "iter"})
+
+#: Identifiers a file must use for any tensor in it to be known on an accelerator (the gate's
+#: need, :mod:`leaklint.gate`): a move (``.to``, ``.cuda``), a ``device=`` argument, a gather
+#: across processes, an HF trainer's device methods, or a framework that places models and
+#: batches (Lightning, transformers' and trl's trainers). Keep it in step with the evidence above.
+DEVICE_EVIDENCE = Names(
+    "to", "device", *ACCELERATOR_METHODS, *DEVICE_RESULT_METHODS, *HF_TRAINER_DEVICE_METHODS,
+    "lightning", "pytorch_lightning", "transformers", "trl",
+)
+
+#: Expression classes whose place :func:`placed` works out (a name's place is the bound value's).
+PLACED_NODES = frozenset(
+    {
+        cst.Call, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison,
+        cst.Tuple, cst.List, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp,
+    }
+)
+
+
+def is_tensorish(value: Value) -> bool:
+    """A tensor, or something that may be one (a model output, a batch), or a container of them."""
+    return value.role is None and value.kind is not Kind.NOT_TENSOR
+
+
+def on_accelerator(value: Value) -> bool:
+    """A tensor, or a container of tensors, that the code shows is on an accelerator."""
+    return value.device is Device.ACCELERATOR and is_tensorish(value)
+
+
+def initial_device(function: FunctionInfo, param: str, imports: ImportMap) -> Device:
+    """Where a parameter's value lives when the function starts: a LightningModule's ``self``
+    and its steps' ``batch``, an HF trainer's prepared ``inputs`` and its ``model``."""
+    cls = function.cls
+    if cls is None or not function.is_method:
+        return Device.UNKNOWN
+    if cls.is_lightning:
+        if param == "self":
+            return Device.ACCELERATOR
+        if function.name in LIGHTNING_BATCH_HOOKS and len(function.params) > 1 and param == function.params[1]:
+            return Device.ACCELERATOR
+    elif function.name in HF_TRAINER_PREPARED_HOOKS and param in ("inputs", "model") and is_hf_trainer(cls, imports):
+        return Device.ACCELERATOR
+    return Device.UNKNOWN
+
+
+def _placed_owner(node: cst.BaseExpression, function: FunctionInfo, imports: ImportMap) -> bool:
+    """``self.<x>`` where ``self`` is an object whose models a framework puts on the device."""
+    cls = function.cls
+    if cls is None or type(node) is not cst.Attribute or dotted_name(node.value) != "self":  # type: ignore[attr-defined]
+        return False
+    return cls.is_lightning or is_hf_trainer(cls, imports)
+
+
+def is_hf_trainer(cls: ClassInfo, imports: ImportMap) -> bool:
+    """A subclass (in this file, directly or through local bases) of an HF trainer."""
+    for arg in cls.node.bases:
+        if arg.keyword is None and imports.resolve(arg.value) in HF_TRAINERS:
+            return True
+    return any(is_hf_trainer(base, imports) for base in cls.local_bases)
+
+
+def placed(
+    node: cst.BaseExpression, value: Value, values: Mapping[cst.CSTNode, Value], imports: ImportMap, function: FunctionInfo
+) -> Value:
+    """``value`` (what the provenance pass computed for ``node``) with its ``device`` set from the
+    code: ``values`` holds the values of ``node``'s parts, computed just before."""
+    if value.kind is Kind.NOT_TENSOR and value.role is None:
+        return value
+    kind = type(node)
+    if kind is cst.Call:
+        device = _call_device(node, value, values, imports, function)  # type: ignore[arg-type]
+    elif kind is cst.Attribute or kind is cst.Subscript:
+        if value.device is not Device.UNKNOWN:
+            return value
+        base = values.get(node.value)  # type: ignore[attr-defined]
+        if base is not None and (is_tensorish(base) or base.role is value.role is Role.MODEL):
+            device = base.device
+        elif value.role in (Role.MODEL, Role.FROZEN_MODEL) and _placed_owner(node, function, imports):
+            device = Device.ACCELERATOR  # self.net in a LightningModule, self.model in an HF trainer
+        else:
+            device = Device.UNKNOWN
+    elif kind is cst.BinaryOperation:
+        device = _joined([values.get(node.left), values.get(node.right)])  # type: ignore[attr-defined]
+    elif kind is cst.UnaryOperation:
+        device = _joined([values.get(node.expression)])  # type: ignore[attr-defined]
+    elif kind is cst.Comparison:
+        parts = [values.get(node.left)] + [values.get(c.comparator) for c in node.comparisons]  # type: ignore[attr-defined]
+        device = _joined(parts)
+    elif kind is cst.Dict:
+        device = _joined([values.get(e.value) for e in node.elements])  # type: ignore[attr-defined]
+    elif kind is cst.DictComp:
+        device = _joined([values.get(node.value)])  # type: ignore[attr-defined]
+    elif kind is cst.ListComp or kind is cst.SetComp or kind is cst.GeneratorExp:
+        device = _joined([values.get(node.elt)])  # type: ignore[attr-defined]
+    else:  # Tuple, List, Set
+        device = _joined([values.get(e.value) for e in node.elements])  # type: ignore[attr-defined]
+    return value if device is value.device else replace(value, device=device)
+
+
+def _joined(parts: list[Value | None]) -> Device:
+    """The place of something computed from ``parts``: on the accelerator if any tensor among them
+    is, on the host if all of them are, else unknown."""
+    devices = [part.device for part in parts if part is not None and is_tensorish(part)]
+    return max(devices) if devices else Device.UNKNOWN
+
+
+def _call_device(node: cst.Call, value: Value, values: Mapping[cst.CSTNode, Value], imports: ImportMap, function: FunctionInfo) -> Device:
+    func = node.func
+    arguments = [values.get(arg.value) for arg in node.args if not (arg.keyword is not None and arg.keyword.value == "device")]
+    qualified = imports.resolve(func)
+    if qualified is not None:
+        return _function_device(node, qualified, value, arguments, values, imports)
+    if type(func) is cst.Attribute:
+        return _method_device(node, func, value, arguments, values, imports, function)  # type: ignore[arg-type]
+    callee = values.get(func)
+    if callee is not None and callee.role in (Role.MODEL, Role.FROZEN_MODEL):
+        return _model_output(callee, arguments)
+    if type(func) is cst.Name and func.value in _SUMMING_BUILTINS:  # type: ignore[attr-defined]
+        return _joined(arguments)
+    return value.device  # a local function's result (its summary), or unknown
+
+
+def _model_output(model: Value, arguments: list[Value | None]) -> Device:
+    """A model's output is where the model is, or where its inputs are."""
+    return max([model.device] + [part.device for part in arguments if part is not None and is_tensorish(part)])
+
+
+def _method_device(
+    node: cst.Call, func: cst.Attribute, value: Value, arguments: list[Value | None], values: Mapping[cst.CSTNode, Value],
+    imports: ImportMap, function: FunctionInfo,
+) -> Device:
+    method = func.attr.value
+    if method in HOST_METHODS:
+        return Device.HOST
+    if method in ACCELERATOR_METHODS:
+        return Device.ACCELERATOR
+    receiver = values.get(func.value)
+    if method == "to":
+        target = _to_target(node, values, imports)
+        if target is not None:
+            return target
+        return receiver.device if receiver is not None else value.device
+    called = values.get(func)
+    if called is not None and called.role in (Role.MODEL, Role.FROZEN_MODEL):
+        return _model_output(called, arguments)  # self.encoder(x)
+    if method in DEVICE_RESULT_METHODS and imports.imports_anything_from(*DEVICE_RESULT_PACKAGES):
+        return Device.ACCELERATOR
+    cls = function.cls
+    if dotted_name(func.value) == "self" and cls is not None:
+        if cls.find_method(method) is not None:
+            return value.device  # a method of the class: its summary says
+        if method in HF_TRAINER_DEVICE_METHODS and is_hf_trainer(cls, imports):
+            return Device.ACCELERATOR
+    if receiver is None:
+        return value.device
+    if receiver.role in (Role.MODEL, Role.FROZEN_MODEL):
+        if method in torch_api.MODULE_RETURNS_SELF:
+            return receiver.device  # model.eval(): the model itself
+        if method in torch_api.MODULE_API_METHODS:
+            return value.device
+        return _model_output(receiver, arguments)  # model.generate(ids), model.encode(x)
+    if is_tensorish(receiver):
+        # A tensor method's result is where the tensor is; an object of unknown kind (a
+        # tokenizer, a metric) given device tensors may return anything: a string, a float.
+        return receiver.device
+    return value.device
+
+
+def _function_device(
+    node: cst.Call, qualified: str, value: Value, arguments: list[Value | None], values: Mapping[cst.CSTNode, Value], imports: ImportMap
+) -> Device:
+    if qualified in SAME_PLACE_FUNCTIONS:
+        return _joined(arguments[:1])
+    if not qualified.startswith("torch."):
+        return value.device
+    name = qualified.rsplit(".", 1)[-1]
+    if name in torch_api.TENSOR_FACTORIES or name in _LIKE_FACTORIES:
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "device":
+                target = _device_argument(arg.value, values, imports)
+                return Device.ACCELERATOR if target is None else target
+        source = _joined(arguments[:1])
+        if name in _LIKE_FACTORIES or (name in ("as_tensor", "tensor") and source is not Device.UNKNOWN):
+            return source  # zeros_like(x), as_tensor(x): where x is
+        return Device.HOST  # made on the default device, the CPU
+    return _joined(arguments)
+
+
+def _to_target(node: cst.Call, values: Mapping[cst.CSTNode, Value], imports: ImportMap) -> Device | None:
+    """Where ``x.to(...)`` puts ``x``; None when the call changes only the dtype."""
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            target = _device_argument(arg.value, values, imports)
+            return Device.ACCELERATOR if target is None else target
+    positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+    if not positional:
+        return None
+    return _device_argument(positional[0], values, imports)
+
+
+def _device_argument(expr: cst.BaseExpression, values: Mapping[cst.CSTNode, Value], imports: ImportMap | None) -> Device | None:
+    """The place a device argument names: the host for ``"cpu"`` / ``torch.device("cpu")``, the
+    accelerator for any other device (a string, a ``device`` variable, ``self.device``), a
+    tensor's place for ``x.to(other)``; None for a dtype (``torch.float16``, ``x.dtype``)."""
+    if isinstance(expr, cst.SimpleString):
+        text = expr.evaluated_value
+        name = text.split(":", 1)[0].strip() if isinstance(text, str) else ""
+        return Device.HOST if name == "cpu" else Device.ACCELERATOR
+    if isinstance(expr, cst.Call) and expr.args and isinstance(expr.args[0].value, cst.SimpleString):
+        callee = imports.resolve(expr.func) if imports is not None else None
+        if callee == "torch.device":
+            return _device_argument(expr.args[0].value, values, imports)
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "dtype":
+        return None
+    qualified = imports.resolve(expr) if imports is not None else None
+    if qualified is not None and qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _DTYPE_NAMES:
+        return None
+    argument = values.get(expr)
+    if argument is not None and is_tensorish(argument) and argument.kind is not Kind.UNKNOWN:
+        return argument.device  # x.to(other_tensor)
+    return Device.ACCELERATOR
+
+
+# --- what a model produced -----------------------------------------------------------------------
+def produces_model_output(facts: ModuleFacts, call: cst.Call, function: FunctionInfo) -> bool:
+    """``call`` runs a model and returns (something computed from) its output."""
+    if call in facts.derived(_forward_calls):
+        return True
+    func = call.func
+    if type(func) is cst.Attribute:
+        receiver = facts.value(func.value)  # type: ignore[attr-defined]
+        method = func.attr.value  # type: ignore[attr-defined]
+        if receiver.role in (Role.MODEL, Role.FROZEN_MODEL) and method not in torch_api.MODULE_API_METHODS:
+            return True
+        cls = function.cls
+        if dotted_name(func.value) == "self" and cls is not None and method in HF_TRAINER_OUTPUT_METHODS:  # type: ignore[attr-defined]
+            return cls.find_method(method) is None and is_hf_trainer(cls, facts.imports)
+    callee = local_callee(call, function, facts)
+    return callee is not None and facts.summary(callee).runs_model
+
+
+def _forward_calls(facts: ModuleFacts) -> frozenset[cst.Call]:
+    return frozenset(model_call.node for model_call in facts.model_calls())

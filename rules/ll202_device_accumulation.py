@@ -1,0 +1,911 @@
+"""LL202 device-accumulation: tensors on the accelerator kept for every batch of a loop, or on self without end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+from leaklint.analysis.device import DEVICE_EVIDENCE, DEVICE_RESULT_METHODS, HOST_METHODS, on_accelerator, produces_model_output
+from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
+from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.steps import is_per_step_hook, per_step_functions
+from leaklint.analysis.stores import CLEARING_METHODS, Store, stores
+from leaklint.analysis.structure import FunctionInfo, LoopInfo, bound_names
+from leaklint.analysis.torch_api import (
+    LOOPS_OR_FUNCTIONS,
+    NO_GRAD_RESULT_METHODS,
+    NON_TENSOR_ATTRIBUTES,
+    TO_PYTHON_METHODS,
+    TORCH_CODE,
+    is_functional_loss,
+)
+from leaklint.analysis.walk import calls_in
+from leaklint.analysis.values import Kind, Role
+from leaklint.findings import Confidence, Severity
+from leaklint.rule import Measured, Rule, Violation
+
+
+class DeviceAccumulation(Rule):
+    code = "LL202"
+    name = "device-accumulation"
+    severity = Severity.LEAK
+    summary = (
+        "Tensors on the accelerator (outputs, predictions, embeddings, labels) are kept for every batch of an "
+        "evaluation or prediction loop, or in a list on self that is never emptied."
+    )
+    help = "keep a CPU copy (.cpu()) or the numbers you need (.item(), .tolist()) instead of the device tensor"
+    #: What a file must contain before this rule can fire: torch words, a loop or a function (a
+    #: container kept across iterations or calls), and something that puts tensors on a device.
+    needs = TORCH_CODE & LOOPS_OR_FUNCTIONS & DEVICE_EVIDENCE
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), first measurement.
+    measured = Measured(realcode=(6, 0, 1), leaks=(14, 1))
+    docs = """
+## What it finds
+A tensor that lives on the accelerator, stored for every iteration of a loop that runs over the
+data (a loader, a dataset, the files of a folder, the steps of a sampler), or on every call of a
+step method, into something that outlives the iteration: `preds.append(logits)`,
+`outputs[key] = out`, `all_logits = torch.cat([all_logits, logits])` and its lazy start
+`preds = logits if preds is None else torch.cat([preds, logits])`. The tensor has no autograd
+graph (it was made under `torch.no_grad()`/`inference_mode()`, detached, or by `generate()`;
+a graph kept this way is LL102's finding); what it costs is its device memory.
+
+A tensor is known to be on the accelerator when the code shows it (the shared fact
+`Value.device`, `leaklint/analysis/device.py`): moved there (`.to(device)`, `.cuda()`), made there
+(`torch.zeros(n, device=device)`), returned by a model that is there or was given inputs that are,
+gathered by accelerate (`gather_for_metrics`), handed over by a framework (a LightningModule's
+`batch` and submodules, an HF `Trainer`'s prepared inputs and `prediction_step`), or computed from
+such tensors. `.cpu()`, `.item()`, `.tolist()`, `.numpy()` and `.to("cpu")` end it; a tensor
+moved only on some paths (`if args.use_cuda: feats = feats.cuda()`) is a choice the code made, not
+reported.
+
+The confidence says how far it grows:
+
+- **high**: without end. A list on `self` filled by a per-step method (`validation_step`,
+  `test_step`, a method a loop of the file calls every step) that no method ever empties (no
+  `.clear()`, no re-binding outside `__init__`): it keeps every step of every epoch. Or a local
+  list that an epoch loop carries across its data loops.
+- **medium**: over one run of the loop (a whole evaluation), when what is kept holds a model's
+  output (logits, probabilities, embeddings, generated ids, decoded images: what a model returned,
+  carried through elementwise, view or pooling operations). The batch tensors kept next to it in
+  the same loop (the labels) are reported with it. A step returning device tensors to a
+  `*_epoch_end(self, outputs)` hook (Lightning before 2.0 keeps them all until the epoch ends) is
+  medium too.
+- **low** (hidden by default): only indices, comparisons, per-sample reductions or labels are kept
+  (`logits.argmax(-1)`, `(pred == y)`, `errors.mean(dim=1)`); one number per batch (a loss, a
+  mean); a store that runs on every k-th iteration only (`if i % log_every == 0:`); a function that
+  returns what it collected, still on the device, to its caller; a list on `self` that an
+  epoch-end hook empties (the pattern Lightning documents for epoch-level metrics, bounded by one
+  epoch).
+
+A dict on `self` that a per-step method fills (`self.labels[device] = ...`) grows only with new
+keys, which may come back (a cache per device or per shape): low confidence.
+
+Not reported: a store in `__init__`; writes into slots that exist already (`d[k] = d[k].to(device)`,
+`for k in d: d[k] = ...`, `buf[i] = out` into a preallocated tensor); a tensor a generation loop
+grows and feeds back to its model (`ids = torch.cat([ids, next_id])`); loops over a few layers,
+heads or boxes.
+
+## Why it matters
+Each stored tensor stays on the accelerator until the container goes. Collecting an evaluation's
+logits keeps `dataset size x classes` floats on the GPU (a token-level task: `tokens x vocabulary`),
+on top of the model and the activations of the current batch, so memory grows with every batch
+and the evaluation dies with an out-of-memory error partway through, on a validation set that
+fits in host memory a hundred times over. Moving each batch to the host as it comes costs one
+copy that the code makes anyway at the end (`torch.cat(preds).cpu().numpy()`). A list on `self`
+that is never emptied is worse: it keeps growing epoch after epoch (Lightning 2.0 stopped passing
+`outputs` to epoch-end hooks for exactly this reason, and leaves the list to the module).
+
+## Example
+```python
+@torch.no_grad()
+def evaluate(model, loader, device):
+    all_logits, all_labels = [], []
+    for x, y in loader:
+        logits = model(x.to(device))
+        all_logits.append(logits)
+        all_labels.append(y.to(device))
+    return accuracy(torch.cat(all_logits).cpu(), torch.cat(all_labels).cpu())
+```
+
+## Use instead
+```python
+@torch.no_grad()
+def evaluate(model, loader, device):
+    all_logits, all_labels = [], []
+    for x, y in loader:
+        logits = model(x.to(device))
+        all_logits.append(logits.cpu())
+        all_labels.append(y)
+    return accuracy(torch.cat(all_logits), torch.cat(all_labels))
+```
+Keep only what the metric needs (`logits.argmax(-1).cpu()`), or update a running metric per batch;
+for a list on `self`, empty it where it is consumed (`self.validation_step_outputs.clear()` in
+`on_validation_epoch_end`).
+
+## Fix safety
+No automatic fix. Moving the stored tensors to the host changes where the code after the loop
+computes: a `torch.cat(preds) == labels` that mixes them with device tensors would then raise, and
+a metric computed on the GPU on purpose would run on the CPU. Where to move what, and whether to
+keep whole outputs at all, is the user's call; the finding's help names the tensor to move.
+
+## Known false positives
+On bench/realcode (32 repositories, 748k lines) it reports 7 findings at the default confidence,
+each checked by hand: 6 true (diffusion samplers that keep every timestep's image in a list used
+only with `return_all_timesteps=True`, off by default; FID code that keeps 50k Inception feature
+vectors on the GPU before `.cpu().numpy()`; a sampling script that keeps every prompt's decoded
+images for a final grid) and 1 debatable (the same grid, over `--n_iter` batches, 1 by default).
+At low confidence it adds 21 more (periodic snapshots of a sampler, per-image detection statistics
+of yolov5's `val.py`, collectors that return their tensors), which the default hides.
+
+Whole-run accumulations that are meant to stay on the device (a feature bank searched on the
+GPU, outputs fitted together) are reported when nothing in the code says so; a device chosen by a
+flag (`if use_cuda: feats = feats.cuda()`), a collector that returns its tensors still on the
+device, and periodic snapshots count as deliberate. On bench/leaks one finding is off a marked
+line: labels kept next to a full-vocabulary logits tensor, which the fix there moves as well.
+
+It misses what it cannot see: tensors moved to the device inside a helper of another module, a
+model held in a container, a `predict_step` return value (Lightning 2.x moves every
+`predict_step` result to the CPU itself), validation outputs stored by Lightning 1.4 without a
+`validation_epoch_end` hook, and lists on `self` emptied once per epoch, which it takes as
+Lightning's documented pattern (low confidence, whatever they hold).
+
+## References
+- Keeping each batch's predictions on the GPU runs inference out of memory; moving them to the host
+  (`.tolist()`, `.cpu()`) fixes it: https://github.com/MarvinLvn/voice-type-classifier/issues/12
+- "GPU memory fills during prediction/evaluation": outputs, predictions and labels moved to the CPU:
+  https://github.com/SPOClab-ca/dn3/issues/38
+- HF Trainer: evaluation keeps the predictions' logits on the GPU until compute_metrics, OOM with
+  large generative models: https://github.com/huggingface/transformers/pull/27458
+- Lightning keeps every step's returned GPU tensors (an input image among them) until the epoch
+  ends: https://github.com/microsoft/hi-ml/pull/293
+- Lightning 2.0 removes the epoch-end hooks that retained every step's outputs:
+  https://github.com/Lightning-AI/pytorch-lightning/pull/16520
+- Runtime repro: `leaklint verify LL202` measures the leaky and the fixed loop body.
+"""
+
+    VALID = (
+        """
+import torch
+
+@torch.no_grad()
+def evaluate(model, loader, device):
+    preds, labels = [], []
+    for x, y in loader:
+        logits = model(x.to(device))
+        preds.append(logits.cpu())
+        labels.append(y)
+    return torch.cat(preds), torch.cat(labels)
+""",
+        """
+import torch
+
+@torch.no_grad()
+def evaluate(model, loader, device):
+    preds_host = None
+    for x, y in loader:
+        logits = model(x.to(device)).cpu()
+        preds_host = logits if preds_host is None else torch.cat([preds_host, logits])
+    correct = []
+    for x, y in loader:
+        correct.append((model(x.to(device)).argmax(-1) == y.to(device)).sum().item())
+    return preds_host, sum(correct)
+""",
+        """
+import lightning.pytorch as pl
+import torch
+
+class Classifier(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(32, 4)
+        self.validation_step_outputs = []
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self.net(x)
+        self.validation_step_outputs.append({"preds": logits.argmax(-1), "labels": y})
+
+    def on_validation_epoch_end(self):
+        preds = torch.cat([o["preds"] for o in self.validation_step_outputs])
+        self.validation_step_outputs.clear()
+""",
+        """
+import lightning.pytorch as pl
+import torch
+
+class Denoiser(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(16, 16)
+        self.samples = []
+
+    def validation_step(self, batch, batch_idx):
+        self.samples.append(self.net(batch))
+
+class SampleLogger(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        trainer.logger.log_image("samples", torch.cat(pl_module.samples[:4]).cpu())
+        pl_module.samples.clear()
+""",
+        """
+import torch
+
+def extract_features(model, loader, use_cuda):
+    features = None
+    for x, index in loader:
+        feats = model(x.cuda()).cpu()
+        if features is None:
+            features = torch.zeros(len(loader.dataset), feats.shape[-1])
+            if use_cuda:
+                features = features.cuda()
+        features[index] = feats if not use_cuda else feats.cuda()
+    return features
+
+@torch.no_grad()
+def bank(model, loader):
+    kept = []
+    for x, _ in loader:
+        feats = extract_features(model, [(x, None)], True)
+        kept.append(feats)
+    return kept
+""",
+        """
+import torch
+import torch.nn.functional as F
+
+class ContrastiveLoss(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.labels = {}
+
+    def forward(self, logits):
+        device = logits.device
+        if device not in self.labels:
+            self.labels[device] = torch.arange(logits.shape[0], device=device)
+        return F.cross_entropy(logits, self.labels[device])
+""",
+        """
+import torch
+
+@torch.no_grad()
+def generate(model, ids, steps):
+    for step in range(steps):
+        next_id = model(ids)[:, -1].argmax(-1, keepdim=True)
+        ids = torch.cat([ids, next_id], dim=1)
+    return ids
+
+def to_device(batch, device):
+    for key in batch:
+        batch[key] = batch[key].to(device)
+    return batch
+""",
+        """
+import torch
+
+@torch.no_grad()
+def sample(model, shape, device, num_timesteps, log_every=100):
+    img = torch.randn(shape, device=device)
+    intermediates = [img]
+    for step in range(num_timesteps):
+        img = model(img, step)
+        if step % log_every == 0:
+            intermediates.append(img)
+    return img, intermediates
+""",
+    )
+    INVALID = (
+        """
+import torch
+
+def train(model, loader, optimizer, device, epochs):
+    seen_outputs, history = [], []
+    for epoch in range(epochs):
+        for x, y in loader:
+            out = model(x.to(device))
+            out.sum().backward()
+            optimizer.step()
+            seen_outputs.append(out.detach())  # expect: LL202
+        history.append(torch.stack(seen_outputs[-10:]).mean())
+    return history
+""",
+        """
+import torch
+
+@torch.no_grad()
+def evaluate(model, loader, device):
+    model.eval()
+    all_logits, all_labels = [], []
+    for x, y in loader:
+        logits = model(x.to(device))
+        all_logits.append(logits.softmax(-1))  # expect: LL202
+        all_labels.append(y.to(device))  # expect: LL202
+    probs = torch.cat(all_logits).cpu().numpy()
+    return probs, torch.cat(all_labels).cpu().numpy()
+""",
+        """
+import torch
+
+def predict(model, loader, device):
+    preds = None
+    with torch.inference_mode():
+        for batch in loader:
+            out = model(batch["input_ids"].to(device)).logits
+            preds = out if preds is None else torch.cat([preds, out])  # expect: LL202
+    return preds.argmax(-1).tolist()
+""",
+        """
+import lightning.pytorch as pl
+import torch
+
+class Tagger(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(32, 4)
+        self.test_outputs = []
+
+    def test_step(self, batch, batch_idx):
+        x, y = batch
+        self.test_outputs.append({"preds": self.net(x).argmax(-1), "labels": y})  # expect: LL202
+
+    def on_test_epoch_end(self):
+        preds = torch.cat([o["preds"] for o in self.test_outputs])
+        self.log("acc", (preds == torch.cat([o["labels"] for o in self.test_outputs])).float().mean())
+""",
+        """
+import pytorch_lightning as pl
+import torch.nn.functional as F
+
+class Mnist(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        loss = F.cross_entropy(logits, y)
+        return {"loss": loss, "preds": logits.argmax(-1).detach(), "targets": y}  # expect: LL202
+
+    def training_epoch_end(self, outputs):
+        pass
+""",
+        """
+import torch
+from transformers import Trainer
+
+class EvalTrainer(Trainer):
+    def evaluate_all(self, dataset):
+        logits_list = []
+        for inputs in self.get_eval_dataloader(dataset):
+            _, logits, _ = self.prediction_step(self.model, self._prepare_inputs(inputs), prediction_loss_only=False)
+            logits_list.append(logits)  # expect: LL202
+        return torch.cat(logits_list).float().cpu().numpy()
+""",
+    )
+
+    def check(self, facts: ModuleFacts) -> Iterator[Violation]:
+        return find_violations(facts)
+
+    class Repro(Rule.Repro):
+        """An evaluation loop under no_grad that keeps every batch's logits (on the device) for an
+        accuracy at the end, vs one that keeps the predicted classes as Python numbers."""
+
+        def setup(self, ctx):
+            import torch
+            torch.manual_seed(0)
+            ctx.model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 1000)).to(ctx.device)
+            ctx.x = torch.randn(64, 64, device=ctx.device)
+            ctx.kept = []
+
+        def leaky(self, ctx):
+            import torch
+            with torch.no_grad():
+                ctx.kept.append(ctx.model(ctx.x))
+
+        def fixed(self, ctx):
+            import torch
+            with torch.no_grad():
+                ctx.kept.extend(ctx.model(ctx.x).argmax(-1).tolist())
+
+
+# --- detection ------------------------------------------------------------------------------------
+#: Lightning (before 2.0) step hooks whose return values the Trainer keeps, for the epoch-end hook
+#: that receives them all (``training_epoch_end(self, outputs)``).
+_EPOCH_END_HOOKS = {
+    "training_step": "training_epoch_end",
+    "validation_step": "validation_epoch_end",
+    "test_step": "test_epoch_end",
+}
+#: Tensor methods that reduce a tensor to one number when called without a dimension.
+_REDUCTIONS = frozenset({"mean", "sum", "norm", "std", "var", "prod", "max", "min", "amax", "amin", "logsumexp", "nansum", "nanmean", "item"})
+#: Methods that keep the size class of their receiver (a copy, a view, a cast, a move).
+_SAME_SIZE_METHODS = frozenset(
+    {"float", "double", "half", "bfloat16", "detach", "clone", "to", "cuda", "contiguous", "view", "reshape",
+     "squeeze", "unsqueeze", "flatten", "permute", "transpose", "type", "type_as", "view_as", "expand"}
+)
+#: Elementwise tensor methods and torch functions: the result is as big as the input.
+_ELEMENTWISE = frozenset(
+    {"softmax", "log_softmax", "sigmoid", "tanh", "relu", "gelu", "exp", "log", "abs", "neg", "clamp", "clip",
+     "normalize", "round", "sqrt", "square", "pow", "mul", "add", "sub", "div", "float", "half", "t", "flip", "roll",
+     "interpolate", "pad", "nan_to_num", "masked_fill", "where"}
+)
+_CONCATENATING = frozenset({"cat", "concat", "concatenate", "stack", "vstack", "hstack"})
+#: Calls that list files on disk: a loop over them runs over a data set.
+_FILE_LISTINGS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir", "os.walk"})
+_FILE_LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})
+
+#: How big what a store keeps is, per batch: one number; a small tensor per sample (an index, a
+#: comparison, a reduction over a dimension); or more (outputs, features, the batch's tensors).
+SCALAR, INDEX, FULL = 0, 1, 2
+
+
+@dataclass
+class _Candidate:
+    """A statement that keeps device tensors, before its confidence is settled."""
+
+    fact: StatementFact
+    store: Store
+    #: The loop (or, for a list on ``self``, the list) whose run the tensors pile up over.
+    group: object
+    size: int
+    #: It keeps what a model returned (through elementwise, view or pooling operations), not only
+    #: the batch's own tensors, indices or numbers.
+    from_model: bool
+    #: Decided already (HIGH: grows for the whole run); None: settled by the group.
+    confidence: Confidence | None
+    message: str
+    help: str
+    #: Low confidence whatever is kept: a periodic store (``if step % k == 0``), a sample of the
+    #: run; or a collector that returns what it kept on the device, where its caller wants it.
+    sampled: bool = False
+
+
+def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
+    """The violations in one file."""
+    resets = facts.derived(_reset_attributes)
+    candidates: list[_Candidate] = []
+    for fact in facts.statements():
+        if fact.function.name == "__init__":
+            continue  # builds one object's contents, once
+        for store in stores(fact.node, facts.imports):
+            candidate = _candidate(facts, fact, store, resets)
+            if candidate is not None:
+                candidates.append(candidate)
+                break
+    # A run that keeps a model's full outputs keeps the batch tensors stored next to them (the
+    # labels) for as long: they are reported with it. Alone, indices and labels are small.
+    big = {c.group for c in candidates if c.from_model}
+    for candidate in candidates:
+        confidence = candidate.confidence
+        if confidence is None:
+            confidence = Confidence.MEDIUM if candidate.group in big and candidate.size is not SCALAR else Confidence.LOW
+            if candidate.sampled:
+                confidence = Confidence.LOW
+        yield Violation(
+            node=candidate.fact.node,
+            message=candidate.message,
+            confidence=confidence,
+            help=candidate.help,
+            statement=candidate.fact.line,
+        )
+    yield from _lightning_returns(facts)
+
+
+def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: frozenset[str]) -> _Candidate | None:
+    value = facts.value(store.value)
+    if not on_accelerator(value):
+        return None
+    if value.is_graph and value.confidence is not Confidence.LOW:
+        return None  # a graph kept: LL102's finding, which frees more than the device copy
+    if store.kind == "item" and _overwrites(facts, fact, store):
+        return None
+    what = facts.describe(store.value)
+    size = _size(facts, fact, store.value)
+    from_model = any(_model_output(facts, fact.function, part) for part in _parts(facts, store.value))
+    moved = _moved(facts, store.value)
+    lifetime = facts.lifetime(fact, store.container)
+    if lifetime.outlives_call and store.container.startswith("self."):
+        if not _runs_per_step(facts, fact):
+            return None
+        if _leaf(store.container) not in resets:
+            # A list grows with every call; a dict only with every new key, which may come back
+            # (a cache per device or per shape, the cache-growth family): low confidence.
+            return _Candidate(
+                fact, store, fact.function.node or fact.node, size, from_model,
+                Confidence.LOW if store.kind == "item" else Confidence.HIGH,
+                f"'{what}' is a tensor on the accelerator, kept in '{store.container}' on every call of "
+                f"'{fact.function.name}', and nothing ever empties '{store.container}': device memory grows for the whole run",
+                f"keep {moved} instead, and empty '{store.container}' where it is used (e.g. .clear() at the epoch's end)",
+            )
+        # Emptied once per epoch (``on_validation_epoch_end``): Lightning's own pattern for
+        # epoch-level metrics, bounded by one epoch, kept for a reason. Shown at low confidence.
+        return _Candidate(
+            fact, store, _group_of_attribute(store.container, fact), size, from_model, Confidence.LOW,
+            f"'{what}' is a tensor on the accelerator, kept in '{store.container}' on every call of "
+            f"'{fact.function.name}' until '{store.container}' is emptied: device memory grows with every step until then",
+            f"keep {moved} instead (or only the numbers the epoch's end needs)",
+        )
+    if lifetime.consumed_by_backward:
+        return None
+    loops = [loop for loop in lifetime.carried_by if _runs_over_inputs(loop, facts)]
+    if not loops or (store.kind == "concat" and _fed_back(facts, loops[0], store.container)):
+        return None
+    line = facts.line_of(loops[-1].node)
+    where = f"the loop at line {line}" if line is not None else "the loop"
+    help = f"keep {moved} (or the numbers you need, with .item() / .tolist())"
+    epochs = [loop for loop in lifetime.carried_by if _repeats_data_loop(loop)]
+    if loops[0].iterates_data and epochs:
+        # Kept for every batch, and the list outlives the epoch loop around the data loop.
+        batch_line, epoch_line = facts.line_of(loops[0].node), facts.line_of(epochs[-1].node)
+        return _Candidate(
+            fact, store, loops[-1].node, size, from_model, Confidence.HIGH,
+            f"'{what}' is a tensor on the accelerator, kept in '{store.container}' for every batch of the loop at "
+            f"line {batch_line}, and '{store.container}' is never emptied between the epochs of the loop at line "
+            f"{epoch_line}: device memory grows for the whole run",
+            help,
+        )
+    return _Candidate(
+        fact, store, loops[-1].node, size, from_model, None,
+        f"'{what}' is a tensor on the accelerator, kept in '{store.container}' for every iteration of {where}: "
+        "device memory grows with every iteration until the loop ends",
+        help,
+        sampled=_periodic(facts, fact) or _handed_to_caller(facts, fact, store.container),
+    )
+
+
+def _group_of_attribute(container: str, fact: StatementFact) -> object:
+    """What fills one list on ``self`` piles up over the same epoch."""
+    cls = fact.function.cls
+    return (cls.node if cls is not None else fact.node, container)
+
+
+def _overwrites(facts: ModuleFacts, fact: StatementFact, store: Store) -> bool:
+    """``d[k] = d[k].to(device)`` or ``for k in d: d[k] = ...``: the slot exists already, the
+    container does not grow. ``preds[i] = out`` copies into a tensor allocated once."""
+    node = fact.node
+    if not isinstance(node, cst.Assign):
+        return False
+    held = fact.env.get(store.container)
+    if held is not None and held.kind in (Kind.DETACHED, Kind.GRAPH):
+        return True
+    for target in node.targets:
+        slot = target.target
+        if not isinstance(slot, cst.Subscript):
+            continue
+        if any(isinstance(part, cst.Subscript) and part.deep_equals(slot) for part in _subscripts(store.value)):
+            return True
+        keys = names_read(slot.slice[0].slice) if len(slot.slice) == 1 and isinstance(slot.slice[0].slice, cst.Index) else set()
+        for loop in fact.loops:
+            header = loop.node
+            if isinstance(header, cst.For) and keys & set(bound_names(header.target)) and store.container in dotted_names_in(header.iter):
+                return True  # for key in d: d[key] = ...
+    return False
+
+
+def _subscripts(expr: cst.BaseExpression) -> Iterator[cst.Subscript]:
+    from leaklint.analysis.walk import walk
+
+    for node in walk(expr):
+        if isinstance(node, cst.Subscript):
+            yield node
+
+
+def _fed_back(facts: ModuleFacts, loop: LoopInfo, container: str) -> bool:
+    """A tensor grown by concatenation that the loop's model reads: the sequence a generation
+    loop extends token by token (``ids = torch.cat([ids, next_id])``), its working state."""
+    for other in facts.index.statements_in_loop(loop.node):
+        for call in calls_in(other.node):
+            if produces_model_output(facts, call, other.function) and any(container in names_read(arg.value) for arg in call.args):
+                return True
+    return False
+
+
+def _runs_over_inputs(loop: LoopInfo, facts: ModuleFacts) -> bool:
+    """A loop over a data source (a loader, a dataset, the files of a folder), over training
+    steps or epochs, or over the steps of a sampler: one iteration per input or per step."""
+    return (
+        loop.iterates_data or loop.contains_data_loop or loop.has_backward or loop.has_optimizer_step
+        or loop.counts_steps or _iterates_files(loop, facts)
+    )
+
+
+def _iterates_files(loop: LoopInfo, facts: ModuleFacts) -> bool:
+    header = loop.node
+    if not isinstance(header, cst.For):
+        return False
+    for call in calls_in(header.iter):
+        if facts.imports.resolve(call.func) in _FILE_LISTINGS:
+            return True
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _FILE_LISTING_METHODS:
+            return True
+    return False
+
+
+def _repeats_data_loop(loop: LoopInfo) -> bool:
+    """An epoch loop: it counts epochs or steps and runs a data loop inside each iteration."""
+    return loop.contains_data_loop and loop.counts_steps and not loop.iterates_data
+
+
+def _runs_per_step(facts: ModuleFacts, fact: StatementFact) -> bool:
+    """The function runs once per batch: a framework's step hook, or called per step here."""
+    function = fact.function
+    return function.runs_per_step or is_per_step_hook(function) or function in per_step_functions(facts)
+
+
+def _handed_to_caller(facts: ModuleFacts, fact: StatementFact, container: str) -> bool:
+    """Every ``return`` that reads ``container`` hands it (or its concatenation) to the caller
+    still on the device: the function collects outputs for its caller, who decides where they
+    live (a temperature fit may need them all on the device). A return that moves them to the host
+    (``torch.cat(preds).cpu().numpy()``) shows they did not have to pile up on the device."""
+    returns = [
+        other.node.value
+        for other in facts.index.statements_of(fact.function)
+        if isinstance(other.node, cst.Return) and other.node.value is not None and container in names_read(other.node.value)
+    ]
+    return bool(returns) and not any(_to_host(value) for value in returns)
+
+
+def _to_host(expr: cst.BaseExpression) -> bool:
+    for call in calls_in(expr):
+        func = call.func
+        if isinstance(func, cst.Attribute) and (func.attr.value in HOST_METHODS or func.attr.value in TO_PYTHON_METHODS):
+            return True
+    return False
+
+
+def _periodic(facts: ModuleFacts, fact: StatementFact) -> bool:
+    """The store runs on every k-th iteration only (``if i % log_every == 0:``)."""
+    place = facts.index.place_of(fact)
+    if place is None:
+        return False
+    for guard in place.guards():
+        for node in _binary_operations(guard):
+            if isinstance(node.operator, cst.Modulo):
+                return True
+    return False
+
+
+def _binary_operations(expr: cst.BaseExpression) -> Iterator[cst.BinaryOperation]:
+    from leaklint.analysis.walk import walk
+
+    for node in walk(expr):
+        if isinstance(node, cst.BinaryOperation):
+            yield node
+
+
+def _moved(facts: ModuleFacts, expr: cst.BaseExpression) -> str:
+    """What to keep instead: the tensor moved to the host, or (for ``y.to(device)``) ``y`` itself."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("to", "cuda"):
+        source = facts.describe_receiver(expr.func.value)
+        if source is not None:
+            return f"{source}, on the host, instead of moving it to the device"
+    receiver = facts.describe_receiver(expr)
+    if receiver is None or isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
+        return "its tensors moved to the CPU (.cpu())"
+    return f"{receiver}.cpu()"
+
+
+def _parts(facts: ModuleFacts, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The device tensors a kept value holds: the elements of a literal, else the value itself."""
+    if isinstance(expr, cst.Dict):
+        for element in expr.elements:
+            if isinstance(element, cst.DictElement):
+                yield from _parts(facts, element.value)
+    elif isinstance(expr, (cst.List, cst.Tuple)):
+        for element in expr.elements:
+            yield from _parts(facts, element.value)
+    elif on_accelerator(facts.value(expr)):
+        yield expr
+
+
+def _model_output(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """``expr`` is what a model returned, or that output carried through operations that keep
+    its size in the main: elementwise functions (softmax, normalize, clamp), views and casts,
+    fields (``outputs.logits``), pooling over a dimension, a gather across processes. Not
+    argmax or other indices, comparisons, scalar reductions, or what another function (a
+    metric, NMS) computed from it."""
+    if depth > 4:  # name hops
+        return False
+    if isinstance(expr, cst.Call):
+        if produces_model_output(facts, expr, function):
+            return True
+        func = expr.func
+        qualified = facts.imports.resolve(func) or ""
+        positional = [arg.value for arg in expr.args if arg.keyword is None and not arg.star]
+        if isinstance(func, cst.Attribute) and not qualified:
+            method = func.attr.value
+            if method in _SAME_SIZE_METHODS or method in _ELEMENTWISE or (method in _REDUCTIONS and _has_dim(expr)):
+                return _model_output(facts, function, func.value, depth)
+            if method in DEVICE_RESULT_METHODS:
+                return any(_model_output(facts, function, part, depth) for arg in positional for part in _elements(arg))
+            return False
+        name = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("torch.") and (name in _ELEMENTWISE or name in _CONCATENATING or (name in _REDUCTIONS and _has_dim(expr, functional=True))):
+            return any(_model_output(facts, function, part, depth) for arg in positional[:1] for part in _elements(arg))
+        return False
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value not in NON_TENSOR_ATTRIBUTES and _model_output_name(facts, function, expr, depth) if dotted_name(expr) else _model_output(facts, function, expr.value, depth)
+    if isinstance(expr, cst.Subscript):
+        return _model_output(facts, function, expr.value, depth)
+    if isinstance(expr, cst.BinaryOperation):
+        return _model_output(facts, function, expr.left, depth) or _model_output(facts, function, expr.right, depth)
+    if isinstance(expr, cst.Name):
+        return _model_output_name(facts, function, expr, depth)
+    return False
+
+
+def _model_output_name(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression, depth: int) -> bool:
+    """A name (or ``a.b``) bound, somewhere in the function, to a model's output."""
+    name = dotted_name(expr)
+    if name is None:
+        return False
+    if isinstance(expr, cst.Attribute) and _model_output(facts, function, expr.value, depth):
+        return True  # outputs.logits
+    memo = facts.derived(_name_memo)
+    key = (function, name)
+    if key not in memo:
+        memo[key] = False  # while it is being worked out (`x = f(x)` reads itself)
+        memo[key] = any(_model_output(facts, function, value, depth + 1) for value in facts.index.assigned_values(function, name))
+    return memo[key]
+
+
+def _name_memo(facts: ModuleFacts) -> dict[tuple[FunctionInfo, str], bool]:
+    """Per file: whether a name of a function holds a model's output (:func:`_model_output_name`)."""
+    return {}
+
+
+def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [element.value for element in expr.elements]
+    return [expr]
+
+
+def _has_dim(call: cst.Call, functional: bool = False) -> bool:
+    positional = [a for a in call.args if a.keyword is None]
+    return len(positional) > (1 if functional else 0) or any(a.keyword is not None and a.keyword.value in ("dim", "axis") for a in call.args)
+
+
+def _size(facts: ModuleFacts, fact: StatementFact, expr: cst.BaseExpression, depth: int = 0) -> int:
+    """How much of a batch the kept value is: SCALAR (a loss, a mean), INDEX (argmax, a
+    comparison: one small integer per sample) or FULL (anything else: outputs, features, inputs)."""
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        positional = [a for a in expr.args if a.keyword is None]
+        has_dim = bool(positional) or any(a.keyword is not None and a.keyword.value in ("dim", "axis") for a in expr.args)
+        qualified = facts.imports.resolve(func) or ""
+        name = func.attr.value if isinstance(func, cst.Attribute) else qualified.rsplit(".", 1)[-1]
+        if isinstance(func, cst.Attribute) and not qualified:
+            if name in _REDUCTIONS:
+                return INDEX if has_dim else SCALAR  # errors.mean(dim=1): one number per sample
+            if name in NO_GRAD_RESULT_METHODS:
+                return INDEX
+            if name in _SAME_SIZE_METHODS:
+                return _size(facts, fact, func.value, depth)
+        if qualified.startswith("torch.") and name in NO_GRAD_RESULT_METHODS:
+            return INDEX
+        if is_functional_loss(qualified) or facts.value(func).role is Role.LOSS_FN:
+            reduced = not any(a.keyword is not None and a.keyword.value == "reduction" for a in expr.args)
+            return SCALAR if reduced else FULL
+        return FULL
+    if isinstance(expr, cst.Comparison):
+        return INDEX
+    if isinstance(expr, cst.Attribute):
+        if expr.attr.value == "loss":
+            return SCALAR
+        if expr.attr.value == "indices":
+            return INDEX
+        if dotted_name(expr) is None:
+            return FULL
+    if isinstance(expr, cst.Subscript):
+        if _loss_key(expr):
+            return SCALAR  # outputs["loss"], as the provenance pass reads it
+        base = _size(facts, fact, expr.value, depth)
+        return INDEX if base is INDEX else FULL
+    if isinstance(expr, cst.Dict):
+        parts = [e.value for e in expr.elements if isinstance(e, cst.DictElement)]
+        return max((_size(facts, fact, p, depth) for p in parts if on_accelerator(facts.value(p))), default=SCALAR)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        parts = [e.value for e in expr.elements]
+        return max((_size(facts, fact, p, depth) for p in parts if on_accelerator(facts.value(p))), default=SCALAR)
+    name = dotted_name(expr)
+    if name is not None and depth < 3:
+        assigned = facts.index.assigned_values(fact.function, name)
+        if assigned:
+            return max(_size(facts, fact, value, depth + 1) for value in assigned)
+    return FULL
+
+
+def _loss_key(expr: cst.Subscript) -> bool:
+    return any(
+        isinstance(element.slice, cst.Index)
+        and isinstance(element.slice.value, cst.SimpleString)
+        and str(element.slice.value.evaluated_value).endswith("loss")
+        for element in expr.slice
+    )
+
+
+def _reset_attributes(facts: ModuleFacts) -> frozenset[str]:
+    """The attribute names (``outputs`` for ``self.outputs``) that some code other than an
+    ``__init__`` empties or re-binds: ``self.outputs.clear()``, ``self.outputs = []``,
+    ``del self.outputs``, ``self.outputs[:] = []``, also through another name
+    (``pl_module.outputs.clear()`` in a callback). A growing re-binding (``self.outputs =
+    self.outputs + [x]``, ``torch.cat([self.outputs, x])``) empties nothing."""
+    reset: set[str] = set()
+    for fact in facts.statements():
+        if fact.function.name == "__init__":
+            continue
+        node = fact.node
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            if node.value is None:
+                continue
+            read = names_read(node.value)
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, cst.Subscript):
+                    if not _whole_slice(target):
+                        continue  # self.cache[key] = v keeps one more entry
+                    target = target.value
+                reset.update(_leaf(name) for name in bound_names(target) if "." in name and name not in read)
+        elif isinstance(node, cst.Del):
+            for target in [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]:
+                name = dotted_name(target.value if isinstance(target, cst.Subscript) else target)
+                if name and "." in name:
+                    reset.add(_leaf(name))
+        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            func = node.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value in CLEARING_METHODS:
+                name = dotted_name(func.value)
+                if name and "." in name:
+                    reset.add(_leaf(name))
+    return frozenset(reset)
+
+
+def _leaf(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _whole_slice(target: cst.Subscript) -> bool:
+    """``x[:]``: the whole sequence."""
+    return (
+        len(target.slice) == 1
+        and isinstance(target.slice[0].slice, cst.Slice)
+        and target.slice[0].slice.lower is None
+        and target.slice[0].slice.upper is None
+    )
+
+
+def _lightning_returns(facts: ModuleFacts) -> Iterator[Violation]:
+    """A step returning device tensors to a ``*_epoch_end(outputs)`` hook: Lightning before 2.0
+    keeps every batch's return value for it, on the device, until the epoch ends."""
+    for fact in facts.statements():
+        function = fact.function
+        cls = function.cls
+        node = fact.node
+        if cls is None or not cls.is_lightning or not function.is_method or function.name not in _EPOCH_END_HOOKS:
+            continue
+        if not isinstance(node, cst.Return) or node.value is None:
+            continue
+        epoch_end = _EPOCH_END_HOOKS[function.name]
+        if cls.find_method(epoch_end) is None:
+            continue
+        kept = [node.value]
+        if isinstance(node.value, cst.Dict):
+            kept = [
+                element.value
+                for element in node.value.elements
+                if isinstance(element, cst.DictElement)
+                and not (isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == "loss")
+            ]
+        kept = [expr for expr in kept if on_accelerator(facts.value(expr)) and not facts.value(expr).is_graph]
+        if not kept or all(_size(facts, fact, expr) is SCALAR for expr in kept):
+            continue
+        yield Violation(
+            node=node,
+            message=(
+                f"'{function.name}' returns '{facts.describe(kept[0])}', a tensor on the accelerator, and "
+                f"'{epoch_end}' makes Lightning (before 2.0) keep every batch's return value on the device until the "
+                "epoch ends: device memory grows with every batch"
+            ),
+            confidence=Confidence.MEDIUM,
+            help="return tensors moved to the CPU (.cpu()), or only the numbers the epoch's end needs",
+            statement=fact.line,
+        )
