@@ -154,7 +154,9 @@ def test_a_parameter_named_like_nothing_is_a_model_when_every_caller_passes_one(
         """
     )
     call = facts.model_calls()[0]
-    assert graph_use(facts).model_confidence(call.node.func, function(facts, "score")) is Confidence.MEDIUM
+    # The value analysis follows the caller's nn.Linear into the parameter (high); without it the
+    # callers' evidence still makes it medium.
+    assert graph_use(facts).model_confidence(call.node.func, function(facts, "score")) >= Confidence.MEDIUM
 
 
 def test_frozen_and_parameterless_models():
