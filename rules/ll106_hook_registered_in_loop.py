@@ -111,6 +111,25 @@ true) is taken at its word. On bench/realcode (32 repositories) the rule reports
 - Runtime repro: `leaklint verify LL106` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # A helper returns the handles it registers; its only caller removes them every step.
+        """
+def add_recorders(model, store):
+    handles = []
+    for module in model.modules():
+        handles.append(module.register_forward_hook(lambda m, i, o: store.append(o.detach())))
+    return handles
+def explain(model, x):
+    store = []
+    handles = add_recorders(model, store)
+    try:
+        model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return store
+for x in loader:
+    explain(model, x)
+""",
         """
 features = {}
 handle = model.layer4.register_forward_hook(lambda m, i, o: features.update(out=o.detach()))
@@ -362,6 +381,8 @@ def _registration_violation(registration: HookRegistration, facts: ModuleFacts) 
     kind, handle = disposal
     if kind != "discarded" and _removed(handle, scope, facts):
         return None
+    if kind != "discarded" and scope.loop is None and _returned_and_removed_by_callers(handle, scope.function, facts):
+        return None  # a helper that installs hooks and hands the handles to callers that remove them
     if registration.receiver is None:
         what = f"a global {registration.kind.value} (run for every module)"
     else:
@@ -451,6 +472,25 @@ def _removed(handle: str, scope: _Scope, facts: ModuleFacts) -> bool:
         return _removed_anywhere(handle, facts)
     region = scope.loop.node.body if scope.loop is not None else scope.node
     return _releases(region, handle)
+
+
+def _returned_and_removed_by_callers(handle: str, function: FunctionInfo, facts: ModuleFacts) -> bool:
+    """``function`` returns ``handle`` and every call of it in the file keeps the result in a name
+    that the calling function then releases (``handles = add_hooks(m)`` ... ``clear(handles)``)."""
+    if handle not in facts.summary(function).returned_names:
+        return False
+    calls = [(call, fact) for call, fact, callee in call_graph(facts).resolved if callee is function]
+    if not calls:
+        return False
+    for call, fact in calls:
+        node = fact.node
+        if not (isinstance(node, cst.Assign) and node.value is call and len(node.targets) == 1):
+            return False
+        names = bound_names(node.targets[0].target)
+        region = fact.function.node if fact.function.node is not None else facts.module
+        if len(names) != 1 or not _releases(region, names[0]):
+            return False
+    return True
 
 
 def _removed_anywhere(handle: str, facts: ModuleFacts) -> bool:

@@ -167,6 +167,24 @@ Lightning's documented pattern (low confidence, whatever they hold).
 """
 
     VALID = (
+        # Every list of the dict is emptied at the epoch's end, reached through items().
+        """
+import pytorch_lightning as pl
+class Regressor(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.errors = {"abs": [], "sq": []}
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        out = self.net(x)
+        self.errors["abs"].append((out - y).abs().flatten(1).mean(1))
+        self.errors["sq"].append((out - y).pow(2).flatten(1).mean(1))
+    def on_validation_epoch_end(self):
+        for name, values in self.errors.items():
+            self.log(name, torch.cat(values).mean())
+            values.clear()
+""",
         """
 import torch
 
@@ -788,6 +806,12 @@ def _size(facts: ModuleFacts, fact: StatementFact, expr: cst.BaseExpression, dep
         return FULL
     if isinstance(expr, cst.Comparison):
         return INDEX
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return SCALAR
+    if isinstance(expr, cst.BinaryOperation):  # data_loss + 0.1 * adv_loss: as large as its largest side
+        return max(_size(facts, fact, expr.left, depth), _size(facts, fact, expr.right, depth))
+    if isinstance(expr, cst.UnaryOperation):
+        return _size(facts, fact, expr.expression, depth)
     if isinstance(expr, cst.Attribute):
         if expr.attr.value == "loss":
             return SCALAR
@@ -854,9 +878,33 @@ def _reset_attributes(facts: ModuleFacts) -> frozenset[str]:
             func = node.value.func
             if isinstance(func, cst.Attribute) and func.attr.value in CLEARING_METHODS:
                 name = dotted_name(func.value)
+                if name and "." not in name:
+                    name = _iterated_container(fact, name)  # for key, values in self.logs.items(): values.clear()
                 if name and "." in name:
                     reset.add(_leaf(name))
     return frozenset(reset)
+
+
+def _iterated_container(fact: StatementFact, name: str) -> str | None:
+    """``self.logs`` when ``name`` is bound by an enclosing ``for`` over ``self.logs``,
+    ``self.logs.values()`` or ``self.logs.items()`` (the value of each pair): emptying ``name``
+    empties one of the container's lists."""
+    for loop in reversed(fact.loops):
+        node = loop.node
+        if not isinstance(node, cst.For):
+            continue
+        target, iterated = node.target, node.iter
+        if isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Attribute) and not iterated.args:
+            method = iterated.func.attr.value
+            if method == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                target, iterated = target.elements[1].value, iterated.func.value
+            elif method == "values":
+                iterated = iterated.func.value
+            else:
+                continue
+        if isinstance(target, cst.Name) and target.value == name:
+            return dotted_name(iterated)
+    return None
 
 
 def _leaf(name: str) -> str:

@@ -19,7 +19,7 @@ class LogitCollectingTrainer(Seq2SeqTrainer):
         for inputs in loader:
             _, logits, labels = self.prediction_step(self.model, self._prepare_inputs(inputs), prediction_loss_only=False)
             logits_list.append(logits)  # leak: new:device-accumulation
-            labels_list.append(labels)
+            labels_list.append(labels)  # leak: new:device-accumulation
         metrics = self.compute_metrics((torch.cat(logits_list).float().cpu().numpy(), torch.cat(labels_list).cpu().numpy()))
         metrics = {f"{metric_key_prefix}_{k}": v for k, v in metrics.items()}
         self.log(metrics)

@@ -72,8 +72,8 @@ class Dreamer:
             while not done:
                 embedded = self.encoder(torch.from_numpy(observation).to(self.device).unsqueeze(0))
                 deterministic = self.rssm.recurrent_model(posterior, action, deterministic)  # leak: LL103
-                _, posterior = self.rssm.representation_model(embedded, deterministic)
-                action = self.actor(posterior, deterministic)
+                _, posterior = self.rssm.representation_model(embedded, deterministic)  # leak: LL103
+                action = self.actor(posterior, deterministic)  # leak: LL103
                 next_observation, reward, done = env.step(action.detach().cpu().numpy()[0])
                 buffer.append((observation, action.detach().cpu().numpy()[0], reward, next_observation, done))
                 score += reward
