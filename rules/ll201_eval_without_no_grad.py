@@ -168,6 +168,30 @@ loss that is never backpropagated, notebook and smoke-test forwards).
 - Runtime repro: `leaklint verify LL201` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # A module of the file whose forward only hands its model to library code (which may
+        # disable gradients itself): no graph is seen, also where a subclass calls it through an
+        # attribute its base class set.
+        """
+import torch.nn as nn
+class Stage(nn.Module):
+    def __init__(self, task, model):
+        super().__init__()
+        self.task, self.model = task, model
+    def forward(self, sample):
+        return self.task.inference_step([self.model], sample)
+    def decode(self, hypos):
+        return " ".join(str(token) for token in hypos[0]["tokens"].tolist())
+class TwoStage(nn.Module):
+    def __init__(self, task, asr, mt):
+        super().__init__()
+        self.first = Stage(task, asr)
+        self.second = Stage(task, mt)
+class ThreeStage(TwoStage):
+    def forward(self, sample):
+        hypos = self.first(sample)
+        text = self.first.decode(hypos)
+        return self.second(text)
+""",
         # Only the name says "prediction": a low-confidence guess, hidden by default (the caller
         # may train through it, as PPO's evaluate_actions() does).
         """

@@ -107,9 +107,27 @@ class ModuleIndex:
         return bindings
 
     def assigned_values(self, function: FunctionInfo, name: str) -> list[cst.BaseExpression]:
-        """What ``name`` is assigned in ``function`` (``self.x``: in any method of its class), in
-        order; each target of an unpacking gets the whole value."""
-        return self._bindings.get((_binding_scope(function, name), name), [])
+        """What ``name`` is assigned in ``function`` (``self.x``: in any method of its class, or,
+        when the class assigns none, of the nearest base class of the file that does), in order;
+        each target of an unpacking gets the whole value."""
+        scope = _binding_scope(function, name)
+        found = self._bindings.get((scope, name), [])
+        if not found and isinstance(scope, ClassInfo):
+            for base in scope.local_bases:
+                found = self._class_bindings(base, name, depth=1)
+                if found:
+                    break
+        return found
+
+    def _class_bindings(self, cls: ClassInfo, name: str, depth: int) -> list[cst.BaseExpression]:
+        found = self._bindings.get((cls, name), [])
+        if found or depth > 8:
+            return found
+        for base in cls.local_bases:
+            found = self._class_bindings(base, name, depth + 1)
+            if found:
+                return found
+        return []
 
     def visible_values(self, function: FunctionInfo, name: str) -> list[cst.BaseExpression]:
         """:meth:`assigned_values`, else what the module level assigns to a plain ``name``."""
