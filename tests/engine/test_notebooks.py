@@ -587,14 +587,18 @@ def test_fix_of_the_leaky_fixture_keeps_it_a_valid_notebook_with_its_outputs(pro
 
 @pytest.mark.parametrize("output_format", ["text", "json", "github", "sarif"])
 def test_the_leaky_fixture_gives_each_finding_with_its_cell_and_line_in_every_format(project: Path, output_format: str) -> None:
-    """Issue 19's "done when": cell 5, line 10 (LL101) and cell 8, line 5 (LL201), in each format;
-    where a format addresses the file by line, that line is the one holding the code."""
+    """Issue 19's "done when": cell 5, line 10 (LL101), line 11 (LL102) and cell 8, line 5 (LL201),
+    in each format; where a format addresses the file by line, that line is the one holding the code."""
     original = (ROOT / "fixtures" / "leaky_notebook.ipynb").read_text(encoding="utf-8")
     write(project / "nb.ipynb", original)
     result = run_leaklint("--no-cache", "--format", output_format, "nb.ipynb", cwd=project)
     out, err = text(result)
     assert result.returncode == 1, err
-    expected = [(5, 10, 9, "LL101", "total_loss += loss"), (8, 5, 19, "LL201", "model(x)")]
+    expected = [
+        (5, 10, 9, "LL101", "total_loss += loss"),
+        (5, 11, 9, "LL102", "losses.append(loss)"),
+        (8, 5, 19, "LL201", "model(x)"),
+    ]
     if output_format == "text":
         assert [line.split(" [")[0] for line in out.splitlines() if line.startswith("nb.ipynb")] == [
             f"nb.ipynb:cell {cell}:{line}:{column}: {code}" for cell, line, column, code, _ in expected
