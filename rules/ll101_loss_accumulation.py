@@ -16,6 +16,7 @@ from leaklint.analysis.names import dotted_names_in
 from leaklint.analysis.structure import FunctionInfo, GradMode
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import Evidence, Value, strongest_graph
+from leaklint.analysis.syntax import assignment_pairs
 from leaklint.findings import Confidence, Severity
 from leaklint.fixes.spec import MAPPING, container_usage, detach_each_fix, detach_fix
 from leaklint.gate import Names, Syntax
@@ -440,7 +441,7 @@ def _lazy_starts(facts: ModuleFacts, reported: dict[tuple[FunctionInfo, str], Co
             continue
         starts = []
         place = None
-        for target, expr in _pairs(node.targets[0].target, node.value):
+        for target, expr in assignment_pairs(node.targets[0].target, node.value):
             name = dotted_name(target)
             confidence = reported.get((fact.function, name)) if name is not None else None
             value = facts.value(expr)
@@ -463,17 +464,6 @@ def _lazy_starts(facts: ModuleFacts, reported: dict[tuple[FunctionInfo, str], Co
             statement=fact.line,
             fix=detach_each_fix(facts, [e for e, _, _ in starts]),
         )
-
-
-def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
-    """(target, value) pairs of an assignment, element by element when both sides are literals
-    of the same length (``self.a, self.b = x, y``)."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
-            for element, item in zip(target.elements, value.elements):
-                yield from _pairs(element.value, item.value)
-        return
-    yield target, value
 
 
 def _value_confidence(value: Value) -> Confidence:

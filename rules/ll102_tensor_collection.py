@@ -9,7 +9,7 @@ import libcst as cst
 from leaklint.analysis.accumulate import grown_tensor
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
-from leaklint.analysis.containers import is_bounded_queue
+from leaklint.analysis.containers import container_name, is_bounded_queue
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import iterates_data
@@ -554,17 +554,6 @@ def _help(facts: ModuleFacts, stored: cst.BaseExpression) -> str | None:
     return f"store {receiver}.detach() (add .cpu() to free device memory, or use .item() for a scalar)"
 
 
-def _container_name(expr: cst.BaseExpression) -> str | None:
-    """``lst`` in ``lst.append``, ``d`` in ``d.setdefault(k, []).append`` / ``d[k].append``."""
-    while True:
-        if isinstance(expr, cst.Subscript):
-            expr = expr.value
-        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("setdefault", "get"):
-            expr = expr.func.value
-        else:
-            return dotted_name(expr)
-
-
 def _stores(node: cst.BaseSmallStatement, facts: ModuleFacts) -> Iterator[tuple[str, list[cst.BaseExpression]]]:
     """(container, stored expressions) pairs of a statement."""
     if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
@@ -572,13 +561,13 @@ def _stores(node: cst.BaseSmallStatement, facts: ModuleFacts) -> Iterator[tuple[
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in _STORING_METHODS:
             position = _STORING_METHODS[call.func.attr.value]
             positional = [a.value for a in call.args if a.keyword is None and not a.star]
-            container = _container_name(call.func.value)
+            container = container_name(call.func.value)
             if container and len(positional) > position:
                 yield container, _elements(positional[position])
     elif isinstance(node, cst.Assign):
         for target in node.targets:
             if isinstance(target.target, cst.Subscript) and not _constant_key(target.target):
-                container = _container_name(target.target)
+                container = container_name(target.target)
                 if container:
                     yield container, [node.value]
         if len(node.targets) == 1 and isinstance(node.value, cst.BinaryOperation):
@@ -593,7 +582,7 @@ def _stores(node: cst.BaseSmallStatement, facts: ModuleFacts) -> Iterator[tuple[
                 yield grown
     elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
         if isinstance(node.value, (cst.List, cst.Tuple)):
-            container = _container_name(node.target)
+            container = container_name(node.target)
             if container:
                 yield container, _elements(node.value)
 

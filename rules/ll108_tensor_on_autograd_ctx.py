@@ -15,6 +15,7 @@ from leaklint.analysis import torch_api
 from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.values import Kind, Value
 from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.analysis.syntax import assignment_pairs
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
 from leaklint.rule import Measured, Rule, Violation
@@ -246,7 +247,7 @@ def _ctx_stores(facts: ModuleFacts, fact: StatementFact, ctx_name: str, outputs:
     if not isinstance(node, cst.Assign):
         return
     for target in node.targets:
-        for slot, expr in _pairs(target.target, node.value):
+        for slot, expr in assignment_pairs(target.target, node.value):
             name = dotted_name(slot)
             if name is None or not name.startswith(ctx_name + ".") or name.count(".") != 1:
                 continue
@@ -322,15 +323,6 @@ def _made_by_torch(expr: cst.BaseExpression, info: FunctionInfo, facts: ModuleFa
     if isinstance(expr, (cst.List, cst.Tuple)):
         return bool(expr.elements) and all(again(element.value) for element in expr.elements)
     return False
-
-
-def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
-            for element, item in zip(target.elements, value.elements):
-                yield from _pairs(element.value, item.value)
-        return
-    yield target, value
 
 
 def _output_names(info: FunctionInfo) -> set[str]:

@@ -253,12 +253,21 @@ def _regrowth(
 ) -> tuple[cst.Call, str] | None:
     """The call that rebuilds ``target`` from itself: ``x = np.append(x, y)``,
     ``x = tf.concat([x, y], 0)``, ``ds = ds.shuffle(1000)``."""
+    calls = [
+        call
+        for call in walk(value, into=not_into_scopes)
+        if isinstance(call, cst.Call)
+        and (
+            _growing(facts, call)
+            or (isinstance(call.func, cst.Attribute) and call.func.attr.value in _DATASET_WRAPPERS)
+        )
+    ]
+    if not calls:
+        return None  # most assignments: no need to look for the target's other names
     names = _names_of(facts, place, target)
     if not names:
         return None
-    for call in walk(value, into=not_into_scopes):
-        if not isinstance(call, cst.Call):
-            continue
+    for call in calls:
         qualified = facts.imports.resolve(call.func)
         grows = qualified in _NUMPY_GROWING or tf_api(qualified) in _TF_GROWING
         if grows and call.args:

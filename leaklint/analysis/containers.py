@@ -239,9 +239,20 @@ def _rebinds_global(name: str, fact: StatementFact, facts: ModuleFacts) -> bool:
     """``results = []`` at module level inside a loop, or in a function that declares it global."""
     if fact.function.is_module_level:
         return True
-    node = fact.function.node
-    assert node is not None
-    return any(
-        isinstance(statement, cst.Global) and any(item.name.value == name for item in statement.names)
-        for statement in walk(node.body, into=not_into_scopes)
-    )
+    return name in facts.derived(_declared_global).get(fact.function.node, ())
+
+
+def _declared_global(facts: ModuleFacts) -> dict[cst.CSTNode, frozenset[str]]:
+    """Each function's ``global`` names (one walk per function, once per file)."""
+    found: dict[cst.CSTNode, frozenset[str]] = {}
+    for info in facts.structure.functions.values():
+        node = info.node
+        if node is None:
+            continue
+        found[node] = frozenset(
+            item.name.value
+            for statement in walk(node.body, into=not_into_scopes)
+            if isinstance(statement, cst.Global)
+            for item in statement.names
+        )
+    return found

@@ -15,6 +15,7 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis.accumulate import CONCATENATIONS
+from leaklint.analysis.containers import container_name
 from leaklint.analysis.names import ImportMap, dotted_name
 
 #: Container methods that keep an argument, and which positional argument.
@@ -91,17 +92,6 @@ def grown_part(value: cst.BaseExpression, target: str, imports: ImportMap) -> cs
     if len(others) != len(parts) - 1 or len(others) != 1:
         return None
     return others[0]
-
-
-def container_name(expr: cst.BaseExpression) -> str | None:
-    """``lst`` in ``lst.append``, ``d`` in ``d[k][j] = v`` and ``d.setdefault(k, []).append``."""
-    while True:
-        if type(expr) is cst.Subscript:
-            expr = expr.value  # type: ignore[attr-defined]
-        elif type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in ("setdefault", "get"):  # type: ignore[attr-defined]
-            expr = expr.func.value  # type: ignore[attr-defined]
-        else:
-            return dotted_name(expr)
 
 
 def constant_key(target: cst.Subscript) -> bool:

@@ -7,6 +7,8 @@ They read the tree only (no values, no flow), so they answer the same wherever t
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import libcst as cst
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.walk import not_into_scopes, walk
@@ -94,3 +96,14 @@ def written_words(node: cst.CSTNode) -> list[str]:
         if node_type is cst.Name or node_type is cst.SimpleString or node_type is cst.FormattedStringText:
             words.append(current.value)  # type: ignore[attr-defined]
     return words
+
+
+def assignment_pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) pairs of an assignment, element by element when both sides are literals
+    of the same length (``self.a, self.b = x, y``)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
+            for element, item in zip(target.elements, value.elements):
+                yield from assignment_pairs(element.value, item.value)
+        return
+    yield target, value
