@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import os
 import pkgutil
 import re
+import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Iterable
 
@@ -47,9 +49,37 @@ def _own_rules() -> Iterable[type[Rule]]:
 
 def _plugin_entry_points() -> list[EntryPoint]:
     """The ``leaklint.rules`` entry points of the installed distributions, by name."""
+    if not _group_may_be_declared(ENTRY_POINT_GROUP):
+        return []
     from importlib.metadata import entry_points
 
     return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+
+
+def _group_may_be_declared(group: str) -> bool:
+    """False only when no distribution on ``sys.path`` declares ``group`` in its
+    ``entry_points.txt``. ``importlib.metadata`` drags in about thirty modules (email, zipfile,
+    csv...), a tenth of a one-file run's start-up, and nearly every environment has no rule pack:
+    a look at the metadata folders settles that first. Anything this look cannot read (a zip or
+    egg on the path) counts as a possible declaration, so the full look-up decides."""
+    marker = f"[{group}]"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except NotADirectoryError:
+            return True
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                with open(os.path.join(entry or ".", name, "entry_points.txt"), encoding="utf-8", errors="replace") as declared:
+                    if marker in declared.read():
+                        return True
+            except OSError:
+                continue
+    return False
 
 
 def _plugin_rules() -> Iterable[type[Rule]]:

@@ -11,7 +11,7 @@ from typing import Iterator
 
 import libcst as cst
 from leaklint.analysis.names import dotted_name
-from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.analysis.walk import walk
 
 
 def call_argument(call: cst.Call, position: int, keyword: str | None = None) -> cst.BaseExpression | None:
@@ -77,13 +77,28 @@ def declared_names(function: cst.FunctionDef) -> tuple[set[str], set[str]]:
     assignments to them outlive the call."""
     globals_: set[str] = set()
     nonlocals: set[str] = set()
-    for node in walk(function.body, into=not_into_scopes):
+    for node in walk(function.body, into=_into_statements):
         node_type = type(node)  # exact: libcst's classes are ABCs, isinstance() on them is slow
         if node_type is cst.Global:
             globals_.update(item.name.value for item in node.names)  # type: ignore[attr-defined]
         elif node_type is cst.Nonlocal:
             nonlocals.update(item.name.value for item in node.names)
     return globals_, nonlocals
+
+
+#: node type -> whether a ``global``/``nonlocal`` statement can be below it (a statement, a block,
+#: a handler; never an expression, a nested function or a class).
+_HOLDS_STATEMENTS: dict[type, bool] = {}
+
+
+def _into_statements(node: cst.CSTNode) -> bool:
+    """Walk statements and blocks only: declarations are statements, so expressions (most of a
+    function's nodes) need no visit."""
+    node_type = type(node)
+    holds = _HOLDS_STATEMENTS.get(node_type)
+    if holds is None:
+        holds = _HOLDS_STATEMENTS[node_type] = not issubclass(node_type, cst.BaseExpression) and node_type not in (cst.FunctionDef, cst.ClassDef)
+    return holds
 
 
 def written_words(node: cst.CSTNode) -> list[str]:

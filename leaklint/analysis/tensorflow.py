@@ -29,7 +29,7 @@ from leaklint.analysis.keras import is_keras_callback_hook, is_keras_name, keras
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import COMPREHENSIONS, Place, walk_with_ancestors
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
-from leaklint.analysis.syntax import call_argument
+from leaklint.analysis.syntax import call_argument, declared_names
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence
 
@@ -255,6 +255,7 @@ class TfGraph:
     _class_memo: dict[tuple[int, int], ClassInfo | None] = field(default_factory=dict)
     #: Source order of the nodes the scan visits (calls, bindings, operators, returns).
     order: dict[int, int] = field(default_factory=dict)
+    _declared_globals: dict[cst.FunctionDef, set[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, facts: ModuleFacts) -> TfGraph:
@@ -373,12 +374,16 @@ class TfGraph:
             info = self.facts.structure.functions.get(function)
             if info is not None and info.cls is not None:
                 return info.cls.node
-        if isinstance(function, cst.FunctionDef):
-            from leaklint.analysis.syntax import declared_names
-
-            if name.split(".", 1)[0] in declared_names(function)[0]:
-                return None
+        if isinstance(function, cst.FunctionDef) and name.split(".", 1)[0] in self._globals_of(function):
+            return None
         return function
+
+    def _globals_of(self, function: cst.FunctionDef) -> set[str]:
+        """The names ``function`` declares ``global``, read once per function (every binding asks)."""
+        found = self._declared_globals.get(function)
+        if found is None:
+            found = self._declared_globals[function] = declared_names(function)[0]
+        return found
 
     def scopes_of(self, place: Place) -> Site:
         """Where ``place`` is evaluated (see :class:`Site`)."""
