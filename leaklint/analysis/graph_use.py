@@ -865,24 +865,42 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
 
 def _assigned_parts(facts: ModuleFacts, function: FunctionInfo, name: str) -> list[cst.BaseExpression]:
     """What ``function`` assigns to ``name``, element by element for ``a, b = x, y``."""
-    found = []
-    for fact in facts.index.statements_of(function):
-        node = fact.node
-        if type(node) is not cst.Assign:
-            continue
-        for target in node.targets:
-            found += _parts(target.target, node.value, name)
-    return found
+    return facts.derived(_AssignedParts).of(function).get(name, [])
 
 
-def _parts(target: cst.BaseExpression, value: cst.BaseExpression, name: str) -> list[cst.BaseExpression]:
+class _AssignedParts:
+    """Each function's assignments by target name, read once per function: the questions come
+    once per model call, and a long script's top level has thousands of statements."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self._facts = facts
+        self._by_function: dict[FunctionInfo, dict[str, list[cst.BaseExpression]]] = {}
+
+    def of(self, function: FunctionInfo) -> dict[str, list[cst.BaseExpression]]:
+        found = self._by_function.get(function)
+        if found is None:
+            found = self._by_function[function] = {}
+            for fact in self._facts.index.statements_of(function):
+                node = fact.node
+                if type(node) is cst.Assign:
+                    for target in node.targets:
+                        for name, part in _parts(target.target, node.value):
+                            found.setdefault(name, []).append(part)
+        return found
+
+
+def _parts(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]]:
+    """(name, the value it gets) for each dotted name ``target`` binds; a name in a tuple whose
+    value is not a tuple of the same length gets the whole value."""
     if type(target) in (cst.Tuple, cst.List):
         elements = target.elements  # type: ignore[attr-defined]
         values = value.elements if type(value) in (cst.Tuple, cst.List) else None  # type: ignore[attr-defined]
         if values is None or len(values) != len(elements):
-            return [value] if name in {dotted_name(e.value) for e in elements} else []
-        return [part for e, v in zip(elements, values) for part in _parts(e.value, v.value, name)]
-    return [value] if dotted_name(target) == name else []
+            names = dict.fromkeys(name for e in elements if (name := dotted_name(e.value)) is not None)
+            return [(name, value) for name in names]
+        return [part for e, v in zip(elements, values) for part in _parts(e.value, v.value)]
+    name = dotted_name(target)
+    return [(name, value)] if name is not None else []
 
 
 def _caller(place, facts: ModuleFacts) -> FunctionInfo:
