@@ -56,7 +56,7 @@ def test(args, model, loader):
         with torch.no_grad():
             recons = model(inputs)
         for i, fname in enumerate(fnames):
-            outputs[fname].append((int(slices[i]), recons[i]))
+            outputs[fname].append((int(slices[i]), recons[i].cpu()))
             scores.append(psnr(recons[i], targets[i]).item())
     reconstructions = {
         fname: torch.stack([img for _, img in sorted(pairs, key=lambda p: p[0])]).squeeze(1).cpu().numpy()
