@@ -113,9 +113,15 @@ or in a function that runs every step. A bounded queue (`deque(maxlen=N)`) keeps
 and is not reported. A helper that every call in the file drives down its `torch.no_grad()` branch
 (`requires_grad=False`) is followed down that branch only. A REINFORCE-style list whose items
 another method joins (`probs.extend(self.saved_log_probs[k])`) and backpropagates is kept on
-purpose. Outputs of a model run once per input (frames, samples) gathered by a function whose
-callers in the file never backpropagate the result are low confidence: the root cause is an
-evaluation pass with gradients on, which LL201 reports at the forward. Measured on bench/realcode:
+purpose. Outputs of a model run once per input (frames, drawn samples) gathered in a list that
+nothing differentiates afterwards (`leaklint.analysis.graph_use` follows the list into the file's
+functions and back to their callers) are reported once, where the fix removes the whole leak:
+when a forward whose output nothing differentiates records them, LL201 reports that forward (its
+message names the list and its line; LL103 reports a sampler chain instead) and `no_grad` there
+frees the kept graphs too, so the keep is only shown with low confidence. When no such forward is
+reported (the forward's output is differentiated on another path, as a flow trained through its
+`sample()` and then sampled from), the keep is the place to fix and is reported at the default
+confidence. Measured on bench/realcode:
 no finding at the default confidence; the four earlier false positives (a no_grad helper, a
 REINFORCE list joined through `extend`, `uint8` images from a traced generator, an optimizer
 wrapper built by a nested class) are fixed.
@@ -322,6 +328,25 @@ if __name__ == "__main__":
     feats = process_video(model, list_frames())
     save(feats)
 """,
+        # samples drawn until enough are accepted, from a forward whose output nothing
+        # differentiates: LL201 reports the forward (naming the list), the keep is low confidence
+        """
+import torch
+import torch.nn as nn
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 8)
+    def sample(self, n):
+        return self.net(torch.randn(n, 4))
+def draw(flow, count):
+    accepted = []
+    while len(accepted) < count:
+        candidates = flow.sample(256)
+        accepted.append(candidates[candidates[:, 0] > 0])
+    return torch.cat(accepted)
+print(draw(Flow(), 10).shape)
+""",
         # a helper called with requires_grad=False from every call runs its no_grad branch
         """
 import torch
@@ -404,6 +429,31 @@ for x, y in loader:
     loss.backward()
     collector.add("step", 1)
     collector.add("loss", loss)  # expect: LL102
+""",
+        # samples drawn from a flow that is trained through the same sample(): the forward's
+        # output is differentiated in training, so the keep is where the sampling loop leaks
+        """
+import torch
+import torch.nn as nn
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 8)
+    def sample(self, n):
+        return self.net(torch.randn(n, 4))
+flow = Flow()
+optimizer = torch.optim.Adam(flow.parameters())
+for step in range(100):
+    loss = flow.sample(64).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+def draw(flow, count):
+    accepted = []
+    while len(accepted) < count:
+        candidates = flow.sample(256)
+        accepted.append(candidates[candidates[:, 0] > 0])  # expect: LL102
+    return torch.cat(accepted)
+print(draw(flow, 10).shape)
 """,
         # a closure the optimizer calls several times per step (L-BFGS)
         """
@@ -544,6 +594,8 @@ def _collected_by_comprehension(facts: ModuleFacts, fact: StatementFact) -> Iter
 
 
 def _help(facts: ModuleFacts, stored: cst.BaseExpression) -> str | None:
+    if facts.value(stored).items is not None:
+        return "store a .detach() of every tensor it holds (or run what computes them under torch.no_grad())"
     receiver = facts.describe_receiver(stored)
     if receiver is None:
         return None

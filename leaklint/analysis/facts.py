@@ -53,6 +53,14 @@ class Lifetime:
     returned: bool
     #: An enclosing loop that is not carried re-creates the target every training step.
     reset_each_step: bool
+    #: Nothing ever differentiates what the target holds (``leaklint.analysis.graph_use`` follows
+    #: every read of it, into the file's functions and back to their callers): asked only for a
+    #: local name carried by loops that run the model once per input.
+    graph_unused: bool = False
+    #: What the target holds comes from a forward run with gradients on whose output nothing
+    #: differentiates: LL201 (or LL103, for a chain the loop carries) reports that forward, whose
+    #: ``no_grad`` removes this keep's graphs too.
+    recorded_by_unused_forward: bool = False
 
     @property
     def per_input(self) -> bool:
@@ -92,11 +100,17 @@ class Lifetime:
                 # model's method): a bounded structure the caller asked for.
                 return None
             return confidence
-        if self.per_input and not self.returned and not self.reset_each_step:
-            # A model run per input, its outputs gathered with their graphs and no backward
-            # through them (the function's callers do not backpropagate what it returns): the
-            # root cause is usually an evaluation pass run with gradients on, LL201's finding;
-            # shown with low confidence so the collection is not reported twice.
+        if self.per_input and (self.graph_unused or not self.returned) and not self.reset_each_step:
+            # A model run per input (per frame, per drawn sample), its outputs gathered with their
+            # graphs, nothing differentiating what the target holds: every input's graph piles
+            # up for nothing until the target goes. When a forward whose output nothing
+            # differentiates records them, that forward is reported (LL201, or LL103 for a chain)
+            # and its no_grad removes these graphs too: one finding for one leak, the keep shown
+            # with low confidence. Otherwise (the forward's output is differentiated elsewhere,
+            # or the graph comes from code leaklint does not see as a forward) the keep is the
+            # place to fix. When the graphs may still be differentiated, a guess.
+            if self.graph_unused and not self.recorded_by_unused_forward:
+                return confidence
             return Confidence.LOW
         # Only "structure" loops (over heads, layers, chunks) carry it: a value built for one step.
         if self.returned or self.reset_each_step:
@@ -241,6 +255,18 @@ class ModuleFacts:
         )
         summary = self.summary(function)
         outer = fact.loops[: len(fact.loops) - len(carried)]
+        graph_unused = recorded_by_unused_forward = False
+        if (
+            carried
+            and "." not in target
+            and not any(loop.is_iteration_loop for loop in carried)
+            and any(loop.repeats_per_input or loop.runs_model for loop in carried)
+        ):
+            from leaklint.analysis.graph_use import graph_use
+
+            use = graph_use(self)
+            graph_unused = not use.name_flow(function, target)[0]
+            recorded_by_unused_forward = graph_unused and use.reached_by_unused_forward(function, target)
         return Lifetime(
             target=target,
             carried_by=carried,
@@ -251,6 +277,8 @@ class ModuleFacts:
             or (is_attribute and target in self.index.backward_consumed),
             returned=target in summary.returned_names and self.result_backpropagated(function),
             reset_each_step=bool(outer) and outer[-1].is_iteration_loop,
+            graph_unused=graph_unused,
+            recorded_by_unused_forward=recorded_by_unused_forward,
         )
 
     def _bound_before(self, fact: StatementFact, target: str, loop: cst.CSTNode) -> bool:

@@ -93,6 +93,7 @@ class GraphUse:
         self._sites: dict[FunctionInfo, list[tuple[cst.Call, FunctionInfo]] | None] = {}
         self._model_calls: frozenset[cst.Call] | None = None
         self._trainers: frozenset[str] | None = None
+        self._unused_forwards: list[tuple[object, frozenset[FlowNode]]] | None = None
 
     # ==== queries ===============================================================================
     def expression_unused(self, expr: cst.BaseExpression, function: FunctionInfo) -> bool:
@@ -273,6 +274,39 @@ class GraphUse:
                 return None
             current = parents.get(current)
         return current
+
+    def reached_by_unused_forward(self, function: FunctionInfo, name: str) -> bool:
+        """Whether a forward run with gradients on (in a function the file shows running with
+        them) whose output nothing differentiates flows into local ``name`` of ``function``: the
+        forward is where the graph ``name`` holds is recorded for nothing."""
+        target = _NameNode(function, name)
+        for call, reached in self._unused_forward_flows():
+            if target in reached:
+                return True
+        return False
+
+    def _unused_forward_flows(self) -> list[tuple[object, frozenset[FlowNode]]]:
+        """(model call, the names its output flows into) for every forward run with gradients
+        on whose output nothing differentiates, in a function that runs with gradients."""
+        if self._unused_forwards is None:
+            found = []
+            for call in self.facts.model_calls():
+                fact = call.statement
+                if call.grad is not GradMode.ENABLED or fact is None:
+                    continue
+                if self.model_confidence(call.node.func, fact.function) is Confidence.LOW:
+                    continue
+                used, reached = self.expression_flow(call.node, fact.function)
+                if used or not reached or not self.runs_with_grad(fact.function):
+                    continue
+                found.append((call, reached))
+            self._unused_forwards = found
+        return self._unused_forwards
+
+    @staticmethod
+    def reached_names(reached: Iterable[FlowNode]) -> set[tuple[FunctionInfo, str]]:
+        """(function, local name) for the names among ``reached`` (comprehension targets left out)."""
+        return {(node.scope, node.name) for node in reached if isinstance(node, _NameNode) and isinstance(node.scope, FunctionInfo)}
 
     @staticmethod
     def reaches_name(reached: Iterable[FlowNode], function: FunctionInfo, name: str) -> bool:
