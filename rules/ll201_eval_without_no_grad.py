@@ -142,8 +142,12 @@ often runs without gradients, as YOLOv5's hub models do). A loop that detaches w
 every iteration (`x = x.detach()`) cuts the graph on purpose and is not reported. A forward whose
 output is dropped right away (a statement of its own, `G(z).detach()`) costs only the forward's
 own activations and is not reported: the same pattern is how forward hooks capture features for a
-later loss. What leaklint cannot follow counts as a use, so graphs kept in dictionaries next to
-data that a loss reads (`trajectories.append({"tokens": t, "logp": logp})`) stay unreported.
+later loss. What leaklint cannot follow counts as a use. A value is followed inside the dicts,
+tuples and lists that hold it, by literal key and position: graphs kept in dictionaries next to
+data that a loss reads (`trajectories.append({"tokens": t, "old_logp": logp})`, where the loss
+only reads `traj["old_logp"].detach()`) are reported, while a dict entry read under a key that is
+not a literal counts as read. A name bound again before a later read (`logits` reassigned by the
+training forward) is followed only to the reads its binding reaches.
 Many findings are single forwards in notebooks and demos (`out = model(x); print(out.shape)`):
 true, and cheap. The finding is on the forward. When its output is then kept in a list across the
 iterations of a loop (samples drawn until enough are accepted, one result per video frame, in the
@@ -383,6 +387,33 @@ results.print()
 """,
     )
     INVALID = (
+        # GRPO-style rollouts: the sampled tokens are trained on later, the rollout's log-probs
+        # only as detached old values, so the rollout forwards' graphs are never used
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+def grpo_step(policy, optimizer, prompt):
+    trajectories = []
+    for _ in range(8):
+        tokens = prompt.clone()
+        step_logps = []
+        for _ in range(32):
+            logits = policy(tokens)[:, -1]  # expect: LL201
+            next_token = torch.multinomial(logits.softmax(-1), 1)
+            step_logps.append(F.log_softmax(logits, -1).gather(1, next_token))
+            tokens = torch.cat([tokens, next_token], dim=1)
+        trajectories.append({"tokens": tokens, "old_logp": torch.cat(step_logps, 1)})
+    loss = 0.0
+    for traj in trajectories:
+        new_logp = F.log_softmax(policy(traj["tokens"]), -1).mean()
+        loss = loss - torch.exp(new_logp - traj["old_logp"].detach()).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+policy = nn.Sequential(nn.Embedding(100, 16), nn.Linear(16, 100))
+grpo_step(policy, torch.optim.Adam(policy.parameters()), torch.zeros(1, 4, dtype=torch.long))
+""",
         """
 def evaluate(model, loader):
     model.eval()
