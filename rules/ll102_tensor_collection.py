@@ -115,13 +115,15 @@ and is not reported. A helper that every call in the file drives down its `torch
 another method joins (`probs.extend(self.saved_log_probs[k])`) and backpropagates is kept on
 purpose. Outputs of a model run once per input (frames, drawn samples) gathered in a list that
 nothing differentiates afterwards (`leaklint.analysis.graph_use` follows the list into the file's
-functions and back to their callers) are reported once, where the fix removes the whole leak:
-when a forward whose output nothing differentiates records them, LL201 reports that forward (its
-message names the list and its line; LL103 reports a sampler chain instead) and `no_grad` there
-frees the kept graphs too, so the keep is only shown with low confidence. When no such forward is
-reported (the forward's output is differentiated on another path, as a flow trained through its
-`sample()` and then sampled from), the keep is the place to fix and is reported at the default
-confidence. Measured on bench/realcode:
+functions and back to their callers, and follows a value inside dicts and tuples by key and
+position) are reported once. When the forward that records them runs in a helper the loop calls
+per input (`flow.sample()`, a per-frame `extract(model, path)`), the keep is where memory grows
+(the helper alone frees its graph every call): it is reported at the default confidence, its
+message naming the forward, and LL201 leaves that forward to this finding. When the forward runs
+in the same function as the keep, or a loop of its own carries its output (a sampler's chain),
+LL201 (or LL103) reports the forward, whose `no_grad` frees the kept graphs too, and the keep is
+shown with low confidence. When the graphs may still be differentiated, the keep is a guess (low
+confidence). Measured on bench/realcode:
 no finding at the default confidence; the four earlier false positives (a no_grad helper, a
 REINFORCE list joined through `extend`, `uint8` images from a traced generator, an optimizer
 wrapper built by a nested class) are fixed.
@@ -310,8 +312,9 @@ class Agent:
         loss = torch.cat([-p for p in probs]).sum()
         loss.backward()
 """,
-        # a model run per input, its outputs gathered for a caller that never backpropagates them:
-        # the evaluation pass records graphs for nothing (LL201's finding); low confidence here
+        # a model run per input in the function that gathers its outputs, for a caller that never
+        # backpropagates them: the forward, in view of the list, is LL201's finding (its no_grad
+        # frees the kept graphs too); low confidence here
         """
 import torch.nn as nn
 class Detector(nn.Module):
@@ -327,25 +330,6 @@ if __name__ == "__main__":
     model.eval()
     feats = process_video(model, list_frames())
     save(feats)
-""",
-        # samples drawn until enough are accepted, from a forward whose output nothing
-        # differentiates: LL201 reports the forward (naming the list), the keep is low confidence
-        """
-import torch
-import torch.nn as nn
-class Flow(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.net = nn.Linear(4, 8)
-    def sample(self, n):
-        return self.net(torch.randn(n, 4))
-def draw(flow, count):
-    accepted = []
-    while len(accepted) < count:
-        candidates = flow.sample(256)
-        accepted.append(candidates[candidates[:, 0] > 0])
-    return torch.cat(accepted)
-print(draw(Flow(), 10).shape)
 """,
         # a helper called with requires_grad=False from every call runs its no_grad branch
         """
@@ -429,6 +413,26 @@ for x, y in loader:
     loss.backward()
     collector.add("step", 1)
     collector.add("loss", loss)  # expect: LL102
+""",
+        # samples drawn until enough are accepted, from a forward (in the flow's sample()) whose
+        # output nothing differentiates: the keep in the drawing loop is where graphs pile up,
+        # reported here (naming the forward; LL201 leaves that forward to this finding)
+        """
+import torch
+import torch.nn as nn
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 8)
+    def sample(self, n):
+        return self.net(torch.randn(n, 4))
+def draw(flow, count):
+    accepted = []
+    while len(accepted) < count:
+        candidates = flow.sample(256)
+        accepted.append(candidates[candidates[:, 0] > 0])  # expect: LL102
+    return torch.cat(accepted)
+print(draw(Flow(), 10).shape)
 """,
         # samples drawn from a flow that is trained through the same sample(): the forward's
         # output is differentiated in training, so the keep is where the sampling loop leaks
@@ -527,14 +531,26 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             culprit = graphs[0]
             if len(graphs) > 1 and isinstance(graphs[-1], (cst.List, cst.Tuple)):
                 graphs.pop()  # `[loss, loss * 2]`: detach each element, not the list
+            forward = lifetime.unused_forward_line
             yield Violation(
                 node=fact.node,
                 message=(
                     f"'{facts.describe(culprit)}' is stored in '{container}' with its autograd graph; "
                     f"'{container}' outlives the iteration, so every stored graph stays alive"
+                    + (
+                        f"; nothing differentiates what it keeps: the forward at line {forward} records "
+                        "those graphs for nothing"
+                        if forward is not None
+                        else ""
+                    )
                 ),
                 confidence=confidence,
-                help=_help(facts, culprit),
+                help=(
+                    f"run the forward at line {forward} under 'with torch.no_grad():' (its graphs are never used), "
+                    "or store a .detach() of what it computes"
+                    if forward is not None
+                    else _help(facts, culprit)
+                ),
                 statement=fact.line,
                 fix=detach_each_fix(facts, graphs, mapping_hint=True),
             )
@@ -594,7 +610,7 @@ def _collected_by_comprehension(facts: ModuleFacts, fact: StatementFact) -> Iter
 
 
 def _help(facts: ModuleFacts, stored: cst.BaseExpression) -> str | None:
-    if facts.value(stored).items is not None:
+    if facts.value(stored).items is not None or facts.value(stored).fields is not None:
         return "store a .detach() of every tensor it holds (or run what computes them under torch.no_grad())"
     receiver = facts.describe_receiver(stored)
     if receiver is None:

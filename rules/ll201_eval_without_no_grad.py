@@ -150,11 +150,12 @@ not a literal counts as read. A name bound again before a later read (`logits` r
 training forward) is followed only to the reads its binding reaches.
 Many findings are single forwards in notebooks and demos (`out = model(x); print(out.shape)`):
 true, and cheap. The finding is on the forward. When its output is then kept in a list across the
-iterations of a loop (samples drawn until enough are accepted, one result per video frame, in the
-same function or a caller), the message names the list and its line: one finding for one leak,
-since `no_grad` around the forward frees the kept graphs as well, while detaching at the list
-would leave each forward's peak; LL102 shows that keep only with low confidence. (bench/leaks
-marks the forward in some such cases and the list in others; the forward is reported in all.)
+iterations of a loop, the message names the list and its line. One finding for one leak: when the
+forward runs in a helper that the keeping loop calls once per input (samples drawn until enough
+are accepted, one result per video frame) and no loop of the helper carries its output, the
+graphs pile up at the keep, which LL102 reports (naming this forward), and the forward is only
+shown with low confidence; when the forward runs in the keeping function itself, or is part of a
+sampler's chain, the forward is the finding and LL102 shows the keep with low confidence.
 
 Measured on bench/realcode (32 repositories, 748k lines): 81 findings at the default confidence,
 all true (55 of them forwards whose output nothing differentiates: GAN sample grids written from
@@ -689,7 +690,14 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
         if with_grad is False:
             continue
         name = call.callee or facts.describe(call.node.func)
-        kept = _kept_across_iterations(facts, use, reached)
+        keeps = _kept_across_iterations(facts, use, reached)
+        reported = [store for store in keeps if _keep_reported(facts, store)]
+        kept = (reported or keeps or [None])[0]
+        confidence = Confidence.MEDIUM if with_grad else Confidence.LOW
+        if reported:
+            # The graphs pile up at the keep, which LL102 reports (naming this forward): one
+            # finding for one leak; this forward only shown with low confidence.
+            confidence = Confidence.LOW
         found[call] = Violation(
             node=call.node,
             message=(
@@ -703,7 +711,7 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
                     else ""
                 )
             ),
-            confidence=Confidence.MEDIUM if with_grad else Confidence.LOW,
+            confidence=confidence,
             help="run this forward under 'with torch.no_grad():' (or torch.inference_mode()): its output keeps its values, not the graph",
             statement=call.statement.line,  # type: ignore[union-attr]
             fix=_no_grad_fix(facts, call, statement_only=True),
@@ -711,19 +719,28 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
     return found
 
 
-def _kept_across_iterations(facts: ModuleFacts, use: GraphUse, reached) -> Store | None:
-    """A store that keeps what the forward's output flows into in a container a loop carries
-    (``accepted.append(sample)`` in a caller's sampling loop): where its graphs pile up. The
-    forward is the one finding for both (its ``no_grad`` removes the kept graphs too; LL102
-    shows the keep with low confidence)."""
+def _keep_reported(facts: ModuleFacts, store: Store) -> bool:
+    """LL102 reports ``store`` at the default confidence as the keep of graphs nothing
+    differentiates, recorded by an unused forward (``Lifetime.unused_forward_line``)."""
+    lifetime = facts.lifetime(store.statement, store.container)
+    if lifetime.unused_forward_line is None:
+        return False
+    confidence = lifetime.leak_confidence(Confidence.MEDIUM)
+    return confidence is not None and confidence is not Confidence.LOW
+
+
+def _kept_across_iterations(facts: ModuleFacts, use: GraphUse, reached) -> list[Store]:
+    """The stores that keep what the forward's output flows into in a container a loop carries
+    (``accepted.append(sample)`` in a caller's sampling loop): where its graphs pile up. When
+    LL102 reports such a keep, that finding (naming this forward) is the one for the leak."""
     names = use.reached_names(reached)
     if not names:
-        return None
-    for store in stores(facts):
-        fact = store.statement
-        if (fact.function, store.container) in names and facts.carry_loops(fact, store.container):
-            return store
-    return None
+        return []
+    return [
+        store
+        for store in stores(facts)
+        if (store.statement.function, store.container) in names and facts.carry_loops(store.statement, store.container)
+    ]
 
 
 #: Code that needs gradients during evaluation (adversarial examples, saliency maps, training

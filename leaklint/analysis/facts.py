@@ -57,10 +57,14 @@ class Lifetime:
     #: every read of it, into the file's functions and back to their callers): asked only for a
     #: local name carried by loops that run the model once per input.
     graph_unused: bool = False
-    #: What the target holds comes from a forward run with gradients on whose output nothing
-    #: differentiates: LL201 (or LL103, for a chain the loop carries) reports that forward, whose
-    #: ``no_grad`` removes this keep's graphs too.
-    recorded_by_unused_forward: bool = False
+    #: The line of a forward run with gradients on whose output nothing differentiates and
+    #: flows into the target: where the graphs it keeps are recorded for nothing (``no_grad``
+    #: there removes them too).
+    unused_forward_line: int | None = None
+    #: Such a forward is reported itself (LL201, or LL103): it runs in the function that keeps
+    #: the target (in view of the keep), or its output is carried by a loop around it (a
+    #: sampler's chain, whose graph grows in the helper already); the keep is then only a guess.
+    unused_forward_reported: bool = False
 
     @property
     def per_input(self) -> bool:
@@ -103,13 +107,14 @@ class Lifetime:
         if self.per_input and (self.graph_unused or not self.returned) and not self.reset_each_step:
             # A model run per input (per frame, per drawn sample), its outputs gathered with their
             # graphs, nothing differentiating what the target holds: every input's graph piles
-            # up for nothing until the target goes. When a forward whose output nothing
-            # differentiates records them, that forward is reported (LL201, or LL103 for a chain)
-            # and its no_grad removes these graphs too: one finding for one leak, the keep shown
-            # with low confidence. Otherwise (the forward's output is differentiated elsewhere,
-            # or the graph comes from code leaklint does not see as a forward) the keep is the
-            # place to fix. When the graphs may still be differentiated, a guess.
-            if self.graph_unused and not self.recorded_by_unused_forward:
+            # up for nothing until the target goes. One finding for one leak: when the forward
+            # that records them runs in this function, LL201 reports it (the no_grad around it
+            # and the loop frees these graphs too), and when a loop of its own carries its output
+            # (a sampler's chain) LL201/LL103 report it; when it runs in a helper the loop calls
+            # per input, the helper alone frees its graph every call, and the keep in this loop
+            # is where memory grows: reported here, naming the forward (LL201 leaves it to this
+            # finding). When the graphs may still be differentiated, a guess.
+            if self.graph_unused and not self.unused_forward_reported:
                 return confidence
             return Confidence.LOW
         # Only "structure" loops (over heads, layers, chunks) carry it: a value built for one step.
@@ -255,7 +260,7 @@ class ModuleFacts:
         )
         summary = self.summary(function)
         outer = fact.loops[: len(fact.loops) - len(carried)]
-        graph_unused = recorded_by_unused_forward = False
+        graph_unused, unused_forward_line, unused_forward_reported = False, None, False
         if (
             carried
             and "." not in target
@@ -266,7 +271,16 @@ class ModuleFacts:
 
             use = graph_use(self)
             graph_unused = not use.name_flow(function, target)[0]
-            recorded_by_unused_forward = graph_unused and use.reached_by_unused_forward(function, target)
+            forwards = use.unused_forwards_into(function, target) if graph_unused else []
+            if forwards:
+                from leaklint.analysis.carry import carried_states
+
+                chains = [(carry.function, carry.name) for carry in carried_states(self) if carry.loop is not None]
+                unused_forward_reported = any(
+                    owner is function or any(use.reaches_name(reached, where, name) for where, name in chains)
+                    for _, owner, reached in forwards
+                )
+                unused_forward_line = self.line_of(forwards[0][0])
         return Lifetime(
             target=target,
             carried_by=carried,
@@ -278,7 +292,8 @@ class ModuleFacts:
             returned=target in summary.returned_names and self.result_backpropagated(function),
             reset_each_step=bool(outer) and outer[-1].is_iteration_loop,
             graph_unused=graph_unused,
-            recorded_by_unused_forward=recorded_by_unused_forward,
+            unused_forward_line=unused_forward_line,
+            unused_forward_reported=unused_forward_reported,
         )
 
     def _bound_before(self, fact: StatementFact, target: str, loop: cst.CSTNode) -> bool:

@@ -305,14 +305,16 @@ class GraphUse:
             current = parents.get(current)
         return current
 
-    def reached_by_unused_forward(self, function: FunctionInfo, name: str) -> bool:
-        """Whether a forward run with gradients on (in a function the file shows running with
-        them) whose output nothing differentiates flows into local ``name`` of ``function``: the
-        forward is where the graph ``name`` holds is recorded for nothing."""
-        for call, reached in self._unused_forward_flows():
-            if self.reaches_name(reached, function, name):
-                return True
-        return False
+    def unused_forwards_into(self, function: FunctionInfo, name: str) -> list[tuple[cst.Call, FunctionInfo, frozenset[FlowNode]]]:
+        """(call, its function, where its output flows) for the forwards run with gradients on
+        (in functions the file shows running with them) whose output nothing differentiates and
+        flows into local ``name`` of ``function``: where the graphs ``name`` holds are recorded
+        for nothing."""
+        return [
+            (call.node, call.statement.function, reached)  # type: ignore[attr-defined]
+            for call, reached in self._unused_forward_flows()
+            if self.reaches_name(reached, function, name)
+        ]
 
     def _unused_forward_flows(self) -> list[tuple[object, frozenset[FlowNode]]]:
         """(model call, the names its output flows into) for every forward run with gradients

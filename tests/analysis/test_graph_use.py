@@ -331,3 +331,58 @@ def test_a_binding_in_a_branch_keeps_every_read():
     assert not unused(facts, "model")
 
 
+
+def _keep_at(facts: ModuleFacts, line: int, container: str):
+    fact = next(f for f in facts.statements() if facts.line_of(f.node) == line)
+    return facts.lifetime(fact, container)
+
+
+_FLOW = """
+import torch
+import torch.nn as nn
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 8)
+    def sample(self, n):
+        return self.net(torch.randn(n, 4))
+"""
+
+
+def test_a_keep_of_a_helpers_forward_is_the_finding_and_names_the_forward():
+    facts = facts_of(
+        _FLOW
+        + """
+def draw(flow, count):
+    accepted = []
+    while len(accepted) < count:
+        candidates = flow.sample(256)
+        accepted.append(candidates[candidates[:, 0] > 0])
+    return torch.cat(accepted)
+print(draw(Flow(), 10).shape)
+"""
+    )
+    lifetime = _keep_at(facts, 15, "accepted")
+    assert lifetime.graph_unused and lifetime.unused_forward_line == 9
+    assert not lifetime.unused_forward_reported
+    assert lifetime.leak_confidence(Confidence.MEDIUM) is Confidence.MEDIUM
+
+
+def test_a_keep_next_to_its_forward_leaves_the_finding_to_the_forward():
+    facts = facts_of(
+        _FLOW
+        + """
+    def forward(self, x):
+        return self.net(x)
+def draw(flow, count):
+    accepted = []
+    while len(accepted) < count:
+        candidates = flow(torch.randn(256, 4))
+        accepted.append(candidates[candidates[:, 0] > 0])
+    return torch.cat(accepted)
+print(draw(Flow(), 10).shape)
+"""
+    )
+    lifetime = _keep_at(facts, 17, "accepted")
+    assert lifetime.graph_unused and lifetime.unused_forward_reported
+    assert lifetime.leak_confidence(Confidence.MEDIUM) is Confidence.LOW
