@@ -30,7 +30,7 @@ class TensorCollection(Rule):
     needs = TORCH_CODE & LOOPS_OR_FUNCTIONS
     needs_above_low = GRAPH_EVIDENCE
     #: bench/realcode (true, false, debatable) and bench/leaks (true, false), after the graph-kept pass.
-    measured = Measured(realcode=(0, 0, 0), leaks=(15, 0))
+    measured = Measured(realcode=(0, 0, 0), leaks=(22, 2))
     docs = """
 ## What it finds
 A graph-attached tensor (a loss, a model output, or something computed from one outside
@@ -113,9 +113,17 @@ or in a function that runs every step. A bounded queue (`deque(maxlen=N)`) keeps
 and is not reported. A helper that every call in the file drives down its `torch.no_grad()` branch
 (`requires_grad=False`) is followed down that branch only. A REINFORCE-style list whose items
 another method joins (`probs.extend(self.saved_log_probs[k])`) and backpropagates is kept on
-purpose. Outputs of a model run once per input (frames, samples) gathered by a function whose
-callers in the file never backpropagate the result are low confidence: the root cause is an
-evaluation pass with gradients on, which LL201 reports at the forward. Measured on bench/realcode:
+purpose. Outputs of a model run once per input (frames, drawn samples) gathered in a list that
+nothing differentiates afterwards (`leaklint.analysis.graph_use` follows the list into the file's
+functions and back to their callers, and follows a value inside dicts and tuples by key and
+position) are reported once. When the forward that records them runs in a helper the loop calls
+per input (`flow.sample()`, a per-frame `extract(model, path)`), the keep is where memory grows
+(the helper alone frees its graph every call): it is reported at the default confidence, its
+message naming the forward, and LL201 leaves that forward to this finding. When the forward runs
+in the same function as the keep, or a loop of its own carries its output (a sampler's chain),
+LL201 (or LL103) reports the forward, whose `no_grad` frees the kept graphs too, and the keep is
+shown with low confidence. When the graphs may still be differentiated, the keep is a guess (low
+confidence). Measured on bench/realcode:
 no finding at the default confidence; the four earlier false positives (a no_grad helper, a
 REINFORCE list joined through `extend`, `uint8` images from a traced generator, an optimizer
 wrapper built by a nested class) are fixed.
@@ -304,8 +312,9 @@ class Agent:
         loss = torch.cat([-p for p in probs]).sum()
         loss.backward()
 """,
-        # a model run per input, its outputs gathered for a caller that never backpropagates them:
-        # the evaluation pass records graphs for nothing (LL201's finding); low confidence here
+        # a model run per input in the function that gathers its outputs, for a caller that never
+        # backpropagates them: the forward, in view of the list, is LL201's finding (its no_grad
+        # frees the kept graphs too); low confidence here
         """
 import torch.nn as nn
 class Detector(nn.Module):
@@ -405,6 +414,51 @@ for x, y in loader:
     collector.add("step", 1)
     collector.add("loss", loss)  # expect: LL102
 """,
+        # samples drawn until enough are accepted, from a forward (in the flow's sample()) whose
+        # output nothing differentiates: the keep in the drawing loop is where graphs pile up,
+        # reported here (naming the forward; LL201 leaves that forward to this finding)
+        """
+import torch
+import torch.nn as nn
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 8)
+    def sample(self, n):
+        return self.net(torch.randn(n, 4))
+def draw(flow, count):
+    accepted = []
+    while len(accepted) < count:
+        candidates = flow.sample(256)
+        accepted.append(candidates[candidates[:, 0] > 0])  # expect: LL102
+    return torch.cat(accepted)
+print(draw(Flow(), 10).shape)
+""",
+        # samples drawn from a flow that is trained through the same sample(): the forward's
+        # output is differentiated in training, so the keep is where the sampling loop leaks
+        """
+import torch
+import torch.nn as nn
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 8)
+    def sample(self, n):
+        return self.net(torch.randn(n, 4))
+flow = Flow()
+optimizer = torch.optim.Adam(flow.parameters())
+for step in range(100):
+    loss = flow.sample(64).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+def draw(flow, count):
+    accepted = []
+    while len(accepted) < count:
+        candidates = flow.sample(256)
+        accepted.append(candidates[candidates[:, 0] > 0])  # expect: LL102
+    return torch.cat(accepted)
+print(draw(flow, 10).shape)
+""",
         # a closure the optimizer calls several times per step (L-BFGS)
         """
 import torch
@@ -477,14 +531,26 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             culprit = graphs[0]
             if len(graphs) > 1 and isinstance(graphs[-1], (cst.List, cst.Tuple)):
                 graphs.pop()  # `[loss, loss * 2]`: detach each element, not the list
+            forward = lifetime.unused_forward_line
             yield Violation(
                 node=fact.node,
                 message=(
                     f"'{facts.describe(culprit)}' is stored in '{container}' with its autograd graph; "
                     f"'{container}' outlives the iteration, so every stored graph stays alive"
+                    + (
+                        f"; nothing differentiates what it keeps: the forward at line {forward} records "
+                        "those graphs for nothing"
+                        if forward is not None
+                        else ""
+                    )
                 ),
                 confidence=confidence,
-                help=_help(facts, culprit),
+                help=(
+                    f"run the forward at line {forward} under 'with torch.no_grad():' (its graphs are never used), "
+                    "or store a .detach() of what it computes"
+                    if forward is not None
+                    else _help(facts, culprit)
+                ),
                 statement=fact.line,
                 fix=detach_each_fix(facts, graphs, mapping_hint=True),
             )
@@ -544,6 +610,8 @@ def _collected_by_comprehension(facts: ModuleFacts, fact: StatementFact) -> Iter
 
 
 def _help(facts: ModuleFacts, stored: cst.BaseExpression) -> str | None:
+    if facts.value(stored).items is not None or facts.value(stored).fields is not None:
+        return "store a .detach() of every tensor it holds (or run what computes them under torch.no_grad())"
     receiver = facts.describe_receiver(stored)
     if receiver is None:
         return None

@@ -8,6 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis.carry import carried_states, detached_each_iteration
+from leaklint.analysis.containers import Store, stores
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.graph_use import GraphUse, frozen_models, graph_use
 from leaklint.analysis.names import dotted_name
@@ -37,7 +38,7 @@ class EvalWithoutNoGrad(Rule):
     #: on the dataflow of a file that imports torch and has a model.
     needs_above_low = GRAPH_EVIDENCE & Names("eval", "train", "torch")
     #: bench/realcode (true, false, debatable) and bench/leaks (true, false), issue 22.
-    measured = Measured(realcode=(81, 0, 0), leaks=(11, 2))
+    measured = Measured(realcode=(82, 0, 0), leaks=(17, 2))
     docs = """
 ## What it finds
 A forward call of a model (`model(x)`, `self.model(x)`, `model.forward(x)`, `self(x)`) in
@@ -141,16 +142,25 @@ often runs without gradients, as YOLOv5's hub models do). A loop that detaches w
 every iteration (`x = x.detach()`) cuts the graph on purpose and is not reported. A forward whose
 output is dropped right away (a statement of its own, `G(z).detach()`) costs only the forward's
 own activations and is not reported: the same pattern is how forward hooks capture features for a
-later loss. What leaklint cannot follow counts as a use, so graphs kept in dictionaries next to
-data that a loss reads (`trajectories.append({"tokens": t, "logp": logp})`) stay unreported.
+later loss. What leaklint cannot follow counts as a use. A value is followed inside the dicts,
+tuples and lists that hold it, by literal key and position: graphs kept in dictionaries next to
+data that a loss reads (`trajectories.append({"tokens": t, "old_logp": logp})`, where the loss
+only reads `traj["old_logp"].detach()`) are reported, while a dict entry read under a key that is
+not a literal counts as read. A name bound again before a later read (`logits` reassigned by the
+training forward) is followed only to the reads its binding reaches.
 Many findings are single forwards in notebooks and demos (`out = model(x); print(out.shape)`):
-true, and cheap. The finding is on the forward; when its output is then collected in a list across
-iterations, LL102 reports the list as well (bench/leaks marks only the list in two such cases, and
-counts the forward as a false positive).
+true, and cheap. The finding is on the forward. When its output is then kept in a list across the
+iterations of a loop, the message names the list and its line. One finding for one leak: when the
+forward runs in a helper that the keeping loop calls once per input (samples drawn until enough
+are accepted, one result per video frame) and no loop of the helper carries its output, the
+graphs pile up at the keep, which LL102 reports (naming this forward), and the forward is only
+shown with low confidence; when the forward runs in the keeping function itself, or is part of a
+sampler's chain, the forward is the finding and LL102 shows the keep with low confidence.
 
-Measured on bench/realcode (32 repositories, 748k lines): 81 findings at the default confidence,
-all true (55 of them forwards whose output nothing differentiates: GAN sample grids written from
-the training loop, DQN action selection, an RND predictor read through `.data`, a discriminator
+Measured on bench/realcode (32 repositories, 748k lines): 82 findings at the default confidence,
+all true (56 of them forwards whose output nothing differentiates: GAN sample grids written from
+the training loop, one of them, dcgan's, to a name the next iteration binds again before its
+backward reads it, DQN action selection, an RND predictor read through `.data`, a discriminator
 loss that is never backpropagated, notebook and smoke-test forwards).
 
 ## References
@@ -379,6 +389,33 @@ results.print()
 """,
     )
     INVALID = (
+        # GRPO-style rollouts: the sampled tokens are trained on later, the rollout's log-probs
+        # only as detached old values, so the rollout forwards' graphs are never used
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+def grpo_step(policy, optimizer, prompt):
+    trajectories = []
+    for _ in range(8):
+        tokens = prompt.clone()
+        step_logps = []
+        for _ in range(32):
+            logits = policy(tokens)[:, -1]  # expect: LL201
+            next_token = torch.multinomial(logits.softmax(-1), 1)
+            step_logps.append(F.log_softmax(logits, -1).gather(1, next_token))
+            tokens = torch.cat([tokens, next_token], dim=1)
+        trajectories.append({"tokens": tokens, "old_logp": torch.cat(step_logps, 1)})
+    loss = 0.0
+    for traj in trajectories:
+        new_logp = F.log_softmax(policy(traj["tokens"]), -1).mean()
+        loss = loss - torch.exp(new_logp - traj["old_logp"].detach()).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+policy = nn.Sequential(nn.Embedding(100, 16), nn.Linear(16, 100))
+grpo_step(policy, torch.optim.Adam(policy.parameters()), torch.zeros(1, 4, dtype=torch.long))
+""",
         """
 def evaluate(model, loader):
     model.eval()
@@ -654,19 +691,57 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
         if with_grad is False:
             continue
         name = call.callee or facts.describe(call.node.func)
+        keeps = _kept_across_iterations(facts, use, reached)
+        reported = [store for store in keeps if _keep_reported(facts, store)]
+        kept = (reported or keeps or [None])[0]
+        confidence = Confidence.MEDIUM if with_grad else Confidence.LOW
+        if reported:
+            # The graphs pile up at the keep, which LL102 reports (naming this forward): one
+            # finding for one leak; this forward only shown with low confidence.
+            confidence = Confidence.LOW
         found[call] = Violation(
             node=call.node,
             message=(
                 f"'{name}' runs with gradients enabled, but nothing differentiates its output (it only "
                 "ends up in values, files or logs): the forward records an autograd graph that is never "
                 "used and keeps it alive while the output lives"
+                + (
+                    f"; the output is kept in '{kept.container}' (line {facts.line_of(kept.statement.node)}) across "
+                    "the iterations of a loop, so every iteration's graph stays alive until it goes"
+                    if kept is not None
+                    else ""
+                )
             ),
-            confidence=Confidence.MEDIUM if with_grad else Confidence.LOW,
+            confidence=confidence,
             help="run this forward under 'with torch.no_grad():' (or torch.inference_mode()): its output keeps its values, not the graph",
             statement=call.statement.line,  # type: ignore[union-attr]
             fix=_no_grad_fix(facts, call, statement_only=True),
         )
     return found
+
+
+def _keep_reported(facts: ModuleFacts, store: Store) -> bool:
+    """LL102 reports ``store`` at the default confidence as the keep of graphs nothing
+    differentiates, recorded by an unused forward (``Lifetime.unused_forward_line``)."""
+    lifetime = facts.lifetime(store.statement, store.container)
+    if lifetime.unused_forward_line is None:
+        return False
+    confidence = lifetime.leak_confidence(Confidence.MEDIUM)
+    return confidence is not None and confidence is not Confidence.LOW
+
+
+def _kept_across_iterations(facts: ModuleFacts, use: GraphUse, reached) -> list[Store]:
+    """The stores that keep what the forward's output flows into in a container a loop carries
+    (``accepted.append(sample)`` in a caller's sampling loop): where its graphs pile up. When
+    LL102 reports such a keep, that finding (naming this forward) is the one for the leak."""
+    names = use.reached_names(reached)
+    if not names:
+        return []
+    return [
+        store
+        for store in stores(facts)
+        if (store.statement.function, store.container) in names and facts.carry_loops(store.statement, store.container)
+    ]
 
 
 #: Code that needs gradients during evaluation (adversarial examples, saliency maps, training

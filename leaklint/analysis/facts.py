@@ -53,6 +53,18 @@ class Lifetime:
     returned: bool
     #: An enclosing loop that is not carried re-creates the target every training step.
     reset_each_step: bool
+    #: Nothing ever differentiates what the target holds (``leaklint.analysis.graph_use`` follows
+    #: every read of it, into the file's functions and back to their callers): asked only for a
+    #: local name carried by loops that run the model once per input.
+    graph_unused: bool = False
+    #: The line of a forward run with gradients on whose output nothing differentiates and
+    #: flows into the target: where the graphs it keeps are recorded for nothing (``no_grad``
+    #: there removes them too).
+    unused_forward_line: int | None = None
+    #: Such a forward is reported itself (LL201, or LL103): it runs in the function that keeps
+    #: the target (in view of the keep), or its output is carried by a loop around it (a
+    #: sampler's chain, whose graph grows in the helper already); the keep is then only a guess.
+    unused_forward_reported: bool = False
 
     @property
     def per_input(self) -> bool:
@@ -92,11 +104,18 @@ class Lifetime:
                 # model's method): a bounded structure the caller asked for.
                 return None
             return confidence
-        if self.per_input and not self.returned and not self.reset_each_step:
-            # A model run per input, its outputs gathered with their graphs and no backward
-            # through them (the function's callers do not backpropagate what it returns): the
-            # root cause is usually an evaluation pass run with gradients on, LL201's finding;
-            # shown with low confidence so the collection is not reported twice.
+        if self.per_input and (self.graph_unused or not self.returned) and not self.reset_each_step:
+            # A model run per input (per frame, per drawn sample), its outputs gathered with their
+            # graphs, nothing differentiating what the target holds: every input's graph piles
+            # up for nothing until the target goes. One finding for one leak: when the forward
+            # that records them runs in this function, LL201 reports it (the no_grad around it
+            # and the loop frees these graphs too), and when a loop of its own carries its output
+            # (a sampler's chain) LL201/LL103 report it; when it runs in a helper the loop calls
+            # per input, the helper alone frees its graph every call, and the keep in this loop
+            # is where memory grows: reported here, naming the forward (LL201 leaves it to this
+            # finding). When the graphs may still be differentiated, a guess.
+            if self.graph_unused and not self.unused_forward_reported:
+                return confidence
             return Confidence.LOW
         # Only "structure" loops (over heads, layers, chunks) carry it: a value built for one step.
         if self.returned or self.reset_each_step:
@@ -241,6 +260,27 @@ class ModuleFacts:
         )
         summary = self.summary(function)
         outer = fact.loops[: len(fact.loops) - len(carried)]
+        graph_unused, unused_forward_line, unused_forward_reported = False, None, False
+        if (
+            carried
+            and "." not in target
+            and not any(loop.is_iteration_loop for loop in carried)
+            and any(loop.repeats_per_input or loop.runs_model for loop in carried)
+        ):
+            from leaklint.analysis.graph_use import graph_use
+
+            use = graph_use(self)
+            graph_unused = not use.name_flow(function, target)[0]
+            forwards = use.unused_forwards_into(function, target) if graph_unused else []
+            if forwards:
+                from leaklint.analysis.carry import carried_states
+
+                chains = [(carry.function, carry.name) for carry in carried_states(self) if carry.loop is not None]
+                unused_forward_reported = any(
+                    owner is function or any(use.reaches_name(reached, where, name) for where, name in chains)
+                    for _, owner, reached in forwards
+                )
+                unused_forward_line = self.line_of(forwards[0][0])
         return Lifetime(
             target=target,
             carried_by=carried,
@@ -251,6 +291,9 @@ class ModuleFacts:
             or (is_attribute and target in self.index.backward_consumed),
             returned=target in summary.returned_names and self.result_backpropagated(function),
             reset_each_step=bool(outer) and outer[-1].is_iteration_loop,
+            graph_unused=graph_unused,
+            unused_forward_line=unused_forward_line,
+            unused_forward_reported=unused_forward_reported,
         )
 
     def _bound_before(self, fact: StatementFact, target: str, loop: cst.CSTNode) -> bool:

@@ -30,24 +30,51 @@ from typing import TYPE_CHECKING, Iterable, Union
 import libcst as cst
 
 from leaklint.analysis import torch_api
+from leaklint.analysis.containers import literal_key
 from leaklint.analysis.names import dotted_name
-from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, backward_target
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, backward_target, bound_names
 from leaklint.analysis.values import Kind, Role
-from leaklint.analysis.walk import children
+from leaklint.analysis.walk import children, not_into_scopes, walk
 from leaklint.findings import Confidence
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
 
+#: A step of a :data:`Path`: where, inside a container, the followed value sits.
+#: ``ANY``: an element of a list, set or other iterable, or a dict entry under a key not written
+#: as a literal; ``("k", key)``: the entry of a dict under the literal ``key``; ``("i", n)``: the
+#: ``n``-th element of a tuple.
+ANY = "*"
+Step = Union[str, tuple]
+#: Where the followed value sits inside the value of a name or an expression, outermost first:
+#: ``()`` is the value itself; ``(ANY, ("k", "logp"))`` is the ``"logp"`` entry of the dicts a
+#: list holds (``trajectories.append({"tokens": t, "logp": logp})``). A path only lets the flow
+#: end where the code reads another part of the container (``traj["tokens"]``); whatever the
+#: analysis does not understand drops the path (the whole container counts as the value), so a
+#: path can only take flows away that provably do not carry the graph.
+Path = tuple
+_MAX_PATH = 4
+
+
+#: The binding of a parameter: what the call passed, before the body rebinds it.
+_ENTRY = "entry"
+
+
 @dataclass(frozen=True)
 class _NameNode:
     scope: object  # FunctionInfo or a comprehension node
     name: str
+    path: Path = ()
+    #: The statement whose binding of ``name`` holds the followed value (an assignment, a ``for``
+    #: or ``with`` statement, or ``_ENTRY`` for a parameter): only the reads that binding reaches
+    #: are followed (``logits`` bound again before the training forward reads it). None: every read.
+    binding: object = None
 
 
 @dataclass(frozen=True)
 class _ReturnNode:
     function: FunctionInfo
+    path: Path = ()
 
 
 #: Where a flow goes next: the reads of a name in a scope (a function, or a comprehension node
@@ -93,6 +120,10 @@ class GraphUse:
         self._sites: dict[FunctionInfo, list[tuple[cst.Call, FunctionInfo]] | None] = {}
         self._model_calls: frozenset[cst.Call] | None = None
         self._trainers: frozenset[str] | None = None
+        self._unused_forwards: list[tuple[object, frozenset[FlowNode]]] | None = None
+        self._reaching: dict[cst.Name, object] = {}
+        #: scope -> name -> the ``name += ...`` statements there.
+        self._augmented: dict[object, dict[str, list[cst.AugAssign]]] = {}
 
     # ==== queries ===============================================================================
     def expression_unused(self, expr: cst.BaseExpression, function: FunctionInfo) -> bool:
@@ -274,9 +305,43 @@ class GraphUse:
             current = parents.get(current)
         return current
 
+    def unused_forwards_into(self, function: FunctionInfo, name: str) -> list[tuple[cst.Call, FunctionInfo, frozenset[FlowNode]]]:
+        """(call, its function, where its output flows) for the forwards run with gradients on
+        (in functions the file shows running with them) whose output nothing differentiates and
+        flows into local ``name`` of ``function``: where the graphs ``name`` holds are recorded
+        for nothing."""
+        return [
+            (call.node, call.statement.function, reached)  # type: ignore[attr-defined]
+            for call, reached in self._unused_forward_flows()
+            if self.reaches_name(reached, function, name)
+        ]
+
+    def _unused_forward_flows(self) -> list[tuple[object, frozenset[FlowNode]]]:
+        """(model call, the names its output flows into) for every forward run with gradients
+        on whose output nothing differentiates, in a function that runs with gradients."""
+        if self._unused_forwards is None:
+            found = []
+            for call in self.facts.model_calls():
+                fact = call.statement
+                if call.grad is not GradMode.ENABLED or fact is None:
+                    continue
+                if self.model_confidence(call.node.func, fact.function) is Confidence.LOW:
+                    continue
+                used, reached = self.expression_flow(call.node, fact.function)
+                if used or not reached or not self.runs_with_grad(fact.function):
+                    continue
+                found.append((call, reached))
+            self._unused_forwards = found
+        return self._unused_forwards
+
+    @staticmethod
+    def reached_names(reached: Iterable[FlowNode]) -> set[tuple[FunctionInfo, str]]:
+        """(function, local name) for the names among ``reached`` (comprehension targets left out)."""
+        return {(node.scope, node.name) for node in reached if isinstance(node, _NameNode) and isinstance(node.scope, FunctionInfo)}
+
     @staticmethod
     def reaches_name(reached: Iterable[FlowNode], function: FunctionInfo, name: str) -> bool:
-        return _NameNode(function, name) in set(reached)
+        return any(isinstance(node, _NameNode) and node.scope is function and node.name == name for node in reached)
 
     # ==== exploring =============================================================================
     def _explore(self, start: Iterable[FlowNode]) -> tuple[bool, frozenset[FlowNode]]:
@@ -308,12 +373,12 @@ class GraphUse:
             if not sites:
                 return True, frozenset()  # callers this file does not show
             for call, caller in sites:
-                used, more = self._expr_flow(call, caller)
+                used, more = self._expr_flow(call, caller, node.path)
                 if used:
                     return True, frozenset()
                 successors |= more
             return False, frozenset(successors)
-        scope, name = node.scope, node.name
+        scope, name, path = node.scope, node.name, node.path
         if name in self._captured_in(scope):
             return True, frozenset()  # a closure keeps it
         if isinstance(scope, FunctionInfo):
@@ -322,17 +387,28 @@ class GraphUse:
             if scope.node is not None and name in _declared_outside(scope.node):
                 return True, frozenset()
         function = scope if isinstance(scope, FunctionInfo) else self._function_of(scope)
+        if node.binding is not None and isinstance(scope, FunctionInfo):
+            for augmented in self._augmented.get(scope, {}).get(name, ()):
+                reaching = self._reaching_binding(augmented.target)  # type: ignore[arg-type]
+                if reaching is None or reaching is node.binding:
+                    kept = path if path and path[0] == ANY else ()
+                    successors.add(_NameNode(scope, name, kept, augmented))
         for read in self._reads_in(scope).get(name, ()):
-            used, more = self._expr_flow(read, function)
+            if node.binding is not None and isinstance(scope, FunctionInfo):
+                reaching = self._reaching_binding(read)
+                if reaching is not None and reaching is not node.binding:
+                    continue  # another binding of the name is the one this read sees
+            used, more = self._expr_flow(read, function, path)
             if used:
                 return True, frozenset()
             successors |= more
         return False, frozenset(successors)
 
     # ==== one expression, up to where its value goes ============================================
-    def _expr_flow(self, expr: cst.CSTNode, function: FunctionInfo) -> tuple[bool, set[FlowNode]]:
+    def _expr_flow(self, expr: cst.CSTNode, function: FunctionInfo, path: Path = ()) -> tuple[bool, set[FlowNode]]:
         """Follow the value of ``expr`` up through the expressions around it, to the statement
-        that binds, returns, stores or drops it."""
+        that binds, returns, stores or drops it. ``path``: where the followed value sits inside
+        the value of ``expr`` (``()``: it is that value)."""
         parents = self._parent_map()
         successors: set[FlowNode] = set()
         current: cst.CSTNode = expr
@@ -346,6 +422,14 @@ class GraphUse:
                     return True, successors
                 grand = parents.get(parent)
                 if type(grand) is cst.Call and grand.func is parent:
+                    if path:
+                        found = _container_method(grand, parent.attr.value, path)
+                        if found is None:
+                            return False, successors  # the call reads another part of the container
+                        path = found
+                        if path:
+                            current = grand
+                            continue
                     verdict = self._method_on_value(grand, parent.attr.value, function, successors)
                     if verdict is not None:
                         return verdict, successors
@@ -354,6 +438,7 @@ class GraphUse:
                 attribute = parent.attr.value
                 if attribute in torch_api.NON_TENSOR_ATTRIBUTES or attribute in torch_api.DETACHED_ATTRIBUTES:
                     return False, successors
+                path = ()
                 current = parent
             elif kind is cst.Arg:
                 if parent.keyword is current:
@@ -361,7 +446,7 @@ class GraphUse:
                 call = parents.get(parent)
                 if type(call) is not cst.Call:
                     return True, successors
-                verdict = self._argument_of(call, parent, function, successors)
+                verdict, path = self._argument_of(call, parent, function, successors, path)
                 if verdict is not None:
                     return verdict, successors
                 current = call
@@ -369,25 +454,33 @@ class GraphUse:
                 return True, successors  # the value itself is called
             elif kind in (cst.Element, cst.StarredElement, cst.DictElement, cst.StarredDictElement):
                 holder = parents.get(parent)
-                if holder is None:
+                if holder is None or type(holder) not in (cst.List, cst.Tuple, cst.Set, cst.Dict):
                     return True, successors
-                if type(holder) in (cst.List, cst.Tuple, cst.Set, cst.Dict):
-                    current = holder
-                else:
-                    return True, successors
+                path = _element_path(holder, parent, current, path)
+                current = holder
             elif kind in (cst.List, cst.Tuple, cst.Set, cst.Dict):
+                path = ()
                 current = parent
             elif kind is cst.Subscript:
                 if parent.value is not current:
                     return False, successors
+                found = _subscript_path(path, parent)
+                if found is None:
+                    return False, successors  # another key or position of the container
+                path = found
                 current = parent
             elif kind in (cst.SubscriptElement, cst.Index, cst.Slice):
                 return False, successors  # an index
-            elif kind is cst.BinaryOperation or kind is cst.BooleanOperation or kind is cst.Await:
+            elif kind is cst.BinaryOperation:
+                if path and not (path[0] == ANY and type(parent.operator) is cst.Add):
+                    path = ()  # `lst + [x]` keeps the elements where they are; anything else: the whole
+                current = parent
+            elif kind is cst.BooleanOperation or kind is cst.Await:
                 current = parent
             elif kind is cst.UnaryOperation:
                 if type(parent.operator) is cst.Not:
                     return False, successors
+                path = ()
                 current = parent
             elif kind in (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression, cst.FormattedString):
                 return False, successors
@@ -396,25 +489,29 @@ class GraphUse:
                     return False, successors
                 current = parent
             elif kind in _COMPREHENSIONS:
-                current = parent  # the element: the comprehension's result holds it
+                path = _push(ANY, path)  # the element: the comprehension's result holds it
+                current = parent
             elif kind is cst.CompFor:
                 if parent.iter is not current:
                     return True, successors
                 comprehension = self._comprehension_of(parent)
                 if comprehension is None:
                     return True, successors
-                successors.update(_NameNode(comprehension, name) for name in _target_names(parent.target))
+                successors.update(_NameNode(comprehension, name, part) for name, part in _destructured(parent.target, _iterated(path)))
                 return False, successors
             elif kind is cst.CompIf:
                 return False, successors
             elif kind is cst.NamedExpr:
                 if parent.value is not current:
                     return True, successors
-                successors.update(self._bind(parent.target, function))
+                bound = self._bind(parent.target, function, path)
+                if bound is None:
+                    return True, successors
+                successors.update(bound)
                 current = parent
             elif kind is cst.Assign:
                 for target in parent.targets:
-                    bound = self._bind(target.target, function)
+                    bound = self._bind(target.target, function, path, parent)
                     if bound is None:
                         return True, successors
                     successors.update(bound)
@@ -422,13 +519,13 @@ class GraphUse:
             elif kind is cst.AnnAssign or kind is cst.AugAssign:
                 if parent.value is not current:
                     return True, successors
-                bound = self._bind(parent.target, function)
+                bound = self._bind(parent.target, function, path, parent)
                 if bound is None:
                     return True, successors
                 successors.update(bound)
                 return False, successors
             elif kind is cst.Return:
-                successors.add(_ReturnNode(function))
+                successors.add(_ReturnNode(function, path))
                 return False, successors
             elif kind is cst.Expr:
                 return False, successors  # the result is dropped
@@ -437,7 +534,7 @@ class GraphUse:
             elif kind is cst.For:
                 if parent.iter is not current:
                     return True, successors
-                bound = self._bind(parent.target, function)
+                bound = self._bind(parent.target, function, _iterated(path), parent)
                 if bound is None:
                     return True, successors
                 successors.update(bound)
@@ -445,6 +542,17 @@ class GraphUse:
             else:
                 # yield, with, lambda bodies, decorators, defaults, match...: not followed
                 return True, successors
+
+    def _reaching_binding(self, read: cst.Name) -> object | None:
+        """The one binding of the name ``read`` reads that reaches it: the nearest statement
+        before it that surely binds the name (an assignment, the ``for`` or ``with`` statement
+        around it), or ``_ENTRY`` when nothing in the function binds it before; None when
+        several may (a binding in a branch or a loop before it, a loop around it that binds the
+        name later, ``try`` blocks)."""
+        found = self._reaching.get(read, self)
+        if found is self:
+            found = self._reaching[read] = _reaching_binding(read, self._parent_map())
+        return found
 
     def _method_on_value(self, call: cst.Call, method: str, function: FunctionInfo, successors: set[FlowNode]) -> bool | None:
         """``value.method(...)``: True (used), False (dead), None (the call's result carries it on)."""
@@ -454,66 +562,67 @@ class GraphUse:
             return False
         return None
 
-    def _argument_of(self, call: cst.Call, arg: cst.Arg, function: FunctionInfo, successors: set[FlowNode]) -> bool | None:
-        """The value is an argument of ``call``: True (used), False (dead), None (the call's
-        result carries it on)."""
+    def _argument_of(self, call: cst.Call, arg: cst.Arg, function: FunctionInfo, successors: set[FlowNode], path: Path = ()) -> tuple[bool | None, Path]:
+        """The value (at ``path`` inside the argument) is an argument of ``call``: (True, _) used,
+        (False, _) dead, (None, where) the call's result carries it on, at ``where`` inside it."""
         facts = self.facts
         imports = facts.imports
         if backward_target(call, imports) is not None:
-            return True
+            return True, ()
         if call in self._model_call_nodes():
-            return None
+            return None, ()
         func = call.func
         qualified = imports.resolve(func)
         if qualified is not None:
-            return self._library_call(qualified, call)
+            return self._library_call(qualified, call), ()
         if arg.star:
-            return True
+            return True, ()
         callee = self._local_callee(call, function)
         if callee is not None:
             info, bound = callee
             parameter = _parameter_for(info, call, arg, bound)
             if parameter is None:
-                return True
+                return True, ()
             if info.cls is not None and info.cls.is_module and info.name in ("forward", "__call__"):
-                return None
+                return None, ()
             # What the callee does with it, returning it to its call sites included, is the
             # flow of its parameter.
-            successors.add(_NameNode(info, parameter))
-            return False
+            successors.add(_NameNode(info, parameter, path, _ENTRY))
+            return False, ()
         if type(func) is cst.Name:
             name = func.value
             local_class = facts.structure.classes_by_name.get(name)
             if local_class is not None:
-                return None if local_class.is_module else True
+                return (None, ()) if local_class.is_module else (True, ())
             callee_value = facts.value(func)
             if callee_value.role in (Role.MODEL, Role.FROZEN_MODEL, Role.LOSS_FN):
-                return None
+                return None, ()
             if name in _DEAD_BUILTINS:
-                return False
+                return False, ()
             if name in _PASSING_BUILTINS:
-                return None
-            return True
+                return None, _builtin_result_path(name, call, arg, path)
+            return True, ()
         if type(func) is cst.Attribute:
             method = func.attr.value
             receiver = func.value
             receiver_value = facts.value(receiver)
             if receiver_value.role in (Role.MODEL, Role.FROZEN_MODEL, Role.LOSS_FN):
                 if method in self._training_methods():
-                    return True  # layer.train(x): a method of the file that runs a backward
-                return None  # model.encode(x), criterion.forward(x)
+                    return True, ()  # layer.train(x): a method of the file that runs a backward
+                return None, ()  # model.encode(x), criterion.forward(x)
             if method in _STORING_METHODS or (method.endswith("_") and not method.startswith("_")):
-                written = self._written_into(receiver, function)
+                stored = _stored_path(method, call, arg, path) if method in _STORING_METHODS else ()
+                written = self._written_into(receiver, function, stored)
                 if written is None:
-                    return True  # kept on an object
+                    return True, ()  # kept on an object
                 successors.update(written)
-                return False if method in _STORING_METHODS else None
+                return (False, ()) if method in _STORING_METHODS else (None, ())
             if receiver_value.kind in (Kind.GRAPH, Kind.DETACHED) and receiver_value.role is None:
-                return None  # a tensor method: ``a.mul(value)``
+                return None, ()  # a tensor method: ``a.mul(value)``
             if receiver_value.kind is Kind.NOT_TENSOR and receiver_value.role is None and method in ("join", "format"):
-                return False
-            return True
-        return True
+                return False, ()
+            return True, ()
+        return True, ()
 
     def _library_call(self, qualified: str, call: cst.Call) -> bool | None:
         if qualified in torch_api.BACKWARD_FUNCTIONS or qualified.startswith("torch.distributed"):
@@ -545,37 +654,41 @@ class GraphUse:
         return self._model_calls
 
     # ---- binding --------------------------------------------------------------------------------
-    def _bind(self, target: cst.BaseExpression, function: FunctionInfo) -> set[FlowNode] | None:
-        """Where a value assigned to ``target`` goes: the reads of the local names it binds, or
-        of the container a subscript target writes into; None when it is kept on an object."""
+    def _bind(self, target: cst.BaseExpression, function: FunctionInfo, path: Path = (), binding: object = None) -> set[FlowNode] | None:
+        """Where a value assigned to ``target`` goes (the followed value at ``path`` inside it):
+        the reads of the local names it binds, or of the container a subscript target writes
+        into; None when it is kept on an object."""
         found: set[FlowNode] = set()
-        kind = type(target)
-        if kind is cst.Tuple or kind is cst.List:
-            for element in target.elements:
-                inner = self._bind(element.value, function)
-                if inner is None:
+        for part, where in _destructured_targets(target, path):
+            kind = type(part)
+            if kind is cst.Subscript:
+                steps: list[Step] = []
+                base: cst.BaseExpression = part
+                while type(base) is cst.Subscript:
+                    steps.append(_written_step(base))  # type: ignore[arg-type]
+                    base = base.value  # type: ignore[attr-defined]
+                stored = where
+                for step in steps:  # innermost subscript first: ``c[a][b] = v`` puts v at (a, b)
+                    stored = _push(step, stored)
+                written = self._written_into(base, function, stored)
+                if written is None:
                     return None
-                found |= inner
-            return found
-        if kind is cst.StarredElement:
-            return self._bind(target.value, function)
-        if kind is cst.Subscript:
-            base = target.value
-            while type(base) is cst.Subscript:
-                base = base.value
-            return self._written_into(base, function)
-        if kind is cst.Name:
-            return {_NameNode(function, target.value)}
-        return None
+                found |= written
+            elif kind is cst.Name:
+                found.add(_NameNode(function, part.value, where, binding))  # type: ignore[attr-defined]
+            else:
+                return None
+        return found
 
-    def _written_into(self, container: cst.BaseExpression, function: FunctionInfo) -> set[FlowNode] | None:
-        """Where a value put into ``container`` (``c[k] = v``, ``c.append(v)``) goes: the reads of
-        the container, and when it is a parameter, of what each caller passed for it; None when
-        it is an object's attribute, or a parameter of a function whose callers are unknown."""
+    def _written_into(self, container: cst.BaseExpression, function: FunctionInfo, path: Path = ()) -> set[FlowNode] | None:
+        """Where a value put into ``container`` (``c[k] = v``, ``c.append(v)``) goes, at ``path``
+        inside the container: the reads of the container, and when it is a parameter, of what
+        each caller passed for it; None when it is an object's attribute, or a parameter of a
+        function whose callers are unknown."""
         if type(container) is not cst.Name:
             return None
         name = container.value
-        found: set[FlowNode] = {_NameNode(function, name)}
+        found: set[FlowNode] = {_NameNode(function, name, path)}
         if function.node is None or name not in function.params:
             return found
         if name in ("self", "cls"):
@@ -590,7 +703,7 @@ class GraphUse:
             if passed is None:
                 continue  # the default: a new object every call
             if type(passed) is cst.Name:
-                found.add(_NameNode(caller, passed.value))
+                found.add(_NameNode(caller, passed.value, path))
             elif dotted_name(passed) is not None:
                 return None  # the caller passes an attribute: kept on an object
         return found
@@ -692,6 +805,9 @@ class GraphUse:
                     else:
                         self._reads.setdefault(scope, {}).setdefault(node.value, []).append(node)
                 continue
+            if kind is cst.AugAssign and not nested and type(node.target) is cst.Name:  # type: ignore[attr-defined]
+                # ``loss += x`` reads the old value too: its new binding carries what the old held
+                self._augmented.setdefault(scope, {}).setdefault(node.target.value, []).append(node)  # type: ignore[attr-defined]
             if kind in (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal):
                 continue
             inner_scope, inner_nested = scope, nested
@@ -827,6 +943,262 @@ def _frozen_models(facts: ModuleFacts) -> frozenset[str]:
 def graph_use(facts: ModuleFacts) -> GraphUse:
     """The module's :class:`GraphUse`, built once per file."""
     return facts.derived(GraphUse)
+
+
+# ---- which binding a read sees -------------------------------------------------------------------
+_BLOCKS = (cst.IndentedBlock, cst.SimpleStatementSuite)
+
+
+def _reaching_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) -> object | None:
+    """See :meth:`GraphUse._reaching_binding`."""
+    name = read.value
+    current: cst.CSTNode | None = read
+    while current is not None and not isinstance(current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        current = parents.get(current)
+    while current is not None:
+        parent = parents.get(current)
+        if parent is None:
+            return None
+        kind = type(parent)
+        if kind is cst.SimpleStatementLine:
+            for small in parent.body:
+                if small is current:
+                    break
+                verdict = _binds(small, name)
+                if verdict is not None:
+                    return small if verdict else None
+            current = parent
+            continue
+        if kind in _BLOCKS:
+            body = list(parent.body)  # type: ignore[attr-defined]
+            position = next((i for i, statement in enumerate(body) if statement is current), None)
+            if position is None:
+                return None
+            for statement in reversed(body[:position]):
+                if type(statement) is cst.SimpleStatementLine:
+                    for small in reversed(statement.body):  # type: ignore[attr-defined]
+                        verdict = _binds(small, name)
+                        if verdict is not None:
+                            return small if verdict else None
+                elif _may_bind(statement, name):
+                    return None
+            owner = parents.get(parent)
+            while owner is not None and not isinstance(owner, (cst.BaseCompoundStatement, cst.FunctionDef, cst.Module)):
+                owner = parents.get(owner)
+            if owner is None or type(owner) is cst.Module:
+                return None
+            if type(owner) is cst.FunctionDef:
+                return _ENTRY
+            if type(owner) is cst.For:
+                in_body = owner.body is parent  # type: ignore[attr-defined]
+                return owner if in_body and name in bound_names(owner.target) else None  # type: ignore[attr-defined]
+            if type(owner) is cst.With:
+                if any(item.asname is not None and name in bound_names(item.asname.name) for item in owner.items):  # type: ignore[attr-defined]
+                    return owner
+                current = owner
+                continue
+            if type(owner) is cst.If:
+                current = _outermost_if(owner, parents)
+                continue
+            return None  # a loop (later statements and earlier iterations), try blocks, match
+        if kind is cst.If or kind is cst.Else:
+            current = parent  # an ``elif`` inside its ``if``
+            continue
+        return None
+    return None
+
+
+def _outermost_if(node: cst.If, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode:
+    """The ``if`` statement an ``elif`` belongs to."""
+    current: cst.CSTNode = node
+    while True:
+        parent = parents.get(current)
+        if type(parent) is cst.If and parent.orelse is current:  # type: ignore[attr-defined]
+            current = parent
+        else:
+            return current
+
+
+def _binds(small: cst.CSTNode, name: str) -> bool | None:
+    """True: ``small`` surely binds ``name`` (an assignment to it); False: it may (a walrus, an
+    import); None: it does not."""
+    kind = type(small)
+    if kind is cst.Assign and any(name in bound_names(target.target) for target in small.targets):  # type: ignore[attr-defined]
+        return True
+    if (kind is cst.AugAssign or kind is cst.AnnAssign and small.value is not None) and name in bound_names(small.target):  # type: ignore[attr-defined]
+        return True
+    return False if _may_bind(small, name) else None
+
+
+def _may_bind(statement: cst.CSTNode, name: str) -> bool:
+    """Whether anything in ``statement`` (not in nested scopes) binds ``name``."""
+    from leaklint.analysis.structure import names_bound_in
+
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return statement.name.value == name
+    if name in names_bound_in(statement):
+        return True
+    for node in walk(statement, into=not_into_scopes):
+        if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                if (dotted_name(bound) or "").split(".", 1)[0] == name:  # type: ignore[arg-type]
+                    return True
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
+            return True
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            return True
+    return False
+
+
+# ---- paths inside containers -------------------------------------------------------------------------
+def _push(step: Step, path: Path) -> Path:
+    """``path`` one container deeper; a path too deep to follow is the whole value (``()``)."""
+    pushed = (step, *path)
+    return pushed if len(pushed) <= _MAX_PATH else ()
+
+
+def _iterated(path: Path) -> Path:
+    """Where the followed value sits in what iterating over its container yields: the elements
+    of a list, the items of a tuple (any of them), a dict's entries (conservatively: iterating a
+    dict yields its keys); ``()`` stays ``()`` (the rows of a tensor carry its graph)."""
+    return path[1:] if path else ()
+
+
+def _subscript_path(path: Path, subscript: cst.Subscript) -> Path | None:
+    """Where the followed value sits in ``container[index]``; None when that index is surely
+    another part of the container (another literal key of a dict, another position of a tuple)."""
+    if not path:
+        return ()
+    top = path[0]
+    if len(subscript.slice) != 1:
+        return ()
+    index = subscript.slice[0].slice
+    if type(index) is cst.Slice:
+        return path if top == ANY else ()
+    key = literal_key(index.value)  # type: ignore[attr-defined]
+    if top == ANY or key is None:
+        return path[1:]
+    kind, known = top
+    if kind == "i" and not (type(key) is int and key >= 0):
+        return path[1:]
+    return path[1:] if key == known and type(key) is type(known) else None
+
+
+def _container_method(call: cst.Call, method: str, path: Path) -> Path | None:
+    """Where the followed value (at a non-empty ``path`` inside the receiver) sits in what
+    ``receiver.method(...)`` returns: ``d.get("logp")``, ``d.items()``, ``d.values()``; None
+    when the call reads another part (``d.get("tokens")``, ``d.keys()`` of a dict with literal
+    keys); ``()`` for anything else (the whole value, as the flow without paths)."""
+    top = path[0]
+    if method in ("get", "pop") and call.args and call.args[0].keyword is None:
+        key = literal_key(call.args[0].value)
+        if top == ANY or key is None:
+            return path[1:]
+        kind, known = top
+        if kind == "k":
+            return path[1:] if key == known and type(key) is type(known) else None
+        return ()
+    if method == "items" and (top == ANY or top[0] == "k"):
+        return _push(ANY, _push(("i", 1), path[1:]))
+    if method == "values" and (top == ANY or top[0] == "k"):
+        return _push(ANY, path[1:])
+    if method == "keys" and top != ANY and top[0] == "k":
+        return None
+    if method == "copy":
+        return path
+    return ()
+
+
+def _element_path(holder: cst.CSTNode, element: cst.CSTNode, child: cst.CSTNode, path: Path) -> Path:
+    """Where the followed value (at ``path`` inside ``child``) sits in the literal ``holder`` that
+    ``element`` is part of."""
+    kind = type(element)
+    if kind is cst.StarredElement:
+        return _push(ANY, _iterated(path))  # ``[*xs]``: the elements of xs are its elements
+    if kind is cst.StarredDictElement:
+        return path if path else ()  # ``{**d}``: d's entries, under their keys
+    if kind is cst.DictElement:
+        if element.value is child:  # type: ignore[attr-defined]
+            key = literal_key(element.key)  # type: ignore[attr-defined]
+            return _push(("k", key) if key is not None else ANY, path)
+        return _push(ANY, path)
+    if type(holder) is cst.Tuple:
+        elements = holder.elements  # type: ignore[attr-defined]
+        position = next((i for i, e in enumerate(elements) if e is element), None)
+        if position is not None and not any(type(e) is cst.StarredElement for e in elements[:position]):
+            return _push(("i", position), path)
+    return _push(ANY, path)
+
+
+def _written_step(target: cst.Subscript) -> Step:
+    """The step ``container[index] = value`` puts the value at."""
+    if len(target.slice) == 1 and type(target.slice[0].slice) is cst.Index:
+        key = literal_key(target.slice[0].slice.value)  # type: ignore[attr-defined]
+        return ("k", key) if key is not None else ANY
+    return ANY
+
+
+def _stored_path(method: str, call: cst.Call, arg: cst.Arg, path: Path) -> Path:
+    """Where ``container.method(value)`` puts the followed value (at ``path`` in ``value``)."""
+    if method in ("update",):
+        return path  # the entries keep their keys
+    if method in ("setdefault", "__setitem__"):
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if len(positional) >= 2 and positional[1] is arg:
+            key = literal_key(positional[0].value)
+            return _push(("k", key) if key is not None else ANY, path)
+        return _push(ANY, path)
+    if method == "extend":
+        return _push(ANY, _iterated(path))
+    return _push(ANY, path)
+
+
+#: Builtins that make a sequence of the elements of their (first) argument.
+_SEQUENCE_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed", "iter", "set"})
+
+
+def _builtin_result_path(name: str, call: cst.Call, arg: cst.Arg, path: Path) -> Path:
+    """Where the followed value (at ``path`` in the argument ``arg``) sits in what a passing
+    builtin returns: ``zip(a, b)`` yields tuples whose item ``i`` is an element of its ``i``-th
+    argument, ``enumerate(a)`` pairs whose item 1 is an element of ``a``; anything else: the whole."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if arg not in positional or any(a.star for a in call.args):
+        return ()
+    position = positional.index(arg)
+    if name == "zip":
+        return _push(ANY, _push(("i", position), _iterated(path)))
+    if name == "enumerate" and position == 0:
+        return _push(ANY, _push(("i", 1), _iterated(path)))
+    if name in _SEQUENCE_BUILTINS and position == 0:
+        return _push(ANY, _iterated(path))
+    if name == "next" and position == 0:
+        return _iterated(path)
+    return ()
+
+
+def _destructured(target: cst.BaseExpression, path: Path) -> list[tuple[str, Path]]:
+    """(name, where the followed value sits in it) for the names ``target`` binds."""
+    return [(part.value, where) for part, where in _destructured_targets(target, path) if type(part) is cst.Name]  # type: ignore[attr-defined]
+
+
+def _destructured_targets(target: cst.BaseExpression, path: Path) -> list[tuple[cst.BaseExpression, Path]]:
+    """(target part, where the followed value sits in what it is bound to) for an assignment of
+    a value holding the followed one at ``path``: ``a, b = pair`` gives item ``n`` of a tuple to
+    its ``n``-th target only; any other unpacking, one element each."""
+    kind = type(target)
+    if kind is cst.StarredElement:
+        return _destructured_targets(target.value, _push(ANY, _iterated(path)))  # type: ignore[attr-defined]
+    if kind is not cst.Tuple and kind is not cst.List:
+        return [(target, path)]
+    elements = target.elements  # type: ignore[attr-defined]
+    starred = any(type(e.value) is cst.StarredElement or type(e) is cst.StarredElement for e in elements)
+    if path and path[0] != ANY and path[0][0] == "i" and not starred and path[0][1] < len(elements):
+        return _destructured_targets(elements[path[0][1]].value, path[1:])
+    found: list[tuple[cst.BaseExpression, Path]] = []
+    for element in elements:
+        found += _destructured_targets(element.value, _iterated(path))
+    return found
 
 
 # ---- helpers ----------------------------------------------------------------------------------------

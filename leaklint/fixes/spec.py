@@ -341,6 +341,8 @@ def detach_each_fix(facts: ModuleFacts, expressions: list[cst.BaseExpression], *
     usage = facts.derived(container_usage)
     if any(isinstance(target, _LITERAL_CONTAINERS) for target in targets):
         return None
+    if any(facts.value(target).items is not None or facts.value(target).fields is not None for target in targets):
+        return None  # a tuple, list or dict (a helper returning ``[pooled, boxes]``): it has no .detach()
     mappings = [target for target in targets if usage.get(_dotted_or_none(target) or "") == MAPPING]
     if mappings:
         if not (mapping_hint and len(targets) == 1):

@@ -245,3 +245,144 @@ def test_states_detached_every_iteration():
         """
     )
     assert (function(facts, "sample"), "x") in detached_each_iteration(facts)
+
+
+def test_a_dict_entry_read_only_detached_is_unused_while_its_neighbour_is_trained_on():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        policy = nn.Linear(4, 4)
+        def step(tokens, optimizer):
+            trajectories = []
+            for _ in range(8):
+                logp = policy(tokens)
+                trajectories.append({"tokens": tokens, "old_logp": logp})
+            for traj in trajectories:
+                loss = (traj["tokens"] - traj["old_logp"].detach()).sum()
+                loss.backward()
+        """
+    )
+    assert unused(facts, "policy")
+
+
+def test_a_dict_entry_read_under_its_key_by_a_loss_is_used():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        policy = nn.Linear(4, 4)
+        def step(tokens, key):
+            trajectories = []
+            for _ in range(8):
+                trajectories.append({"tokens": tokens, "logp": policy(tokens)})
+            for traj in trajectories:
+                traj["logp"].sum().backward()
+            for traj in trajectories:
+                traj[key].sum().backward()
+        """
+    )
+    assert not unused(facts, "policy")
+
+
+def test_a_tuple_item_unpacked_into_another_name_is_not_followed():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.Linear(4, 4)
+        def run(x, y):
+            pair = (model(x), y)
+            out, target = pair
+            target.sum().backward()
+            print(out.shape)
+        """
+    )
+    assert unused(facts, "model")
+
+
+def test_a_name_bound_again_before_the_backward_leaves_the_first_value_unused():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.Linear(4, 4)
+        head = nn.Linear(4, 4)
+        def run(x):
+            logits = model(x)
+            print(logits.argmax())
+            logits = head(x)
+            logits.sum().backward()
+        """
+    )
+    assert unused(facts, "model")
+    assert not unused(facts, "head")
+
+
+def test_a_binding_in_a_branch_keeps_every_read():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.Linear(4, 4)
+        head = nn.Linear(4, 4)
+        def run(x, flag):
+            logits = model(x)
+            if flag:
+                logits = head(x)
+            logits.sum().backward()
+        """
+    )
+    assert not unused(facts, "model")
+
+
+
+def _keep_at(facts: ModuleFacts, line: int, container: str):
+    fact = next(f for f in facts.statements() if facts.line_of(f.node) == line)
+    return facts.lifetime(fact, container)
+
+
+_FLOW = """
+import torch
+import torch.nn as nn
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 8)
+    def sample(self, n):
+        return self.net(torch.randn(n, 4))
+"""
+
+
+def test_a_keep_of_a_helpers_forward_is_the_finding_and_names_the_forward():
+    facts = facts_of(
+        _FLOW
+        + """
+def draw(flow, count):
+    accepted = []
+    while len(accepted) < count:
+        candidates = flow.sample(256)
+        accepted.append(candidates[candidates[:, 0] > 0])
+    return torch.cat(accepted)
+print(draw(Flow(), 10).shape)
+"""
+    )
+    lifetime = _keep_at(facts, 15, "accepted")
+    assert lifetime.graph_unused and lifetime.unused_forward_line == 9
+    assert not lifetime.unused_forward_reported
+    assert lifetime.leak_confidence(Confidence.MEDIUM) is Confidence.MEDIUM
+
+
+def test_a_keep_next_to_its_forward_leaves_the_finding_to_the_forward():
+    facts = facts_of(
+        _FLOW
+        + """
+    def forward(self, x):
+        return self.net(x)
+def draw(flow, count):
+    accepted = []
+    while len(accepted) < count:
+        candidates = flow(torch.randn(256, 4))
+        accepted.append(candidates[candidates[:, 0] > 0])
+    return torch.cat(accepted)
+print(draw(Flow(), 10).shape)
+"""
+    )
+    lifetime = _keep_at(facts, 17, "accepted")
+    assert lifetime.graph_unused and lifetime.unused_forward_reported
+    assert lifetime.leak_confidence(Confidence.MEDIUM) is Confidence.LOW

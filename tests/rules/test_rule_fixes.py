@@ -80,6 +80,34 @@ def test_ll102_a_loss_dict_is_reported_with_a_display_only_fix_never_a_detach_ca
         assert outcome.fixed == dedent(DETR_LOOP) and outcome.errors == []
 
 
+def test_ll102_a_dict_a_helper_returns_gets_no_detach_call():
+    """fairseq's criterion returns ``logging_output = {"loss": loss, ...}``; the trainer keeps it:
+    a dict has no .detach(), so no fix is offered and the help says what to detach."""
+    source = """\
+        import torch
+        import torch.nn.functional as F
+        class Criterion:
+            def __call__(self, model, x, y):
+                loss = F.cross_entropy(model(x), y)
+                logging_output = {"loss": loss, "n": x.size(0)}
+                return loss, logging_output
+        class Trainer:
+            def __init__(self, model, criterion):
+                self.model, self.criterion = model, criterion
+                self.logs = []
+            def step(self, x, y):
+                loss, logging_output = self.criterion(self.model, x, y)
+                loss.backward()
+                self.logs.append(logging_output)
+        trainer = Trainer(torch.nn.Linear(4, 3), Criterion())
+        for x, y in loader:
+            trainer.step(x, y)
+        """
+    [finding] = findings(source, "LL102")
+    assert finding.fix is None
+    assert "logging_output.detach()" not in (finding.help or "")
+
+
 @pytest.mark.parametrize(
     "usage",
     ["print(loss[0])", "print(len(loss))", "print([t for t in loss])", "a, b = loss", "print(loss[i])"],
