@@ -33,17 +33,20 @@ class TensorOnAutogradCtx(Rule):
     #: A custom Function subclasses torch.autograd.Function (or InplaceFunction...): the name is in the file.
     needs = TORCH_CODE & Names("Function", "InplaceFunction", "NestedIOFunction")
     #: bench/realcode (true, false, debatable) and bench/leaks (true, false).
-    measured = Measured(realcode=(0, 0, 2), leaks=(3, 0))
+    measured = Measured(realcode=(0, 0, 2), leaks=(5, 0))
     docs = """
 ## What it finds
 In the `forward` (or `setup_context`) of a class that subclasses `torch.autograd.Function`, an
 assignment that keeps a tensor as an attribute of `ctx` (`ctx.out = out`, `ctx.noise = noise`,
 `ctx.buffers = [a, b]`) instead of passing it to `ctx.save_for_backward(...)`. A tensor is what the
 forward computes with torch (the forward runs with gradient recording off, so every tensor it
-makes is known as one); numbers, shapes, flags and the parameters of the forward that leaklint
-cannot tell are tensors are left alone (`ctx.scale = scale`, `ctx.shape = x.shape`). High
-confidence when the tensor is an output of the forward (`ctx.out = out` with `return out`); medium
-for other tensors the forward computes.
+makes is known as one), or an output of the forward, whatever leaklint knows of how it was made
+(`ctx.out = x.clone()` with `return ctx.out`: what forward returns is a tensor autograd wraps);
+a tuple or list kept on ctx counts when it holds one of those (`ctx.cache = (x, index, out)`).
+Numbers, shapes, flags and the parameters of the forward that leaklint cannot tell are tensors are
+left alone (`ctx.scale = scale`, `ctx.shape = x.shape`, `ctx.inputs = (x, index)`), and so is an
+input the forward returns as it is. High confidence when the tensor is an output of the forward
+(`ctx.out = out` with `return out`); medium for other tensors the forward computes.
 
 ## Why it matters
 `ctx` is the graph node of the call. A tensor passed to `save_for_backward` is released as soon
@@ -115,6 +118,9 @@ counts.
   https://github.com/pyro-ppl/pyro/pull/1049
 - SRU's custom op kept its cell states on ctx, moved to save_for_backward:
   https://github.com/asappresearch/sru/pull/171
+- PyTorch, "torch.autograd.Function memory leak" (a copy of the input kept on ctx and returned):
+  https://github.com/pytorch/pytorch/issues/5569, and "autograd contexts not being garbage
+  collected when assigned output Tensors as attributes": https://github.com/pytorch/pytorch/issues/25340
 - Runtime repro: `leaklint verify LL108` measures the leaky and the fixed loop body.
 """
 
@@ -137,6 +143,34 @@ class Scale(torch.autograd.Function):
         ctx.cached = grad * 2
         return grad * ctx.scale, None
 """,
+        # Inputs (of unknown kind) kept in a tuple, and an input returned as it is: no tensor the
+        # forward made, no output kept.
+        """
+import torch
+
+class Gather(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, src, index, dim):
+        ctx.backward_cache = (index, dim)
+        ctx.save_for_backward(src)
+        return src.gather(dim, index)
+
+    @staticmethod
+    def backward(ctx, grad):
+        index, dim = ctx.backward_cache
+        (src,) = ctx.saved_tensors
+        return torch.zeros_like(src).scatter_add_(dim, index, grad), None, None
+
+class Passthrough(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+""",
         # not a custom Function: an object that happens to have a ctx attribute
         """
 import torch
@@ -148,6 +182,33 @@ class Helper:
 """,
     )
     INVALID = (
+        # An output made from an input (leaklint cannot tell the input is a tensor, but forward
+        # returns it); a tuple on ctx that holds the output.
+        """
+import torch
+
+class FeatureCopy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, features, weight):
+        ctx.output_features = features.clone()  # expect: LL108
+        return ctx.output_features
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+class ScatterTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, feats, index, size):
+        out = torch.tanh(feats.new_zeros(size, feats.shape[1]).index_add_(0, index, feats))
+        ctx.cache = (feats, index, out)  # expect: LL108
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        feats, index, out = ctx.cache
+        return (grad * (1 - out ** 2))[index], None, None
+""",
         """
 import torch
 from torch.autograd import Function
@@ -237,7 +298,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         if not info.params:
             continue
         ctx_name = info.params[0]
-        outputs = _output_names(info)
+        outputs = _output_names(info, facts)
         for fact in facts.index.statements_of(info):
             yield from _ctx_stores(facts, fact, ctx_name, outputs, info)
 
@@ -251,12 +312,20 @@ def _ctx_stores(facts: ModuleFacts, fact: StatementFact, ctx_name: str, outputs:
             name = dotted_name(slot)
             if name is None or not name.startswith(ctx_name + ".") or name.count(".") != 1:
                 continue
-            value = facts.value(expr)
-            if not _is_tensor(value) or not _made_by_torch(expr, info, facts, 0):
+            returned = (
+                _mentions(expr, outputs)
+                or name in outputs
+                or (info.name == "setup_context" and _mentions(expr, set(info.params[2:3])))
+            )
+            computed = any(_is_tensor(facts.value(part)) and _made_by_torch(part, info, facts, 0) for part in _parts(expr))
+            # What forward returns is a tensor whatever leaklint knows of how it was made (autograd
+            # wraps it as the Function's output): kept on ctx, it closes the cycle.
+            if not computed and not (returned and facts.value(expr).kind is not Kind.NOT_TENSOR):
                 continue
-            returned = _mentions(expr, outputs) or (info.name == "setup_context" and _mentions(expr, set(info.params[2:3])))
             confidence = Confidence.HIGH if returned else Confidence.MEDIUM
             what = "an output of forward" if returned else "a tensor"
+            if isinstance(expr, (cst.Tuple, cst.List)):
+                what = f"holding {what}"
             yield Violation(
                 node=node,
                 message=(
@@ -273,6 +342,15 @@ def _ctx_stores(facts: ModuleFacts, fact: StatementFact, ctx_name: str, outputs:
                 statement=fact.line,
             )
             return
+
+
+def _parts(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """``expr`` and, for a literal tuple or list (``ctx.cache = (x, weight, out)``), each of its
+    elements: a container kept on ctx keeps every tensor in it, whatever the other elements are."""
+    parts = [expr]
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        parts.extend(element.value for element in expr.elements if not isinstance(element, cst.StarredElement))
+    return parts
 
 
 def _is_tensor(value: Value) -> bool:
@@ -325,9 +403,11 @@ def _made_by_torch(expr: cst.BaseExpression, info: FunctionInfo, facts: ModuleFa
     return False
 
 
-def _output_names(info: FunctionInfo) -> set[str]:
-    """Names the forward returns as they are (``return out`` / ``return out, aux``): outputs of
-    the Function. (A part or a view of a tensor, ``c[-1]``, is an output of its own.)"""
+def _output_names(info: FunctionInfo, facts: ModuleFacts) -> set[str]:
+    """Names the forward returns as they are (``return out`` / ``return out, aux`` /
+    ``return ctx.out``): outputs of the Function. (A part or a view of a tensor, ``c[-1]``, is an
+    output of its own.) An input returned as it is (never rebound) is left out: autograd hands
+    back a new alias of it, and the input kept on ctx closes no cycle."""
     names: set[str] = set()
     assert info.node is not None
     for node in walk(info.node.body, into=not_into_scopes):
@@ -335,7 +415,7 @@ def _output_names(info: FunctionInfo) -> set[str]:
             value = node.value
             parts = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
             names.update(name for name in map(dotted_name, parts) if name is not None)
-    return names
+    return {name for name in names if name not in info.params or facts.index.assigned_values(info, name)}
 
 
 def _mentions(expr: cst.BaseExpression, names: set[str]) -> bool:
