@@ -137,6 +137,18 @@ def plot_samples(images):
 for epoch in range(100):
     plot_samples(generator.sample(4))
 """,
+        # An endless generator stopped by a counter after four images: four figures.
+        """
+import matplotlib.pyplot as plt
+i = 0
+for batch in datagen.flow(x, batch_size=1):
+    plt.figure(i)
+    plt.imshow(batch[0])
+    i += 1
+    if i % 4 == 0:
+        break
+plt.show()
+""",
         # One batch from the dataset: one figure.
         """
 import matplotlib.pyplot as plt
