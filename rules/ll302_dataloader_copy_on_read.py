@@ -41,7 +41,7 @@ class DataloaderCopyOnRead(Rule):
     )
     needs = TORCH_CODE & Names(*{base.rsplit(".", 1)[-1] for base in DATASET_BASES})
     #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 18.
-    measured = Measured(realcode=(4, 1, 0), leaks=(0, 0))
+    measured = Measured(realcode=(4, 0, 0), leaks=(0, 0))
     docs = """
 ## What it finds
 A `torch.utils.data.Dataset` subclass defined in the file whose `__init__` (or a method it calls)
