@@ -27,7 +27,7 @@ class KerasPredictInLoop(Rule):
     help = "call the model directly, model(x, training=False), or predict once on the whole array or dataset outside the loop"
     needs = TENSORFLOW_CODE & Names("predict")
     #: bench/realcode (true, false, debatable) and bench/leaks (true, false).
-    measured = Measured(realcode=(8, 0, 6), leaks=(7, 0))
+    measured = Measured(realcode=(8, 0, 6), leaks=(10, 2))
     docs = """
 ## What it finds
 `model.predict(x)` inside a `for` / `while` loop or a comprehension, where `x` changes every
@@ -35,7 +35,9 @@ iteration (it mentions the loop variable or something the loop body assigns), an
 Keras model as far as the file shows: it was built or loaded with `keras.Sequential`,
 `keras.Model`, `tf.keras.models.load_model`, `tf.keras.applications.*`, a local subclass of
 `keras.Model`, a local function that returns one, or it is compiled with Keras arguments
-(`model.compile(optimizer=..., loss=...)`), it is a Keras callback's `self.model`, or the loop
+(`model.compile(optimizer=..., loss=...)`), it is a Keras callback's `self.model`, it is `self` in
+a method of a local `keras.Model` subclass (`self.predict(obs)` in an agent's `act()`; not when the
+class defines its own `predict`), or the loop
 iterates over a container of such models (`for tag, model in models.items()`). Also `predict`
 on a function parameter that the file's callers pass a Keras model to, and `predict` inside a
 helper that a loop calls, on inputs the helper computes from its parameters
@@ -158,6 +160,22 @@ for fold, (train_idx, val_idx) in enumerate(folds):
     oof[val_idx] = model.predict(X[val_idx])
     keras.backend.clear_session()
 """,
+        # the class defines its own predict(): self.predict is not Keras's
+        """
+import tensorflow as tf
+class Policy(tf.keras.Model):
+    def call(self, x):
+        return self.dense(x)
+    def predict(self, x):
+        return self(x, training=False).numpy()
+    def act(self, obs):
+        return self.predict(obs[None])
+policy = Policy()
+obs = env.reset()
+for step in range(100000):
+    action = policy.act(obs)
+    obs = env.step(action)
+""",
     )
     INVALID = (
         """
@@ -209,6 +227,20 @@ for path in paths:
     features = read_features(path)
     for tag, model in models.items():
         scores[tag] = model.predict(features, verbose=0)  # expect: LL501
+""",
+        # a keras.Model subclass predicting on itself in a method a loop calls
+        """
+import tensorflow as tf
+class Policy(tf.keras.Model):
+    def call(self, x):
+        return self.dense(x)
+    def act(self, obs):
+        return self.predict(obs[None], verbose=0)  # expect: LL501
+policy = Policy()
+obs = env.reset()
+for step in range(100000):
+    action = policy.act(obs)
+    obs = env.step(action)
 """,
         # a request handler: the input is computed from the handler's parameter
         """
@@ -320,6 +352,9 @@ def _per_item(
     receiver = call.func.value  # type: ignore[attr-defined]
     evidence = models.expression(receiver, place)
     info = place.function(facts)
+    if isinstance(receiver, cst.Name) and receiver.value == "self" and info is not None and info.cls is not None:
+        if info.cls.find_method("predict") is not None:
+            return None  # the class's own predict(), not Keras's
     name = dotted_name(receiver)
     if evidence is None and info is not None and name in info.params:
         evidence = models.parameter(info, name, sites)  # type: ignore[arg-type]

@@ -35,7 +35,7 @@ class KerasModelInLoop(Rule):
     #: A loop, or a hyper-parameter search that calls an objective per trial.
     needs = TENSORFLOW_CODE & (LOOPS | Names("optimize", *(api.rsplit(".", 1)[-1] for api in TRIAL_RUNNERS)))
     #: bench/realcode (true, false, debatable) and bench/leaks (true, false).
-    measured = Measured(realcode=(0, 0, 0), leaks=(5, 0))
+    measured = Measured(realcode=(0, 0, 0), leaks=(8, 0))
     docs = """
 ## What it finds
 A Keras model built or loaded again and again — `keras.Sequential([...])`, `keras.Model(inputs,
@@ -51,6 +51,14 @@ directly, in a helper, or in the builder itself. Again and again means:
 - in a function that a loop calls (through an object too: `net.load(...)` replacing
   `self.model` per reload), or that a search calls once per trial (an Optuna objective given
   to `study.optimize`, a hyperopt / scikit-optimize / Ray Tune objective).
+
+It also finds the same model compiled again and again: `model.compile(...)` inside a loop on a
+model built once before it (`for episode ...: model.compile(loss=make_loss(...)); model.fit(...)`).
+Every compile makes a new optimizer, new metrics and a new training function for the model, and
+what the earlier compiles made is not released; fit() gets slower and memory climbs update after
+update. High confidence when the loop also trains the model, medium otherwise, low when the loops
+run at most five times (fine-tuning in two or three stages); a loop that rebuilds the model or
+calls `clear_session()` is judged as a construction instead.
 
 High confidence when the model is also compiled, fitted or evaluated there, medium when it is only
 built or loaded, low when it is only built (as often a block of a bigger model assembled layer
@@ -105,6 +113,9 @@ are low confidence too: the growth is bounded; on bench/realcode this is all the
 keep using an earlier model (a teacher built before the loop) cannot call it, and the growth may
 be acceptable for a few iterations — suppress with `# noqa: LL503`. Some TensorFlow releases leak
 across `fit()` calls even with `clear_session()`; that is a TensorFlow bug, not this pattern.
+A `compile()` per iteration whose loop runs a handful of times (fine-tuning in stages, a few
+learning rates) is low confidence. On bench/realcode the rule reports nothing at the default
+confidence (the recompile check adds nothing there either).
 
 ## References
 - `tf.keras.backend.clear_session` ("If you are creating many models in a loop, this global state
@@ -114,6 +125,9 @@ across `fit()` calls even with `clear_session()`; that is a TensorFlow bug, not 
   running out of memory): https://github.com/keras-team/keras/issues/2102
 - Running out of memory while repeatedly creating models: https://github.com/keras-team/keras/issues/9345
 - Memory growth when creating Keras models in a loop: https://github.com/tensorflow/tensorflow/issues/30324
+- `fit()` slower and slower when the same model is recompiled before each call (an online learner):
+  https://github.com/tensorflow/tensorflow/issues/25073
+- Memory growing with every `compile()` of the same model: https://github.com/tensorflow/tensorflow/issues/26108
 - Runtime repro: `leaklint verify LL503` measures the leaky and the fixed loop body.
 """
     VALID = (
@@ -179,6 +193,24 @@ def objective(trial):
     return model.fit(x, y).history["loss"][-1]
 optuna.create_study().optimize(objective, n_trials=100)
 """,
+        # compiled once, before the loop that trains it
+        """
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer="sgd", loss="mse")
+for step in range(20000):
+    model.fit(*next_batch(), epochs=1, verbose=0)
+""",
+        # fine-tuning in two stages: two compiles (low confidence, hidden by default)
+        """
+import tensorflow as tf
+base = tf.keras.applications.MobileNetV2(include_top=False)
+model = tf.keras.Sequential([base, tf.keras.layers.Dense(1)])
+for trainable, lr in [(False, 1e-3), (True, 1e-5)]:
+    base.trainable = trainable
+    model.compile(optimizer=tf.keras.optimizers.Adam(lr), loss="mse")
+    model.fit(ds, epochs=5)
+""",
         # not Keras: a PyTorch model per fold
         """
 import torch
@@ -226,6 +258,15 @@ def objective(trial):
     model.compile(optimizer="adam", loss="mse")
     return model.fit(x, y).history["loss"][-1]
 optuna.create_study().optimize(objective, n_trials=100)
+""",
+        # the same model compiled again before every episode's fit
+        """
+from tensorflow import keras
+model = keras.Sequential([keras.layers.Dense(64, activation="relu"), keras.layers.Dense(2, activation="softmax")])
+for episode in range(5000):
+    x, y, advantage = run_episode(model)
+    model.compile(loss=make_loss(advantage), optimizer="rmsprop")  # expect: LL503
+    model.fit(x, y, verbose=0)
 """,
         # a method that replaces the model it holds, called from a loop
         """
@@ -318,6 +359,12 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         reported.add(id(call))
         yield _violation(facts, place, confidence, doing, "on every iteration")
 
+    # The same model compiled again on every iteration (built once, before the loop).
+    for place in facts.index.calls_named("compile"):
+        found = _recompiled(facts, models, place)
+        if found is not None:
+            yield found
+
     # Constructions in functions that run again and again: a method called from a loop, an
     # Optuna objective or a KerasTuner hypermodel, a builder one of them calls.
     # A builder's own construction is judged where the builder is called (the caller keeps the
@@ -350,6 +397,54 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             continue
         reported.add(id(call))
         yield _violation(facts, place, found, _doing(facts, call), f"on every call of '{info.name}', which is {why}")
+
+
+def _recompiled(facts: ModuleFacts, models: KerasModels, place: Place) -> Violation | None:
+    """``model.compile(...)`` in a loop on a Keras model the loop does not rebuild: every
+    compile makes a new optimizer, new metrics and a new training function for the same model,
+    and what the earlier compiles made is never released (``for episode ...: model.compile(...);
+    model.fit(...)``)."""
+    call = place.node
+    assert isinstance(call, cst.Call)
+    if not isinstance(call.func, cst.Attribute):
+        return None
+    receiver = dotted_name(call.func.value)
+    loops = [loop for loop in place.loop_nodes if isinstance(loop, (cst.For, cst.While))]
+    if receiver is None or not loops or len(loops) != len(place.loop_nodes):
+        return None
+    if models.name(receiver, place) is None:
+        return None
+    for loop in loops:
+        info = facts.structure.loops.get(loop)
+        root = receiver.split(".")[0] if not receiver.startswith("self.") else receiver
+        if info is None or root in info.rebound or receiver in info.rebound:
+            return None  # a new model each iteration (or one per model of a list): judged as a construction
+        body = loop.body  # type: ignore[attr-defined]
+        if any(_is_clear_session(facts, c) or _helper_clears(facts, models, c) for c in calls_in(body)):
+            return None
+    innermost = loops[-1]
+    trains = any(
+        isinstance(c.func, cst.Attribute) and c.func.attr.value in _TRAINING_METHODS - {"compile"} and dotted_name(c.func.value) == receiver
+        for c in calls_in(innermost.body)  # type: ignore[attr-defined]
+    )
+    if few_runs(facts, loops):
+        confidence = Confidence.LOW  # two or three learning rates, fine-tuning in stages
+    else:
+        confidence = Confidence.HIGH if trains else Confidence.MEDIUM
+    return Violation(
+        node=call,
+        message=(
+            f"'{facts.describe(call)}' compiles the same Keras model again on every iteration of the loop at line "
+            f"{facts.line_of(innermost)}: each compile() makes a new optimizer, new metrics and a new training "
+            "function, and what earlier compiles made stays in TensorFlow's and Keras's state, so memory grows each time"
+        ),
+        confidence=confidence,
+        statement=place.statement(),
+        help=(
+            "compile once, before the loop; feed what changes per iteration as data (sample_weight), through a "
+            "tf.Variable the loss reads, or by setting model.optimizer.learning_rate"
+        ),
+    )
 
 
 def _calling_loops(facts: ModuleFacts, info: FunctionInfo, depth: int = 0) -> list[cst.CSTNode]:

@@ -182,6 +182,8 @@ class KerasModels:
                 return found
         if name in self.compiled:
             return KerasEvidence(Confidence.HIGH, f"'{name}.compile(...)' takes Keras arguments")
+        if name == "self" and info is not None and info.cls is not None and info.cls.name in self.classes:
+            return KerasEvidence(Confidence.HIGH, f"'self' is a '{info.cls.name}', a keras.Model subclass")
         if name == "self.model" and info is not None and info.cls is not None and is_keras_callback(self.facts, info):
             return KerasEvidence(Confidence.HIGH, "a Keras callback's 'self.model' is the model being trained")
         return self._element(name, place)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.names import ImportMap, dotted_name, dotted_names_in
 from leaklint.analysis.torch_api import STEP_METHODS, is_eval_function_name
-from leaklint.analysis.walk import Walker, not_into_scopes, walk
+from leaklint.analysis.walk import Walker, children, not_into_scopes, walk
 
 
 class GradMode(enum.Enum):
@@ -279,6 +280,8 @@ class StructureScanner(Walker):
         self.project_no_grad = project_no_grad
         self.structure = ModuleStructure()
         self._scopes: list[_Scope] = [_Scope(self.structure.top, None)]
+        #: The statement lists being walked, innermost last (a loop's own block is the last).
+        self._blocks: list[Sequence[cst.BaseStatement]] = []
 
     @property
     def _function(self) -> FunctionInfo:
@@ -345,13 +348,27 @@ class StructureScanner(Walker):
         self._scopes.pop()
 
     # --- loops --------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._blocks.append(node.body)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self._blocks.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(node.body)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._blocks.pop()
+
     def visit_For(self, node: cst.For) -> None:
+        bounds = [literal_iterations(node.iter), counter_bound(node, self._blocks[-1] if self._blocks else ())]
+        known = [bound for bound in bounds if bound is not None]
         loop = LoopInfo(
             node,
             iterates_data=iterates_data(node.iter, node.target),
             counts_steps=counts_steps(node.iter, node.target),
             item_names=frozenset(bound_names(node.target)),
-            at_most=literal_iterations(node.iter),
+            at_most=min(known) if known else None,
         )
         loop.rebound.update(bound_names(node.target))
         self._enter_loop(loop)
@@ -360,7 +377,7 @@ class StructureScanner(Walker):
         self._leave_loop()
 
     def visit_While(self, node: cst.While) -> None:
-        self._enter_loop(LoopInfo(node))
+        self._enter_loop(LoopInfo(node, at_most=counter_bound(node, self._blocks[-1] if self._blocks else ())))
 
     def leave_While(self, original_node: cst.While) -> None:
         self._leave_loop()
@@ -509,6 +526,157 @@ def literal_iterations(iterable: cst.BaseExpression) -> int | None:
         return None
     if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "take" and len(arguments) == 1:
         return _int_literal(arguments[0])
+    return None
+
+
+#: How many iterations :func:`counter_bound` simulates before giving up: bounds above it are
+#: "many" for every rule that asks.
+_COUNTER_LIMIT = 1000
+
+
+def counter_bound(loop: cst.For | cst.While, block: Sequence[cst.BaseStatement]) -> int | None:
+    """How many iterations a counter allows ``loop``, when literals say so: a name set to an
+    integer literal before the loop (in ``block``, the statements around it), increased by a
+    literal on every iteration, and a ``break`` (or the ``while`` test) that ends the loop once it
+    reaches a literal bound::
+
+        i = 0
+        for batch in datagen.flow(x, batch_size=1):   # endless generator, 4 iterations
+            ...
+            i += 1
+            if i % 4 == 0:
+                break
+
+    None when the loop can skip the increment (a ``continue``), rebinds the counter, or the
+    bound is not reached within :data:`_COUNTER_LIMIT` iterations."""
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+    if isinstance(loop, cst.While):
+        exits = [(0, loop.test, True)]  # checked before each iteration: ends it when false
+    else:
+        exits = []
+    increments: dict[str, tuple[int, int]] = {}  # counter -> (position in the body, step)
+    for position, statement in enumerate(body, start=1):
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if (
+                    isinstance(small, cst.AugAssign)
+                    and isinstance(small.operator, cst.AddAssign)
+                    and isinstance(small.target, cst.Name)
+                    and isinstance(small.value, cst.Integer)
+                    and int(small.value.evaluated_value) > 0
+                ):
+                    increments.setdefault(small.target.value, (position, int(small.value.evaluated_value)))
+        elif isinstance(statement, cst.If) and statement.orelse is None and _ends_with_break(statement.body):
+            exits.append((position, statement.test, False))
+    if not increments or not exits or _skips_or_rebinds(body, increments):
+        return None
+    best: int | None = None
+    for at, test, while_test in exits:
+        names = {node.value for node in walk(test) if isinstance(node, cst.Name)}
+        if len(names) != 1 or not names <= increments.keys():
+            continue
+        counter = names.pop()
+        start = _initial_value(block, loop, counter)
+        if start is None:
+            continue
+        position, step = increments[counter]
+        for iteration in range(1, _COUNTER_LIMIT + 1):
+            done = step * (iteration - 1) + (step if position < at else 0)
+            value = _evaluate(test, counter, start + done)
+            if value is None:
+                break
+            if while_test and not value:
+                bound = iteration - 1
+            elif not while_test and value:
+                bound = iteration
+            else:
+                continue
+            best = bound if best is None else min(best, bound)
+            break
+    return best
+
+
+def _ends_with_break(block: cst.BaseSuite) -> bool:
+    statements = block.body if isinstance(block, cst.IndentedBlock) else ()
+    last = statements[-1] if statements else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Break) for s in last.body)
+
+
+def _skips_or_rebinds(body: Sequence[cst.BaseStatement], increments: dict[str, tuple[int, int]]) -> bool:
+    """A ``continue`` of this loop (it may skip the increment), or another binding of a counter."""
+    seen: dict[str, int] = {}
+    stack: list[tuple[cst.CSTNode, bool]] = [(statement, False) for statement in body]
+    while stack:
+        node, nested = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue  # a nested def's names are its own
+        if isinstance(node, cst.Continue) and not nested:
+            return True  # (a nested loop's continue is its own)
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem)):
+            if isinstance(node, cst.Assign):
+                targets = [t.target for t in node.targets]
+            elif isinstance(node, cst.WithItem):
+                targets = [node.asname.name] if node.asname is not None else []
+            else:
+                targets = [node.target]
+            for target in targets:
+                for name in bound_names(target):
+                    if name in increments:
+                        seen[name] = seen.get(name, 0) + 1
+        inner = nested or isinstance(node, (cst.For, cst.While))
+        stack.extend((child, inner) for child in children(node))
+    return any(count > 1 for count in seen.values())
+
+
+def _initial_value(block: Sequence[cst.BaseStatement], loop: cst.CSTNode, counter: str) -> int | None:
+    """The integer literal ``counter`` is set to last before ``loop`` in ``block``."""
+    value: int | None = None
+    for statement in block:
+        if statement is loop:
+            return value
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and any(counter in bound_names(t.target) for t in small.targets):
+                    single = len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+                    value = int(small.value.evaluated_value) if single and isinstance(small.value, cst.Integer) else None
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and counter in bound_names(small.target):
+                    value = None
+        elif counter in names_bound_in(statement):
+            value = None  # bound in a branch or a loop: unknown
+    return None
+
+
+_COMPARE = {
+    cst.Equal: lambda a, b: a == b,
+    cst.NotEqual: lambda a, b: a != b,
+    cst.LessThan: lambda a, b: a < b,
+    cst.LessThanEqual: lambda a, b: a <= b,
+    cst.GreaterThan: lambda a, b: a > b,
+    cst.GreaterThanEqual: lambda a, b: a >= b,
+}
+_ARITHMETIC = {
+    cst.Add: lambda a, b: a + b,
+    cst.Subtract: lambda a, b: a - b,
+    cst.Multiply: lambda a, b: a * b,
+    cst.Modulo: lambda a, b: a % b if b else None,
+    cst.FloorDivide: lambda a, b: a // b if b else None,
+}
+
+
+def _evaluate(expr: cst.BaseExpression, counter: str, value: int) -> int | bool | None:
+    """``expr`` (comparisons and arithmetic of the counter and integer literals) for one value."""
+    if isinstance(expr, cst.Name):
+        return value if expr.value == counter else None
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value)
+    if isinstance(expr, cst.BinaryOperation):
+        operation = _ARITHMETIC.get(type(expr.operator))
+        left, right = _evaluate(expr.left, counter, value), _evaluate(expr.right, counter, value)
+        return operation(left, right) if operation and left is not None and right is not None else None
+    if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
+        compare = _COMPARE.get(type(expr.comparisons[0].operator))
+        left, right = _evaluate(expr.left, counter, value), _evaluate(expr.comparisons[0].comparator, counter, value)
+        return compare(left, right) if compare and left is not None and right is not None else None
     return None
 
 

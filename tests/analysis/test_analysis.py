@@ -286,6 +286,27 @@ def test_a_loop_knows_what_it_rebinds_and_whether_it_trains():
     assert loop.has_backward and loop.is_iteration_loop
 
 
+@pytest.mark.parametrize(
+    "loop, bound",
+    [
+        ("i = 0\nfor batch in flow(x):\n    show(batch)\n    i += 1\n    if i % 4 == 0:\n        break\n", 4),
+        ("n = 0\nwhile True:\n    n += 2\n    if n >= 10:\n        break\n", 5),
+        ("k = 3\nwhile k < 10:\n    k += 1\n", 7),
+        ("j = 0\nfor b in loader:\n    if j > 5:\n        break\n    j += 1\n", 7),
+        ("for x in range(3):\n    pass\n", 3),
+        # a continue may skip the increment; a second increment may jump over the bound
+        ("m = 0\nfor b in loader:\n    if b:\n        continue\n    m += 1\n    if m == 3:\n        break\n", None),
+        ("q = 0\nfor b in loader:\n    q += 1\n    for c in b:\n        q += 1\n    if q == 3:\n        break\n", None),
+        ("r = start\nfor b in loader:\n    r += 1\n    if r >= 7:\n        break\n", None),
+        ("for b in loader:\n    s = 0\n    s += 1\n    if s > 2:\n        break\n", None),
+    ],
+)
+def test_a_loop_knows_the_iterations_its_literals_or_a_counter_allow(loop, bound):
+    facts = facts_of(loop)
+    outer = next(info for node, info in facts.structure.loops.items() if node in facts.module.body)
+    assert outer.at_most == bound
+
+
 @pytest.mark.parametrize("name", ["evaluate", "validate", "validation_step", "test", "test_epoch", "predict", "infer", "run_inference", "evaluate_model", "val_epoch", "eval_step"])
 def test_evaluation_function_names(name):
     assert is_eval_function_name(name)
