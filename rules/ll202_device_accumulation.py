@@ -7,7 +7,15 @@ from typing import Iterator
 
 import libcst as cst
 
-from leaklint.analysis.device import DEVICE_EVIDENCE, DEVICE_RESULT_METHODS, HOST_METHODS, on_accelerator, produces_model_output
+from leaklint.analysis.device import (
+    DEVICE_EVIDENCE,
+    DEVICE_RESULT_METHODS,
+    HOST_METHODS,
+    callers_take_to_host,
+    on_accelerator,
+    produces_model_output,
+    takes_to_host,
+)
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
 from leaklint.analysis.provenance import StatementFact
@@ -76,12 +84,20 @@ The confidence says how far it grows:
 - **low** (hidden by default): only indices, comparisons, per-sample reductions or labels are kept
   (`logits.argmax(-1)`, `(pred == y)`, `errors.mean(dim=1)`); one number per batch (a loss, a
   mean); a store that runs on every k-th iteration only (`if i % log_every == 0:`); a function that
-  returns what it collected, still on the device, to its caller; a list on `self` that an
-  epoch-end hook empties (the pattern Lightning documents for epoch-level metrics, bounded by one
-  epoch).
+  returns what it collected, still on the device, to its caller (unless every caller in the file
+  moves it to the host: `to_np(torch.cat(preds))`, `{k: v.cpu() for k, v in results.items()}`,
+  `for p in preds: p.cpu()` — then it was kept on the device for nothing, and the confidence is
+  the loop's); a list on `self` that an epoch-end hook empties (the pattern Lightning documents
+  for epoch-level metrics, bounded by one epoch).
 
 A dict on `self` that a per-step method fills (`self.labels[device] = ...`) grows only with new
 keys, which may come back (a cache per device or per shape): low confidence.
+
+A loop over the items of something else (the frames of a video, the crops of an image, a list of
+texts) that runs the model on each item counts too when the code after it moves what it kept to
+the host anyway, piece by piece or all at once (`for mask in masks: mask.argmax(1).cpu()`): the
+device copies were never needed together. Without that, such a loop is taken as bounded work that
+means to end on the device (chunks of one input concatenated for the caller).
 
 Not reported: a store in `__init__`; writes into slots that exist already (`d[k] = d[k].to(device)`,
 `for k in d: d[k] = ...`, `buf[i] = out` into a preallocated tensor); a tensor a generation loop
@@ -313,6 +329,39 @@ def sample(model, shape, device, num_timesteps, log_every=100):
             intermediates.append(img)
     return img, intermediates
 """,
+        # A collector handed to a caller that fits on the device; a model run over the chunks of
+        # one input, whose outputs end on the device together.
+        """
+import torch
+
+@torch.no_grad()
+def collect_logits(model, loader, device):
+    logits, labels = [], []
+    for x, y in loader:
+        logits.append(model(x.to(device)))
+        labels.append(y.to(device))
+    return torch.cat(logits), torch.cat(labels)
+
+def calibrate(model, loader, device):
+    logits, labels = collect_logits(model, loader, device)
+    temperature = torch.ones(1, device=device, requires_grad=True)
+    optimizer = torch.optim.LBFGS([temperature])
+    def closure():
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(logits / temperature, labels)
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+    print("mean confidence", logits.softmax(1).amax(1).mean().item())
+    return temperature
+
+@torch.no_grad()
+def embed_long(model, tokens, device):
+    pieces = []
+    for chunk in tokens.split(512, dim=1):
+        pieces.append(model(chunk.to(device)))
+    return torch.cat(pieces, dim=1)
+""",
     )
     INVALID = (
         """
@@ -397,6 +446,29 @@ class EvalTrainer(Trainer):
             _, logits, _ = self.prediction_step(self.model, self._prepare_inputs(inputs), prediction_loss_only=False)
             logits_list.append(logits)  # expect: LL202
         return torch.cat(logits_list).float().cpu().numpy()
+""",
+        # A collector whose only caller moves what it returns to the host; the frames of a video
+        # run one by one, all kept on the device, then written out one by one from the host.
+        """
+import torch
+
+@torch.no_grad()
+def embed_all(model, loader, device):
+    embeddings = []
+    for x, _ in loader:
+        embeddings.append(model(x.to(device)))  # expect: LL202
+    return embeddings
+
+def export(model, loader, device, path):
+    embeddings = embed_all(model, loader, device)
+    torch.save(torch.cat(embeddings).cpu(), path)
+
+@torch.no_grad()
+def segment_video(model, frames, device):
+    masks = []
+    for frame in frames:
+        masks.append(model(frame.to(device)).softmax(1))  # expect: LL202
+    return [mask.argmax(1).cpu().numpy() for mask in masks]
 """,
     )
 
@@ -545,6 +617,14 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
     if lifetime.consumed_by_backward:
         return None
     loops = [loop for loop in lifetime.carried_by if _runs_over_inputs(loop, facts)]
+    if not loops:
+        # A loop over items the model runs on one by one (the frames of a video, the crops of an
+        # image, the texts of a list): bounded, often meant to end on the device together, unless
+        # the code after it moves them to the host piece by piece anyway.
+        loops = [
+            loop for loop in lifetime.carried_by
+            if loop.runs_model_on_items and takes_to_host(facts, fact.function, frozenset({store.container}), outside=loop.node)
+        ]
     if not loops or (store.kind == "concat" and _fed_back(facts, loops[0], store.container)):
         return None
     line = facts.line_of(loops[-1].node)
@@ -659,7 +739,7 @@ def _handed_to_caller(facts: ModuleFacts, fact: StatementFact, container: str) -
         for other in facts.index.statements_of(fact.function)
         if isinstance(other.node, cst.Return) and other.node.value is not None and container in names_read(other.node.value)
     ]
-    return bool(returns) and not any(_to_host(value) for value in returns)
+    return bool(returns) and not any(_to_host(value) for value in returns) and not callers_take_to_host(facts, fact.function)
 
 
 def _to_host(expr: cst.BaseExpression) -> bool:
