@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping
 
+import re
+
 import libcst as cst
 
 from leaklint.analysis import torch_api
@@ -89,6 +91,14 @@ DEVICE_EVIDENCE = Names(
     "to", "device", *ACCELERATOR_METHODS, *DEVICE_RESULT_METHODS, *HF_TRAINER_DEVICE_METHODS,
     "lightning", "pytorch_lightning", "transformers", "trl",
 )
+
+#: Model classes (the last part of the name a model is built from) whose output scores every token
+#: over the whole vocabulary: ``[batch, sequence length, vocabulary]`` logits per batch.
+LM_HEAD_MODEL = re.compile(r"(ForCausalLM|ForMaskedLM|LMHeadModel|WithLMHead|ForPreTraining)$")
+#: ``TrainingArguments`` that keep an HF trainer's evaluation from holding every batch's logits on
+#: the device: ``eval_accumulation_steps`` (moved to the host every N steps),
+#: ``batch_eval_metrics`` (metrics per batch), ``prediction_loss_only`` (no logits kept).
+HF_EVAL_OFFLOAD_ARGUMENTS = frozenset({"eval_accumulation_steps", "batch_eval_metrics", "prediction_loss_only"})
 
 #: Expression classes whose place :func:`placed` works out (a name's place is the bound value's).
 PLACED_NODES = frozenset(
