@@ -72,8 +72,9 @@ Confidence is high when a model or an optimizer prepared was built in that very 
 (its parameters and states pile up), or a `DataLoader` with persistent workers is prepared again
 (each prepared copy keeps its own worker processes); medium when only other objects built there
 (a plain `DataLoader`, a scheduler) or the same objects prepared again pile up, once per step,
-epoch or call; low for those in a loop over a list of the program's own items (the concepts of a
-DreamBooth run, a few configurations), a handful of light objects.
+epoch or call (a loop over a counter, `range(epochs)`, a `while` loop, a loop over the data);
+low for those in a loop over a list of the program's own items (the concepts of a DreamBooth run,
+a few configurations, `range(len(concepts))`), a handful of light objects.
 
 The finding points at the `prepare` call, or, when a prepared `DataLoader` with
 `persistent_workers=` was built there, at that `DataLoader(...)`: its worker processes are what
@@ -187,6 +188,20 @@ def main(datasets):
     accelerator = Accelerator()
     for stage in ("warmup", "main"):
         model = accelerator.prepare(torch.nn.Linear(4, 4))
+""",
+        # A loader of class prompts prepared once per concept of a DreamBooth run (a handful of
+        # light objects: low confidence, hidden by default).
+        """
+import torch
+from accelerate import Accelerator
+
+def generate_class_images(args, pipeline, prompt_dataset):
+    accelerator = Accelerator()
+    for i in range(len(args.class_data_dir)):
+        loader = torch.utils.data.DataLoader(prompt_dataset(args.class_prompt[i]), batch_size=4)
+        loader = accelerator.prepare(loader)
+        for example in loader:
+            pipeline(example["prompt"])
 """,
         # The prepared evaluation loader kept on the trainer and handed back at later evaluations
         # (transformers' own fix, huggingface/transformers#39717).
@@ -339,8 +354,9 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             continue
         # A model or an optimizer (parameters, states) or live worker processes are heavy whatever
         # repeats them; loaders and re-wrapped objects pile up with every step, epoch or call, and
-        # a loop over a list of items of the program (concepts, configurations) is a handful.
-        per_step = repeat.loop is None or repeat.loop.is_iteration_loop or repeat.loop.repeats_per_input
+        # a loop over a list of items of the program (concepts, configurations, the indices of a
+        # list) is a handful.
+        per_step = repeat.loop is None or _counts_steps(repeat.loop, facts)
         kinds = list(dict.fromkeys(_kind(value, function, facts) for value in built))
         if built:
             message = (
@@ -483,6 +499,29 @@ def _memoised(function: FunctionInfo, facts: ModuleFacts) -> bool:
         ):
             return True
     return False
+
+
+#: Calls whose result counts iterations (an epoch or step counter), unless counting a list's items.
+_COUNTERS = frozenset({"range", "trange", "itertools.count", "tqdm.trange", "tqdm.auto.trange"})
+#: Calls that wrap an iterable without changing what it runs over.
+_WRAPPERS = frozenset({"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "zip"})
+
+
+def _counts_steps(loop: LoopInfo, facts: ModuleFacts) -> bool:
+    """The loop runs once per step or epoch: a ``while`` loop, a loop over the data, or a ``for``
+    over a counter (``range(epochs)``) that is not the indices of a list (``range(len(items))``)."""
+    node = loop.node
+    if isinstance(node, cst.While) or loop.iterates_data:
+        return True
+    if not isinstance(node, cst.For):
+        return False
+    header: cst.BaseExpression = node.iter
+    while isinstance(header, cst.Call) and header.args and (facts.imports.resolve(header.func) or dotted_name(header.func)) in _WRAPPERS:
+        header = header.args[0].value
+    if not isinstance(header, cst.Call) or (facts.imports.resolve(header.func) or dotted_name(header.func)) not in _COUNTERS:
+        return False
+    first = header.args[0].value if header.args else None
+    return not (isinstance(first, cst.Call) and dotted_name(first.func) == "len")
 
 
 def _after_cache_guard(fact: StatementFact, facts: ModuleFacts) -> bool:
