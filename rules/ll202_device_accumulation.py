@@ -7,7 +7,19 @@ from typing import Iterator
 
 import libcst as cst
 
-from leaklint.analysis.device import DEVICE_EVIDENCE, DEVICE_RESULT_METHODS, HOST_METHODS, on_accelerator, produces_model_output
+from leaklint.analysis.device import (
+    DEVICE_EVIDENCE,
+    DEVICE_RESULT_METHODS,
+    HF_EVAL_OFFLOAD_ARGUMENTS,
+    HF_TRAINERS,
+    HOST_METHODS,
+    LM_HEAD_MODEL,
+    callers_take_to_host,
+    is_hf_trainer,
+    on_accelerator,
+    produces_model_output,
+    takes_to_host,
+)
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
 from leaklint.analysis.provenance import StatementFact
@@ -22,9 +34,11 @@ from leaklint.analysis.torch_api import (
     TORCH_CODE,
     is_functional_loss,
 )
+from leaklint.analysis.syntax import is_literal
 from leaklint.analysis.walk import calls_in
 from leaklint.analysis.values import Kind, Role
 from leaklint.findings import Confidence, Severity
+from leaklint.gate import Names
 from leaklint.rule import Measured, Rule, Violation
 
 
@@ -38,10 +52,11 @@ class DeviceAccumulation(Rule):
     )
     help = "keep a CPU copy (.cpu()) or the numbers you need (.item(), .tolist()) instead of the device tensor"
     #: What a file must contain before this rule can fire: torch words, a loop or a function (a
-    #: container kept across iterations or calls), and something that puts tensors on a device.
-    needs = TORCH_CODE & LOOPS_OR_FUNCTIONS & DEVICE_EVIDENCE
-    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), first measurement.
-    measured = Measured(realcode=(6, 0, 1), leaks=(14, 1))
+    #: container kept across iterations or calls) or a trainer's compute_metrics (the trainer keeps
+    #: them), and something that puts tensors on a device.
+    needs = TORCH_CODE & (LOOPS_OR_FUNCTIONS | Names("compute_metrics")) & DEVICE_EVIDENCE
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), round 2.
+    measured = Measured(realcode=(6, 0, 1), leaks=(23, 1))
     docs = """
 ## What it finds
 A tensor that lives on the accelerator, stored for every iteration of a loop that runs over the
@@ -76,12 +91,28 @@ The confidence says how far it grows:
 - **low** (hidden by default): only indices, comparisons, per-sample reductions or labels are kept
   (`logits.argmax(-1)`, `(pred == y)`, `errors.mean(dim=1)`); one number per batch (a loss, a
   mean); a store that runs on every k-th iteration only (`if i % log_every == 0:`); a function that
-  returns what it collected, still on the device, to its caller; a list on `self` that an
-  epoch-end hook empties (the pattern Lightning documents for epoch-level metrics, bounded by one
-  epoch).
+  returns what it collected, still on the device, to its caller (unless every caller in the file
+  moves it to the host: `to_np(torch.cat(preds))`, `{k: v.cpu() for k, v in results.items()}`,
+  `for p in preds: p.cpu()` — then it was kept on the device for nothing, and the confidence is
+  the loop's); a list on `self` that an epoch-end hook empties (the pattern Lightning documents
+  for epoch-level metrics, bounded by one epoch).
 
 A dict on `self` that a per-step method fills (`self.labels[device] = ...`) grows only with new
 keys, which may come back (a cache per device or per shape): low confidence.
+
+An HF `Trainer` (or a subclass) built with `compute_metrics` and an `eval_dataset` keeps, at
+every evaluation, the logits of every batch on the accelerator until `compute_metrics` runs. On a
+model that scores every token over the vocabulary (built from a `...ForCausalLM`, `...ForMaskedLM`,
+`...LMHeadModel` class) that is `[eval size, sequence length, vocabulary]` values: reported at
+`compute_metrics=` (medium), unless `preprocess_logits_for_metrics` shrinks them first or the
+`TrainingArguments` set `eval_accumulation_steps`, `batch_eval_metrics` or `prediction_loss_only`
+(arguments it cannot see, read from the command line, count as setting them).
+
+A loop over the items of something else (the frames of a video, the crops of an image, a list of
+texts) that runs the model on each item counts too when the code after it moves what it kept to
+the host anyway, piece by piece or all at once (`for mask in masks: mask.argmax(1).cpu()`): the
+device copies were never needed together. Without that, such a loop is taken as bounded work that
+means to end on the device (chunks of one input concatenated for the caller).
 
 Not reported: a store in `__init__`; writes into slots that exist already (`d[k] = d[k].to(device)`,
 `for k in d: d[k] = ...`, `buf[i] = out` into a preallocated tensor); a tensor a generation loop
@@ -143,8 +174,10 @@ of yolov5's `val.py`, collectors that return their tensors), which the default h
 Whole-run accumulations that are meant to stay on the device (a feature bank searched on the
 GPU, outputs fitted together) are reported when nothing in the code says so; a device chosen by a
 flag (`if use_cuda: feats = feats.cuda()`), a collector that returns its tensors still on the
-device, and periodic snapshots count as deliberate. On bench/leaks one finding is off a marked
-line: labels kept next to a full-vocabulary logits tensor, which the fix there moves as well.
+device, and periodic snapshots count as deliberate. On bench/leaks one finding (of 24) is off a marked
+line: the fixed version of a federated MRI test script, which adds `torch.no_grad()` but still
+keeps every reconstruction on the device until the test set ends (a true device accumulation the
+case does not mark).
 
 It misses what it cannot see: tensors moved to the device inside a helper of another module, a
 model held in a container, a `predict_step` return value (Lightning 2.x moves every
@@ -159,6 +192,9 @@ Lightning's documented pattern (low confidence, whatever they hold).
   https://github.com/SPOClab-ca/dn3/issues/38
 - HF Trainer: evaluation keeps the predictions' logits on the GPU until compute_metrics, OOM with
   large generative models: https://github.com/huggingface/transformers/pull/27458
+- HF Trainer keeps `[eval size, length, vocabulary]` logits for `compute_metrics`; an LLM
+  fine-tuning script adds `preprocess_logits_for_metrics` to keep only the argmax:
+  https://github.com/MeetKai/functionary/pull/38 (and https://github.com/huggingface/transformers/issues/8476)
 - Lightning keeps every step's returned GPU tensors (an input image among them) until the epoch
   ends: https://github.com/microsoft/hi-ml/pull/293
 - Lightning 2.0 removes the epoch-end hooks that retained every step's outputs:
@@ -313,6 +349,58 @@ def sample(model, shape, device, num_timesteps, log_every=100):
             intermediates.append(img)
     return img, intermediates
 """,
+        # compute_metrics on an LM with the logits reduced first, or moved to the host every few
+        # steps; on a classifier, whose logits are [batch, classes].
+        """
+from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, Trainer, TrainingArguments
+
+def accuracy(eval_pred):
+    preds, labels = eval_pred
+    return {"accuracy": float((preds == labels).mean())}
+
+def main(train_ds, eval_ds):
+    lm = AutoModelForCausalLM.from_pretrained("gpt2")
+    args = TrainingArguments("out", eval_strategy="steps")
+    Trainer(model=lm, args=args, eval_dataset=eval_ds, compute_metrics=accuracy,
+            preprocess_logits_for_metrics=lambda logits, labels: logits.argmax(-1)).train()
+    offloaded = TrainingArguments("out", eval_strategy="steps", eval_accumulation_steps=8)
+    Trainer(model=lm, args=offloaded, eval_dataset=eval_ds, compute_metrics=accuracy).train()
+    classifier = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)
+    Trainer(model=classifier, args=args, eval_dataset=eval_ds, compute_metrics=accuracy).train()
+""",
+        # A collector handed to a caller that fits on the device; a model run over the chunks of
+        # one input, whose outputs end on the device together.
+        """
+import torch
+
+@torch.no_grad()
+def collect_logits(model, loader, device):
+    logits, labels = [], []
+    for x, y in loader:
+        logits.append(model(x.to(device)))
+        labels.append(y.to(device))
+    return torch.cat(logits), torch.cat(labels)
+
+def calibrate(model, loader, device):
+    logits, labels = collect_logits(model, loader, device)
+    temperature = torch.ones(1, device=device, requires_grad=True)
+    optimizer = torch.optim.LBFGS([temperature])
+    def closure():
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(logits / temperature, labels)
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+    print("mean confidence", logits.softmax(1).amax(1).mean().item())
+    return temperature
+
+@torch.no_grad()
+def embed_long(model, tokens, device):
+    pieces = []
+    for chunk in tokens.split(512, dim=1):
+        pieces.append(model(chunk.to(device)))
+    return torch.cat(pieces, dim=1)
+""",
     )
     INVALID = (
         """
@@ -397,6 +485,44 @@ class EvalTrainer(Trainer):
             _, logits, _ = self.prediction_step(self.model, self._prepare_inputs(inputs), prediction_loss_only=False)
             logits_list.append(logits)  # expect: LL202
         return torch.cat(logits_list).float().cpu().numpy()
+""",
+        # compute_metrics on a causal LM, nothing shrinking the logits.
+        """
+import numpy as np
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+def accuracy(eval_pred):
+    logits, labels = eval_pred
+    return {"accuracy": float((logits.argmax(-1)[:, :-1] == labels[:, 1:]).mean())}
+
+def main(train_ds, eval_ds):
+    model = AutoModelForCausalLM.from_pretrained("gpt2")
+    args = TrainingArguments("out", eval_strategy="steps", eval_steps=500)
+    trainer = Trainer(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds, compute_metrics=accuracy)  # expect: LL202
+    trainer.train()
+""",
+        # A collector whose only caller moves what it returns to the host; the frames of a video
+        # run one by one, all kept on the device, then written out one by one from the host.
+        """
+import torch
+
+@torch.no_grad()
+def embed_all(model, loader, device):
+    embeddings = []
+    for x, _ in loader:
+        embeddings.append(model(x.to(device)))  # expect: LL202
+    return embeddings
+
+def export(model, loader, device, path):
+    embeddings = embed_all(model, loader, device)
+    torch.save(torch.cat(embeddings).cpu(), path)
+
+@torch.no_grad()
+def segment_video(model, frames, device):
+    masks = []
+    for frame in frames:
+        masks.append(model(frame.to(device)).softmax(1))  # expect: LL202
+    return [mask.argmax(1).cpu().numpy() for mask in masks]
 """,
     )
 
@@ -506,6 +632,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             statement=candidate.fact.line,
         )
     yield from _lightning_returns(facts)
+    yield from _trainer_keeps_logits(facts)
 
 
 def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: frozenset[str]) -> _Candidate | None:
@@ -545,6 +672,14 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
     if lifetime.consumed_by_backward:
         return None
     loops = [loop for loop in lifetime.carried_by if _runs_over_inputs(loop, facts)]
+    if not loops:
+        # A loop over items the model runs on one by one (the frames of a video, the crops of an
+        # image, the texts of a list): bounded, often meant to end on the device together, unless
+        # the code after it moves them to the host piece by piece anyway.
+        loops = [
+            loop for loop in lifetime.carried_by
+            if loop.runs_model_on_items and takes_to_host(facts, fact.function, frozenset({store.container}), outside=loop.node)
+        ]
     if not loops or (store.kind == "concat" and _fed_back(facts, loops[0], store.container)):
         return None
     line = facts.line_of(loops[-1].node)
@@ -659,7 +794,7 @@ def _handed_to_caller(facts: ModuleFacts, fact: StatementFact, container: str) -
         for other in facts.index.statements_of(fact.function)
         if isinstance(other.node, cst.Return) and other.node.value is not None and container in names_read(other.node.value)
     ]
-    return bool(returns) and not any(_to_host(value) for value in returns)
+    return bool(returns) and not any(_to_host(value) for value in returns) and not callers_take_to_host(facts, fact.function)
 
 
 def _to_host(expr: cst.BaseExpression) -> bool:
@@ -957,3 +1092,89 @@ def _lightning_returns(facts: ModuleFacts) -> Iterator[Violation]:
             help="return tensors moved to the CPU (.cpu()), or only the numbers the epoch's end needs",
             statement=fact.line,
         )
+
+
+def _trainer_keeps_logits(facts: ModuleFacts) -> Iterator[Violation]:
+    """An HF ``Trainer`` built with ``compute_metrics`` (and an ``eval_dataset``) on a model whose
+    output scores every token over the vocabulary, with nothing that shrinks or offloads the logits
+    (``preprocess_logits_for_metrics``, ``eval_accumulation_steps``, ``batch_eval_metrics``): each
+    evaluation keeps every batch's ``[batch, length, vocabulary]`` logits on the device until
+    ``compute_metrics`` runs."""
+    for call, fact in facts.index.statement_calls:
+        if not _builds_hf_trainer(call, facts):
+            continue
+        keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+        metrics = keywords.get("compute_metrics")
+        if metrics is None or is_literal(metrics, "None") or any(arg.star for arg in call.args):
+            continue
+        if "eval_dataset" not in keywords or is_literal(keywords["eval_dataset"], "None"):
+            continue
+        preprocess = keywords.get("preprocess_logits_for_metrics")
+        if preprocess is not None and not is_literal(preprocess, "None"):
+            continue
+        model = _lm_head_model(keywords.get("model"), fact.function, facts)
+        if model is None or _offloads(keywords.get("args"), fact.function, facts):
+            continue
+        yield Violation(
+            node=metrics,
+            message=(
+                f"'{facts.describe(metrics)}' makes the Trainer keep the logits of every evaluation batch on the accelerator "
+                f"until it runs, and '{model}' scores every token over the whole vocabulary: device memory grows with "
+                "every batch by [batch, sequence length, vocabulary] values"
+            ),
+            confidence=Confidence.MEDIUM,
+            help=(
+                "pass preprocess_logits_for_metrics=lambda logits, labels: logits.argmax(-1) (what the metric needs), "
+                "or set eval_accumulation_steps to move them to the host every few steps"
+            ),
+            statement=fact.line or fact.node,
+        )
+
+
+def _builds_hf_trainer(call: cst.Call, facts: ModuleFacts) -> bool:
+    """``call`` builds an HF trainer: the library's class or a subclass of it in this file."""
+    if facts.imports.resolve(call.func) in HF_TRAINERS:
+        return True
+    name = dotted_name(call.func)
+    cls = facts.structure.classes_by_name.get(name) if name is not None else None
+    return cls is not None and is_hf_trainer(cls, facts.imports)
+
+
+def _lm_head_model(expr: cst.BaseExpression | None, function: FunctionInfo, facts: ModuleFacts) -> str | None:
+    """The class ``expr`` (a trainer's ``model=``) is built from, when it is a language-model head
+    (``AutoModelForCausalLM.from_pretrained(...)``, directly or through the name it is bound to)."""
+    if expr is None:
+        return None
+    name = dotted_name(expr)
+    values = [expr] if name is None else facts.index.visible_values(function, name)
+    for value in values:
+        if not isinstance(value, cst.Call):
+            continue
+        qualified = facts.imports.resolve(value.func)
+        if qualified is None:
+            continue
+        parts = qualified.split(".")
+        if parts[-1] in ("from_pretrained", "from_config"):
+            parts = parts[:-1]
+        if parts and LM_HEAD_MODEL.search(parts[-1]):
+            return parts[-1]
+    return None
+
+
+def _offloads(expr: cst.BaseExpression | None, function: FunctionInfo, facts: ModuleFacts) -> bool:
+    """The trainer's ``args=`` (a ``TrainingArguments(...)`` call, or the name bound to one) sets an
+    argument that keeps the logits off the device or unkept (:data:`HF_EVAL_OFFLOAD_ARGUMENTS`);
+    arguments it cannot see (read from the command line, ``**kwargs``) count as offloading."""
+    if expr is None:
+        return False
+    name = dotted_name(expr)
+    values = [expr] if name is None else facts.index.visible_values(function, name)
+    if not values:
+        return True
+    for value in values:
+        if not isinstance(value, cst.Call):
+            return True
+        for arg in value.args:
+            if arg.star or (arg.keyword is not None and arg.keyword.value in HF_EVAL_OFFLOAD_ARGUMENTS and not is_literal(arg.value, "None", "False")):
+                return True
+    return False

@@ -28,17 +28,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping
 
+import re
+
 import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.calls import local_callee
 from leaklint.gate import Names
-from leaklint.analysis.names import ImportMap, dotted_name
-from leaklint.analysis.structure import ClassInfo, FunctionInfo
+from leaklint.analysis.names import ImportMap, dotted_name, names_read
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
 from leaklint.analysis.values import Device, Kind, Role, Value, replace
+from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
+    from leaklint.analysis.provenance import StatementFact
 
 # --- library knowledge ---------------------------------------------------------------------------
 #: Tensor methods whose result is on the host.
@@ -87,6 +91,14 @@ DEVICE_EVIDENCE = Names(
     "to", "device", *ACCELERATOR_METHODS, *DEVICE_RESULT_METHODS, *HF_TRAINER_DEVICE_METHODS,
     "lightning", "pytorch_lightning", "transformers", "trl",
 )
+
+#: Model classes (the last part of the name a model is built from) whose output scores every token
+#: over the whole vocabulary: ``[batch, sequence length, vocabulary]`` logits per batch.
+LM_HEAD_MODEL = re.compile(r"(ForCausalLM|ForMaskedLM|LMHeadModel|WithLMHead|ForPreTraining)$")
+#: ``TrainingArguments`` that keep an HF trainer's evaluation from holding every batch's logits on
+#: the device: ``eval_accumulation_steps`` (moved to the host every N steps),
+#: ``batch_eval_metrics`` (metrics per batch), ``prediction_loss_only`` (no logits kept).
+HF_EVAL_OFFLOAD_ARGUMENTS = frozenset({"eval_accumulation_steps", "batch_eval_metrics", "prediction_loss_only"})
 
 #: Expression classes whose place :func:`placed` works out (a name's place is the bound value's).
 PLACED_NODES = frozenset(
@@ -321,3 +333,155 @@ def produces_model_output(facts: ModuleFacts, call: cst.Call, function: Function
 
 def _forward_calls(facts: ModuleFacts) -> frozenset[cst.Call]:
     return frozenset(model_call.node for model_call in facts.model_calls())
+
+
+# --- where collected tensors end up --------------------------------------------------------------
+#: Host moves that read a single number off a tensor: what they move is no copy of the tensors.
+SUMMARY_MOVES = frozenset({"item"})
+#: Tensor methods that, called without arguments, reduce the whole tensor to one number.
+WHOLE_REDUCTIONS = frozenset({"mean", "sum", "norm", "std", "var", "prod", "max", "min", "amax", "amin", "logsumexp", "nansum", "nanmean"})
+#: How many callers up :func:`callers_take_to_host` follows a result that a caller returns again.
+_CALLER_DEPTH = 2
+
+
+def takes_to_host(facts: ModuleFacts, function: FunctionInfo, names: frozenset[str], *, outside: cst.CSTNode | None = None) -> bool:
+    """``function`` moves what ``names`` hold (or what it unpacks, iterates or indexes out of them)
+    to the host somewhere: ``t.cpu()``, ``.numpy()``, ``.tolist()``, ``.item()``, ``.to("cpu")``,
+    or a local helper that returns its argument so moved (``to_np(torch.cat(preds))``), also
+    inside comprehensions (``{k: v.cpu() for k, v in results.items()}``) and loops over them
+    (``for prob in preds: prob.argmax(1).cpu()``). Code inside ``outside`` (the loop that fills
+    them) does not count. Names are followed through bindings flow-insensitively: what a name
+    derived from them is bound to anywhere in the function is derived too."""
+    if not names:
+        return False
+    node = function.node
+    body: cst.CSTNode = node.body if node is not None else facts.module  # the module's top-level code
+    derived = set(names)
+    binders: list[tuple[set[str], cst.CSTNode]] = []
+    for current in walk(body, into=not_into_scopes):
+        kind = type(current)
+        if kind is cst.For or kind is cst.CompFor:
+            binders.append((set(bound_names(current.target)), current.iter))  # type: ignore[attr-defined]
+        elif kind is cst.Assign:
+            targets = {name for target in current.targets for name in bound_names(target.target)}  # type: ignore[attr-defined]
+            binders.append((targets, current.value))  # type: ignore[attr-defined]
+    changed = True
+    while changed:
+        changed = False
+        for targets, source in binders:
+            if targets - derived and names_read(source) & derived:
+                derived |= targets
+                changed = True
+    skipped = frozenset(walk(outside)) if outside is not None else frozenset()
+    for call in calls_in(body):
+        if call in skipped:
+            continue
+        moved = _moved_part(call, function, facts)
+        if moved is not None and names_read(moved) & derived:
+            return True
+    return False
+
+
+def callers_take_to_host(facts: ModuleFacts, function: FunctionInfo, depth: int = 0) -> bool:
+    """Every call of ``function`` in the file (there is at least one) moves the tensors it returns
+    to the host (:func:`takes_to_host` on the names the result is bound to, or a host move around
+    the call itself), or returns them to callers that all do. A collector whose callers all move
+    its result to the host kept it on the device for nothing."""
+    sites = _call_sites(facts, function)
+    if not sites or depth > _CALLER_DEPTH:
+        return False
+    for call, fact in sites:
+        statement = fact.node
+        caller = fact.function
+        if any(
+            (moved := _moved_part(other, caller, facts)) is not None and any(part is call for part in walk(moved))
+            for other in calls_in(statement)
+        ):
+            continue  # to_np(collect(...)), collect(...).cpu()
+        if isinstance(statement, cst.Return) and statement.value is not None and any(part is call for part in walk(statement.value)):
+            if callers_take_to_host(facts, caller, depth + 1):
+                continue
+            return False
+        if isinstance(statement, cst.Assign) and statement.value is call:
+            bound = frozenset(name for target in statement.targets for name in bound_names(target.target))
+            if takes_to_host(facts, caller, bound):
+                continue
+        return False
+    return True
+
+
+def _call_sites(facts: ModuleFacts, function: FunctionInfo) -> list[tuple[cst.Call, StatementFact]]:
+    """The calls of ``function`` in the file: the call graph's, and for a method, calls on objects
+    built from its class (``model.predict(loader)`` where ``model = Forecaster().to(device)``)."""
+    from leaklint.analysis.calls import call_graph
+
+    sites = list(call_graph(facts).sites_of(function))
+    cls = function.cls
+    if cls is not None and function.is_method:
+        for call, fact in facts.index.statement_calls:
+            func = call.func
+            if type(func) is cst.Attribute and func.attr.value == function.name and dotted_name(func.value) != "self":  # type: ignore[attr-defined]
+                if facts.value(func.value).cls is cls and all(call is not known for known, _ in sites):  # type: ignore[attr-defined]
+                    sites.append((call, fact))
+    return sites
+
+
+def _moved_part(call: cst.Call, function: FunctionInfo, facts: ModuleFacts) -> cst.BaseExpression | None:
+    """What ``call`` moves to the host, if it is such a move: the receiver of ``.cpu()``,
+    ``.numpy()``, ``.tolist()``, ``.item()``, ``.to("cpu")``; the arguments of a local function
+    whose every return moves what it computes to the host (``def to_np(t): return t.cpu().numpy()``)."""
+    func = call.func
+    if type(func) is cst.Attribute and facts.imports.resolve(func) is None:
+        method = func.attr.value  # type: ignore[attr-defined]
+        receiver = func.value  # type: ignore[attr-defined]
+        if method in SUMMARY_MOVES or _summarised(receiver):
+            return None  # a scalar read off the tensors (.item(), .mean().cpu()): they stay where they are
+        if method in HOST_METHODS or method in torch_api.TO_PYTHON_METHODS:
+            return receiver
+        if method == "to" and call.args and _device_argument(call.args[0].value, {}, facts.imports) is Device.HOST:
+            return receiver
+    callee = local_callee(call, function, facts)
+    if callee is not None and call.args and callee in facts.derived(_host_returning):
+        return cst.Tuple([cst.Element(arg.value) for arg in call.args])
+    return None
+
+
+def _summarised(expr: cst.BaseExpression) -> bool:
+    """``expr`` reduces a tensor to a few numbers somewhere along its chain of method calls: a
+    reduction called without arguments (``probs.amax(dim=1).mean()``, ``masks.float().sum()``)."""
+    while type(expr) is cst.Call:
+        func = expr.func  # type: ignore[attr-defined]
+        if type(func) is not cst.Attribute:
+            return False
+        if func.attr.value in WHOLE_REDUCTIONS and not expr.args:  # type: ignore[attr-defined]
+            return True
+        expr = func.value  # type: ignore[attr-defined]
+    return False
+
+
+def _host_returning(facts: ModuleFacts) -> set[FunctionInfo]:
+    """The local functions whose every ``return`` moves what it returns to the host (``to_np``)."""
+    found: set[FunctionInfo] = set()
+    for function in facts.structure.functions.values():
+        node = function.node
+        if node is None:
+            continue
+        returns = [
+            current.value
+            for current in walk(node.body, into=not_into_scopes)
+            if type(current) is cst.Return and current.value is not None  # type: ignore[attr-defined]
+        ]
+        if returns and all(_ends_on_host(value, function, facts) for value in returns):
+            found.add(function)
+    return found
+
+
+def _ends_on_host(expr: cst.BaseExpression, function: FunctionInfo, facts: ModuleFacts) -> bool:
+    """``expr`` is a host move of something (``t.detach().cpu().numpy()``), at its outermost call."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if type(func) is cst.Attribute and facts.imports.resolve(func) is None:
+        method = func.attr.value  # type: ignore[attr-defined]
+        return method in HOST_METHODS or method in torch_api.TO_PYTHON_METHODS
+    return False

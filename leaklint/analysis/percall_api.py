@@ -166,3 +166,18 @@ def is_metric_class(qualified: str) -> bool:
 def has_list_state(qualified: str) -> bool:
     """A torchmetrics class that keeps a list of tensors (see :data:`LIST_STATE_METRIC`)."""
     return bool(LIST_STATE_METRIC.search(qualified.rsplit(".", 1)[-1]))
+
+# --- accelerate -----------------------------------------------------------------------------------
+#: accelerate's ``Accelerator``: it keeps a reference to every object it prepares (its ``_models``,
+#: ``_optimizers``, ``_dataloaders`` and ``_schedulers`` lists) until ``free_memory()``.
+ACCELERATOR_CLASSES = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
+#: Its methods that wrap an object and add it to those lists.
+PREPARE_METHODS = frozenset({"prepare", "prepare_model", "prepare_optimizer", "prepare_data_loader", "prepare_scheduler"})
+#: Its methods that empty them (``clear`` is an alias of ``free_memory``).
+ACCELERATOR_RELEASE_METHODS = frozenset({"free_memory", "clear"})
+#: Packages one of which a file must import for an object of it to be an ``Accelerator``: accelerate
+#: itself, or the trainers that hold one as ``self.accelerator`` (transformers' and TRL's).
+ACCELERATOR_PACKAGES = ("accelerate", "transformers", "trl")
+#: Methods of a transformers ``Trainer`` that the trainer calls again at every evaluation (or
+#: prediction): an override of one runs once per evaluation.
+HF_TRAINER_PER_EVALUATION = frozenset({"get_eval_dataloader", "get_test_dataloader", "evaluation_loop", "prediction_loop"})
