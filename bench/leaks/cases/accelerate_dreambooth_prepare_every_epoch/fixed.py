@@ -53,7 +53,6 @@ def main(model_path="runwayml/stable-diffusion-v1-5", epochs=400):
     images = InstanceImages()
     for epoch in range(epochs):
         train_dataloader = DataLoader(cache_latents(vae, images, accelerator.device), batch_size=1, shuffle=True)
-        train_dataloader = accelerator.prepare(train_dataloader)
         unet.train()
         for latents, embeds in train_dataloader:
             with accelerator.accumulate(unet):
