@@ -635,9 +635,10 @@ class FunctionInterpreter:
             self._body(node.orelse.body, otherwise)
         self._merge_into(frame, [then, otherwise])
 
-    def _merge_into(self, frame: Frame, branches: Iterable[Frame]) -> None:
+    def _merge_into(self, frame: Frame, branches: Iterable[Frame], *, deps_from: Frame | None = None) -> None:
         """Join ``branches``, each forked from ``frame``, into ``frame``. They differ from it
-        only in the names they wrote, so only those are looked at."""
+        only in the names they wrote, so only those are looked at. ``deps_from``: a loop's last
+        iteration, whose names a value bound in it depends on (see :meth:`_loop`)."""
         branches = list(branches)
         written = set().union(*(branch.env.written for branch in branches))
         env = frame.env
@@ -652,6 +653,10 @@ class FunctionInterpreter:
                 outside = self._outside_value(name)
                 if outside is not None:
                     merged = join(merged, outside)
+            if merged is not None and deps_from is not None:
+                iterated = deps_from.env.get(name)
+                if iterated is not None and iterated.deps != merged.deps:
+                    merged = replace(merged, deps=iterated.deps)
             if merged is None:
                 env.pop(name, None)
             elif env.get(name) is not merged:
@@ -696,7 +701,12 @@ class FunctionInterpreter:
             current = replace(current, env=env, eval_mode=current.eval_mode | body.eval_mode)
             current.grad = body.grad
         current.env.written = changed
-        self._merge_into(frame, [frame.copy(), replace(current, loops=frame.loops)])
+        # After the loop a name may still hold its value from before (the loop never ran), but
+        # what it depends on is taken from the iterations: they read the older value wherever
+        # they use it, and that read brings its names along. Carrying the older names on as
+        # well made every later value of a long script's `loss` depend on every data loader
+        # before it (memory quadratic in the number of top-level loops: bench/RESULTS.md).
+        self._merge_into(frame, [frame.copy(), replace(current, loops=frame.loops)], deps_from=current)
         if node.orelse is not None:
             self._body(node.orelse.body, frame)
 
