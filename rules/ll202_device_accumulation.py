@@ -55,7 +55,7 @@ class DeviceAccumulation(Rule):
     #: container kept across iterations or calls) or a trainer's compute_metrics (the trainer keeps
     #: them), and something that puts tensors on a device.
     needs = TORCH_CODE & (LOOPS_OR_FUNCTIONS | Names("compute_metrics")) & DEVICE_EVIDENCE
-    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), round 2.
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), from bench/measured.py (stop 27).
     measured = Measured(realcode=(6, 0, 1), leaks=(23, 0))
     docs = """
 ## What it finds
@@ -174,10 +174,10 @@ of yolov5's `val.py`, collectors that return their tensors), which the default h
 Whole-run accumulations that are meant to stay on the device (a feature bank searched on the
 GPU, outputs fitted together) are reported when nothing in the code says so; a device chosen by a
 flag (`if use_cuda: feats = feats.cuda()`), a collector that returns its tensors still on the
-device, and periodic snapshots count as deliberate. On bench/leaks one finding (of 24) is off a marked
-line: the fixed version of a federated MRI test script, which adds `torch.no_grad()` but still
-keeps every reconstruction on the device until the test set ends (a true device accumulation the
-case does not mark).
+device, and periodic snapshots count as deliberate. On bench/leaks all 23 findings are on marked
+lines. A 24th was in the fixed version of a federated MRI test script, which added
+`torch.no_grad()` but still kept every reconstruction on the device until the test set ended: a
+true device accumulation, so the fixed version was corrected (bench/leaks/HELDOUT.md).
 
 It misses what it cannot see: tensors moved to the device inside a helper of another module, a
 model held in a container, a `predict_step` return value (Lightning 2.x moves every

@@ -29,7 +29,7 @@ class CacheHoldsTensors(Rule):
         "(lru_cache(maxsize=...)), or key it on plain values and return detached CPU copies"
     )
     needs = Words("functools", "lru_cache") & Names("lru_cache", "cache")
-    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), round 2: no finding
+    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), stop 27: no finding
     #: left on real code at the default confidence, so the leak benchmark decides.
     measured = Measured(realcode=(0, 0, 0), leaks=(2, 0))
     docs = """
