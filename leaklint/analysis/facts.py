@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import ChainMap
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Iterator, Mapping, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, TypeVar
 
 import libcst as cst
 
@@ -31,6 +31,10 @@ from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, Module
 from leaklint.analysis.values import UNKNOWN, Value, replace
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence
+
+if TYPE_CHECKING:  # positions imports libcst.metadata: loaded only when a message needs a line
+    from leaklint.analysis.positions import Lines
+
 
 MAX_ROUNDS = 3
 T = TypeVar("T")
@@ -134,6 +138,12 @@ class ModuleFacts:
         self._derived: dict[Callable[[ModuleFacts], object], object] = {}
 
     @cached_property
+    def _lines(self) -> Lines:
+        from leaklint.analysis.positions import Lines
+
+        return Lines(self.module)
+
+    @cached_property
     def index(self) -> ModuleIndex:
         """Statements, calls and bindings grouped the ways rules look them up (built on first use)."""
         return ModuleIndex(self)
@@ -156,9 +166,7 @@ class ModuleFacts:
     def line_of(self, node: cst.CSTNode) -> int | None:
         """The line ``node`` starts on, for messages that point elsewhere ("the loop at line 80");
         positions only the top-level statement that holds it, as the engine does for findings."""
-        from leaklint.analysis.positions import line_of
-
-        return line_of(self.module, node)
+        return self._lines.line_of(node)
 
     # --- queries rules use --------------------------------------------------------------------
     def statements(self) -> Iterator[StatementFact]:

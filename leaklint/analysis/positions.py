@@ -58,7 +58,29 @@ def _line_breaks(code: str) -> int:
     return code.count("\n") + code.count("\r") - code.count("\r\n")
 
 
-def line_of(module: cst.Module, node: cst.CSTNode) -> int | None:
-    """The line ``node`` starts on, or None when it is not part of ``module``."""
-    where = node_positions(module, (node,)).get(node)
-    return where.start.line if where is not None else None
+class Lines:
+    """The lines nodes start on, for messages ("the loop at line 80"): each top-level statement
+    is positioned once, the first time a node in it is asked for, and its nodes' lines are kept.
+    (Positioning is the costly part: a rule that names a loop per call inside a large class
+    would otherwise position that class again for every message.)"""
+
+    def __init__(self, module: cst.Module) -> None:
+        self._module = module
+        self._lines: dict[cst.CSTNode, int] = {}
+        self._positioned: set[int] = set()  # id() of the top-level statements already positioned
+
+    def line_of(self, node: cst.CSTNode) -> int | None:
+        """The line ``node`` starts on, or None when it is not part of the module."""
+        line = self._lines.get(node)
+        if line is not None:
+            return line
+        module = self._module
+        lines_before = sum(_line_breaks(module.code_for_node(line)) for line in module.header)
+        for statement in module.body:
+            if id(statement) not in self._positioned and any(inner is node for inner in walk(statement)):
+                self._positioned.add(id(statement))
+                for inner, where in _statement_positions(module, statement).items():
+                    self._lines.setdefault(inner, where.start.line + lines_before)
+                return self._lines.get(node)
+            lines_before += _line_breaks(module.code_for_node(statement))
+        return None

@@ -17,7 +17,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from conftest import ROOT
 
-from leaklint.analysis.positions import line_of, node_positions
+from leaklint.analysis.positions import Lines, node_positions
 from leaklint.analysis.walk import walk
 
 
@@ -100,8 +100,22 @@ def test_only_nodes_of_the_module_are_positioned():
     stranger = cst.Name("elsewhere")
     second = module.body[1]
     assert node_positions(module, [stranger, second]) == {second: node_positions(module, [second])[second]}
-    assert line_of(module, second) == 2
-    assert line_of(module, stranger) is None
+    lines = Lines(module)
+    assert lines.line_of(second) == 2
+    assert lines.line_of(stranger) is None
+
+
+def test_lines_position_each_top_level_statement_once_and_agree_with_node_positions():
+    source = "import torch\n\n\nclass Trainer:\n    def fit(self, loader):\n        for x in loader:\n            for y in x:\n                print(y)\n\n\nwhile True:\n    break\n"
+    module = cst.parse_module(source)
+    trainer, loop = module.body[1], module.body[2]
+    fit = trainer.body.body[0]
+    outer = fit.body.body[0]
+    inner = outer.body.body[0]
+    lines = Lines(module)
+    assert [lines.line_of(node) for node in (inner, outer, fit, loop)] == [7, 6, 5, 11]
+    assert lines.line_of(inner) == node_positions(module, [inner])[inner].start.line
+    assert lines._positioned == {id(trainer), id(loop)}  # the class once, for three of its nodes
 
 
 def test_a_node_deep_in_a_later_statement_gets_its_absolute_line():
