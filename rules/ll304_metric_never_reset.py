@@ -10,6 +10,7 @@ import libcst as cst
 
 from leaklint.analysis import percall_api, torch_api
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.heavy import strip_returns_self
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import repeated_functions
@@ -512,22 +513,11 @@ def _report_at(home: Home, updates: list[StatementFact]) -> StatementFact:
 
 
 # --- what a construction builds ---------------------------------------------------------------------
-def _strip_returns_self(expr: cst.BaseExpression) -> cst.BaseExpression:
-    while (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value in torch_api.MODULE_RETURNS_SELF
-        and isinstance(expr.func.value, cst.Call)
-    ):
-        expr = expr.func.value
-    return expr
-
-
 def metric_kind(expr: cst.BaseExpression, facts: ModuleFacts) -> MetricKind | None:
     """The metric (or collection of metrics) that ``expr`` builds: a torchmetrics class, a class
     of the file that derives from one, or a ``MetricCollection`` / ``nn.ModuleDict`` / dict or
     list literal of metrics."""
-    expr = _strip_returns_self(expr)
+    expr = strip_returns_self(expr)
     if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
         return _collection([_element_value(e) for e in expr.elements], facts)
     if not isinstance(expr, cst.Call):
@@ -722,7 +712,7 @@ def _classify(fact: StatementFact, home: Home, aliases: set[str]) -> None:
         home.managed = True  # handed to the caller
         return
     if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
-        value = _strip_returns_self(node.value)
+        value = strip_returns_self(node.value)
         if _refers(value, home, aliases) and not _aliasing(node, home):
             home.managed = True  # kept under another name we do not follow
             return

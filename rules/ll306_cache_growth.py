@@ -17,6 +17,7 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.steps import repeated_functions, resolved_calls
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, bound_names
+from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.values import Role
 from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
@@ -509,7 +510,7 @@ def _passed_tensor(function: FunctionInfo, param: str, facts: ModuleFacts, depth
     for call, fact, callee in resolved_calls(facts):
         if callee is not function:
             continue
-        arg = _argument(call, position, param)
+        arg = call_argument(call, position, param)
         if arg is None:
             return None
         source = _tensor_source(arg, fact.function, facts, depth + 1)
@@ -517,21 +518,6 @@ def _passed_tensor(function: FunctionInfo, param: str, facts: ModuleFacts, depth
             return None
         found = source
     return found
-
-
-def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value == keyword:
-                return arg.value
-            continue
-        if index == position:
-            return arg.value
-        index += 1
-    return None
 
 
 # --- is the container read back ------------------------------------------------------------------------

@@ -58,7 +58,7 @@ def built_here(
     ``holders``: the classes known to keep a model (default: :func:`model_holders`)."""
     if depth > MAX_DEPTH:
         return None
-    expr = _strip_returns_self(expr)
+    expr = strip_returns_self(expr)
     if isinstance(expr, cst.Call):
         return _built_by_call(expr, function, facts, depth, holders)
     if isinstance(expr, cst.Name) and function.node is not None:
@@ -74,7 +74,7 @@ def built_here(
     return None
 
 
-def _strip_returns_self(expr: cst.BaseExpression) -> cst.BaseExpression:
+def strip_returns_self(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``nn.Sequential(...).to(device).eval()`` -> ``nn.Sequential(...)``."""
     while (
         isinstance(expr, cst.Call)

@@ -124,3 +124,14 @@ def test_a_node_deep_in_a_later_statement_gets_its_absolute_line():
     call = next(node for node in walk(module) if isinstance(node, cst.Call))
     where = node_positions(module, [call])[call]
     assert (where.start.line, where.start.column, where.end.line, where.end.column) == (6, 15, 6, 29)
+
+
+def test_declared_names_finds_declarations_in_nested_blocks_but_not_in_nested_functions():
+    from leaklint.analysis.syntax import declared_names
+
+    module = cst.parse_module(
+        "def f():\n    global a\n    if x:\n        for i in y:\n            try:\n                nonlocal b\n"
+        "            except E:\n                global c\n    def g():\n        global d\n"
+        "    with z:\n        print(lambda: 0)\n        global e\n"
+    )
+    assert declared_names(module.body[0]) == ({"a", "c", "e"}, {"b"})

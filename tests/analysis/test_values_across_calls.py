@@ -210,3 +210,31 @@ def test_a_custom_autograd_forward_runs_without_recording():
     assert forward.cls.is_autograd_function
     assert all(fact.grad is GradMode.DISABLED for fact in facts.index.statements_of(forward))
     assert probed(facts, "forward").kind is Kind.DETACHED
+
+
+def test_after_a_loop_a_rebound_name_depends_on_what_the_iterations_computed_it_from():
+    """The value from before the loop survives only if the loop never runs: its names are not
+    carried on (a long script's 'loss' came to depend on every earlier loader: quadratic memory)."""
+    facts = facts_of(
+        """
+        for x in first_loader:
+            loss = model(x).sum()
+        for x in second_loader:
+            loss = model(x).sum()
+        probe(loss)
+        """
+    )
+    deps = probed(facts).deps
+    assert "second_loader" in deps and "first_loader" not in deps
+
+
+def test_a_name_read_before_it_is_bound_again_keeps_the_names_of_its_older_value():
+    facts = facts_of(
+        """
+        hidden = encoder(first_batch)
+        for x in loader:
+            hidden = rnn(x, hidden)
+        probe(hidden)
+        """
+    )
+    assert {"loader", "first_batch"} <= probed(facts).deps
