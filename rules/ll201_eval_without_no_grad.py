@@ -131,7 +131,10 @@ a deliberate choice and not reported. Lightning's `validation_step`,
 `test_step` and `predict_step` are not reported (Lightning disables gradients around them). A model
 that leaklint cannot recognise as a model (no `.eval()`, `.parameters()`, known constructor or
 `nn.Module` class in the file) is only a low-confidence guess by its name and hidden by default; a
-parameter believed a model by its name counts when every caller in the file passes one.
+parameter believed a model by its name counts when every caller in the file passes one. Inside a
+module whose class also derives from a class of another package (`BaseTunerLayer`,
+`PreTrainedModel`, a mixin), `self.name(...)` with a name no method of the file assigns may be a
+method of that base (`self.get_base_layer()`) and is not taken for a layer's forward.
 
 For forwards whose output nothing differentiates: a module of the file whose `forward` neither
 calls a model nor returns a graph-attached value (it delegates to code leaklint cannot see, such
@@ -201,6 +204,20 @@ class ThreeStage(TwoStage):
         hypos = self.first(sample)
         text = self.first.decode(hypos)
         return self.second(text)
+""",
+        # A method a base class from another package defines (peft's BaseTunerLayer): calling
+        # it is not a forward, though `self` is a module and the file never assigns the name.
+        """
+import torch.nn as nn
+from peft.tuners.tuners_utils import BaseTunerLayer
+class Adapter(nn.Module, BaseTunerLayer):
+    def unmerge(self):
+        base_layer = self.get_base_layer()
+        base_layer.weight.data -= self.delta
+    def forward(self, x):
+        if self.merged:
+            self.unmerge()
+        return self.base_layer(x)
 """,
         # Only the name says "prediction": a low-confidence guess, hidden by default (the caller
         # may train through it, as PPO's evaluate_actions() does).

@@ -1007,12 +1007,14 @@ class FunctionInterpreter:
 
     def _is_submodule_of_self(self, node: cst.Attribute) -> bool:
         """``self.body`` inside an ``nn.Module``: an attribute that is not a method (of the class,
-        of ``nn.Module`` such as ``named_modules``, or of Lightning such as ``log``) is a layer."""
+        of ``nn.Module`` such as ``named_modules``, or of Lightning such as ``log``) is a layer.
+        Not when a base from elsewhere may define it (peft's ``self.get_base_layer()``)."""
         cls = self.function.cls
         attr = node.attr.value
         return (
             cls is not None
             and cls.is_module
+            and not cls.has_unknown_bases
             and isinstance(node.value, cst.Name)
             and node.value.value == "self"
             and cls.find_method(attr) is None

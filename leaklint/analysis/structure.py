@@ -43,6 +43,10 @@ class ClassInfo:
     local_bases: list[ClassInfo] = field(default_factory=list)
     #: The bases as their imports name them (``transformers.Trainer``), the local bases' included.
     qualified_bases: tuple[str, ...] = ()
+    #: Some base outside the file is neither a ``torch.nn`` module class nor a Lightning module
+    #: (``BaseTunerLayer``, ``PreTrainedModel``, a mixin): ``self.x`` that no method of the file
+    #: assigns may be one of its methods (``self.get_base_layer()``), not a layer.
+    has_unknown_bases: bool = False
 
     @property
     def is_autograd_function(self) -> bool:
@@ -305,7 +309,10 @@ class StructureScanner(Walker):
                 info.local_bases.append(local)
                 info.is_module |= local.is_module
                 info.is_lightning |= local.is_lightning
+                info.has_unknown_bases |= local.has_unknown_bases
             qualified = self.imports.resolve(base_node) or ""
+            if local is None:
+                info.has_unknown_bases |= not torch_api.has_known_members(qualified or base)
             info.is_module |= torch_api.is_module_base(qualified)
             info.is_lightning |= qualified in torch_api.LIGHTNING_MODULES
             if qualified:

@@ -116,6 +116,17 @@ def is_module_base(qualified: str) -> bool:
     )
 
 
+#: Bases that add no members a method could call as ``self.x(...)``.
+_MEMBERLESS_BASES = frozenset({"object", "abc.ABC", "typing.Generic", "typing.Protocol"})
+
+
+def has_known_members(qualified: str) -> bool:
+    """Whether every member a subclass inherits from ``qualified`` is known to leaklint: a
+    ``torch.nn`` module class (``MODULE_API_METHODS``), a Lightning module
+    (``LIGHTNING_API_METHODS``), or a base that adds nothing."""
+    return is_module_class(qualified) or qualified in LIGHTNING_MODULES or qualified in _MEMBERLESS_BASES
+
+
 #: Bases of a custom autograd function: its ``forward`` runs with gradient recording off, and
 #: its ``ctx`` lives as long as the graph node it belongs to.
 AUTOGRAD_FUNCTION_BASES = frozenset(
