@@ -31,7 +31,7 @@ def get_model(height=32, width=280, nclass=len(CHARSET) + 1):
 
 
 def decode(basemodel, image):
-    y_pred = basemodel.predict(image[None, :, :, None])
+    y_pred = basemodel.predict(image[None, :, :, None])  # leak: LL501
     out = K.get_value(K.ctc_decode(y_pred, input_length=np.ones(y_pred.shape[0]) * y_pred.shape[1])[0][0])[:, :]  # leak: new:tf1-graph-growth
     return "".join(CHARSET[i] for i in out[0] if 0 <= i < len(CHARSET))
 

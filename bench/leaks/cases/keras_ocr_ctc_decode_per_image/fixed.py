@@ -31,7 +31,7 @@ def get_model(height=32, width=280, nclass=len(CHARSET) + 1):
 
 
 def decode(basemodel, image):
-    y_pred = basemodel.predict(image[None, :, :, None])
+    y_pred = basemodel.predict_on_batch(image[None, :, :, None])
     best = y_pred[0].argmax(axis=-1)
     blank = len(CHARSET)
     out = [k for k, _ in itertools.groupby(best) if k != blank]
