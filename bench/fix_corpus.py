@@ -1,7 +1,7 @@
 """Audit ``--fix --unsafe-fixes`` on real code: every fix compiles, a second fix changes nothing,
 and no token outside an edited span moves or changes.
 
-    python bench/fix_corpus.py [DIR ...]      # default: the bench/realworld.py cache
+    python bench/fix_corpus.py DIR [DIR ...]     # e.g. the corpora of bench/realcode and bench/corpus.sh
 
 Nothing is written: fixes are computed in memory exactly as ``--fix`` computes them
 (``leaklint.fixes.fixer.fix_text``), then each pass is replayed and checked. The token check tokenizes
@@ -31,7 +31,6 @@ from leaklint.fixes.apply import line_starts  # noqa: E402
 from leaklint.fixes.fixer import fix_text  # noqa: E402
 from leaklint.registry import all_rules  # noqa: E402
 
-DEFAULT_CORPUS = Path.home() / ".cache" / "leaklint-realworld"
 #: Low confidence by default: the audit wants as many fixes exercised as possible.
 SETTINGS = Settings(min_confidence=Confidence.LOW)
 
@@ -118,12 +117,12 @@ def _apply(text: str, edits: tuple[TextEdit, ...]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CORPUS])
+    parser.add_argument("dirs", nargs="+", type=Path, help="folders of Python files (bench/realcode/assemble.py, bench/corpus.sh)")
     parser.add_argument("--jobs", type=int, default=default_jobs())
     args = parser.parse_args()
     files = sorted(str(p) for d in args.dirs for p in d.rglob("*.py") if "wheels" not in p.parts)
     if not files:
-        print("no Python files found (run bench/realworld.py first to fill the cache)", file=sys.stderr)
+        print("no Python files found in " + ", ".join(map(str, args.dirs)), file=sys.stderr)
         return 2
     started = time.perf_counter()
     results = map_in_workers(audit, files, args.jobs)

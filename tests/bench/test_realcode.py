@@ -52,6 +52,18 @@ def test_every_triage_entry_has_a_verdict_and_a_reason_and_names_a_corpus_reposi
         assert entry.pass_ in ("default", "select-all"), entry
 
 
+def test_every_library_triage_entry_names_a_package_that_bench_corpus_sh_unpacks():
+    script = (ROOT / "bench" / "corpus.sh").read_text()
+    packages = {line.strip().replace("==", "-") for line in script.split('PACKAGES="')[1].split('"')[0].split()}
+    entries = load_triage(REALCODE / "triage-libraries.jsonl")
+    assert entries
+    for entry in entries:
+        assert entry.verdict in VERDICTS, entry
+        assert entry.reason.strip(), entry
+        assert entry.repo in packages, entry
+        assert entry.path.startswith(entry.repo + "/"), entry
+
+
 # --- assemble.py ----------------------------------------------------------------------------------
 
 
