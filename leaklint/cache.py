@@ -68,7 +68,7 @@ NO_CACHE_ENV = "LEAKLINT_NO_CACHE"
 #: file's result is. Every other setting is part of the key.
 _RUN_ONLY_SETTINGS = frozenset(
     {"select", "extend_select", "ignore", "exclude", "extend_exclude", "respect_gitignore",
-     "per_file_ignores", "root", "config_path", "cache", "cache_dir"}
+     "per_file_ignores", "root", "config_path", "cache", "cache_dir", "baseline"}
 )
 #: Errors that do not follow from the content: finding them again is as cheap as a lookup.
 _UNCACHED_ERRORS = frozenset({ErrorKind.NOT_FOUND, ErrorKind.IO, ErrorKind.TOO_LARGE})

@@ -117,6 +117,8 @@ def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
 @click.option("--show-fixes", is_flag=True, help="With --fix, list every fix applied.")
 @click.option("--no-color", is_flag=True, help="Never colour the output (it is coloured only on a terminal anyway).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the findings: no hints, no summary.")
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False, path_type=Path), help="Report only findings not recorded in this baseline file [config: baseline].")
+@click.option("--write-baseline", "write_baseline_file", type=click.Path(dir_okay=False, path_type=Path), help="Record every finding of this run in this baseline file and exit 0 (2 if a file could not be linted); later runs with --baseline report only new findings.")
 @click.version_option(__version__, "--version", prog_name="leaklint", message="%(prog)s %(version)s")
 def check(
     paths: tuple[str, ...],
@@ -140,6 +142,8 @@ def check(
     show_fixes: bool,
     no_color: bool,
     quiet: bool,
+    baseline_file: Path | None,
+    write_baseline_file: Path | None,
 ) -> None:
     """Lint PATHS (files or directories; default '.'; '-' reads standard input)."""
     from leaklint.config import ConfigError, load_settings
@@ -164,6 +168,8 @@ def check(
             overrides["cache_dir"] = cache_dir.absolute()
         if no_cache:
             overrides["cache"] = False
+        if baseline_file is not None:
+            overrides["baseline"] = baseline_file.absolute()
         settings = settings.with_overrides(known_rules=known_rules, **overrides)
     except ConfigError as error:
         print_error(str(error))
@@ -171,7 +177,12 @@ def check(
     if apply_fixes and show_diff:
         print_error("--fix and --diff cannot be combined: --diff shows what --fix would do")
         sys.exit(EXIT_ERROR)
+    if write_baseline_file is not None and (show_diff or apply_fixes):
+        print_error("--write-baseline records the findings of a lint run: it cannot be combined with --fix or --diff")
+        sys.exit(EXIT_ERROR)
     if show_diff or apply_fixes:
+        if baseline_file is not None:
+            print_warning("--baseline has no effect with --fix or --diff: every fixable finding is fixed")
         from leaklint.fixes.command import FixRequest, run_fix
 
         request = FixRequest(
@@ -180,7 +191,7 @@ def check(
             stdin_filename=stdin_filename, force_exclude=force_exclude, show_source=show_source, no_color=no_color, quiet=quiet,
         )
         sys.exit(run_fix(request))
-    sys.exit(_lint(paths, settings, output_format, output_file, exit_zero, jobs, stdin_filename, force_exclude, show_source, no_color, quiet))
+    sys.exit(_lint(paths, settings, output_format, output_file, exit_zero, jobs, stdin_filename, force_exclude, show_source, no_color, quiet, write_baseline_file))
 
 
 def _paths_to_lint(paths: tuple[str, ...], stdin_filename: str | None) -> tuple[str, ...]:
@@ -208,6 +219,7 @@ def _lint(
     show_source: bool,
     no_color: bool,
     quiet: bool,
+    write_baseline_file: Path | None = None,
 ) -> int:
     from leaklint.discovery import discover
     from leaklint.engine import default_jobs, lint_paths
@@ -217,7 +229,8 @@ def _lint(
     found = discover(paths, settings, force_exclude=force_exclude)  # type: ignore[arg-type]
     warn_if_nothing_found(paths, found)
     settings = with_project_facts(settings, found.files)  # type: ignore[arg-type]
-    keep_text = show_source or output_format == "sarif"
+    baseline_file = _baseline_path(settings)
+    keep_text = show_source or output_format == "sarif" or baseline_file is not None or write_baseline_file is not None
     result, texts = lint_paths(
         found.files,
         rules,
@@ -229,10 +242,71 @@ def _lint(
         pre_errors=found.errors,
         cache=_open_cache(settings, rules),
     )
+    if write_baseline_file is not None:
+        return _write_baseline(write_baseline_file, result, texts)
     options = report_options(output_file, no_color, show_source, quiet, texts)
+    if baseline_file is not None:
+        applied = _apply_baseline(baseline_file, result, texts, options)
+        if applied is None:
+            return EXIT_ERROR
+        result, options = applied
     if not report(result, known, output_format, options, output_file):
         return EXIT_ERROR
     return exit_status(result, exit_zero)
+
+
+def _baseline_path(settings: object) -> Path | None:
+    """The baseline file of the run (``--baseline`` or ``baseline`` in the config, relative to
+    its folder), or None."""
+    configured = getattr(settings, "baseline", None)
+    if configured is None:
+        return None
+    return Path(os.path.join(getattr(settings, "root", "."), configured))
+
+
+def _shown(path: Path) -> str:
+    """``path`` as messages name it: relative to the working directory when it is below it."""
+    try:
+        return Path(os.path.abspath(path)).relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _write_baseline(path: Path, result: Any, texts: dict[str, str]) -> int:
+    """Record the run's findings in ``path``; file errors are reported and make the exit 2."""
+    from leaklint.baseline import BaselineError, write
+    from leaklint.report._paths import printable
+
+    for error in result.errors:
+        click.echo(printable(error.describe()), err=True)
+    try:
+        count = write(path, result.findings, texts, shown=_shown(path))
+    except BaselineError as problem:
+        print_error(str(problem))
+        return EXIT_ERROR
+    click.echo(f"leaklint: wrote {count} finding{'s' if count != 1 else ''} to the baseline {_shown(path)}", err=True)
+    return EXIT_ERROR if result.errors else EXIT_CLEAN
+
+
+def _apply_baseline(path: Path, result: Any, texts: dict[str, str], options: Any) -> tuple[Any, Any] | None:
+    """The result without the findings ``path`` records, and report options that know them; None
+    (after a one-line error) when the baseline cannot be read."""
+    from dataclasses import replace
+
+    from leaklint.baseline import BaselineError, compare, read
+
+    try:
+        comparison = compare(result.findings, texts, path, read(path, shown=_shown(path)))
+    except BaselineError as problem:
+        print_error(str(problem))
+        return None
+    if comparison.stale:
+        count, shown = len(comparison.stale), _shown(path)
+        print_warning(
+            f"{count} entr{'ies' if count != 1 else 'y'} of the baseline {shown} {'match' if count != 1 else 'matches'} no finding any more "
+            f"(fixed, or the code changed): run with --write-baseline {shown} to drop {'them' if count != 1 else 'it'}"
+        )
+    return replace(result, findings=comparison.new), replace(options, baseline_applied=True, baselined=comparison.known)
 
 
 def _open_cache(settings: object, rules: Sequence[type]) -> object:

@@ -321,6 +321,9 @@ class Settings:
     #: directory, relative to ``root`` (default: ``.leaklint_cache`` there).
     cache: bool = True
     cache_dir: Path | None = None
+    #: A baseline file (leaklint/baseline.py), relative to ``root``: only findings not in it are
+    #: reported.
+    baseline: Path | None = None
     #: The directory globs are relative to: the config file's directory, else cwd.
     root: Path = Path(".")
     config_path: Path | None = None
@@ -507,6 +510,7 @@ _FIELD_CHECKERS: dict[str, Callable[[object, str], Any]] = {
     "extend_unsafe_fixes": _check_selectors,
     "cache": _check_bool,
     "cache_dir": _check_optional_path,
+    "baseline": _check_optional_path,
     "root": _check_path,
     "config_path": _check_optional_path,
 }

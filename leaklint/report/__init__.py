@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Mapping
 from leaklint import __version__
 
 if TYPE_CHECKING:
-    from leaklint.findings import LintResult
+    from leaklint.findings import Finding, LintResult
     from leaklint.rule import Rule
 
 #: The values ``--format`` accepts; each names a module in this package.
@@ -48,6 +48,11 @@ class ReportOptions:
     #: directory). SARIF uses it for ``originalUriBaseIds["%SRCROOT%"]``; ``None`` leaves it to the
     #: consumer, as code-scanning uploads do anyway.
     src_root: str | None = None
+    #: A baseline was applied (``--baseline``): SARIF marks each result ``new``, and
+    #: ``baselined`` holds the findings it hid (SARIF shows them as ``unchanged``, suppressed;
+    #: the text summary counts them).
+    baseline_applied: bool = False
+    baselined: tuple[Finding, ...] = ()
 
 
 def render(fmt: str, result: LintResult, rules: Mapping[str, type[Rule]], options: ReportOptions) -> str:

@@ -11,8 +11,10 @@ Choices worth knowing:
   the caller knows it (``ReportOptions.src_root``); code-scanning uploads resolve it themselves.
 * ``partialFingerprints["leaklint/v1"]`` hashes the rule, the path, the stripped text of the line
   (the line number only when the source is not available) and the occurrence index of that same key
-  in the file. Adding or removing unrelated lines above a finding therefore keeps its fingerprint,
+  in the file (:mod:`leaklint.fingerprints`, which the baseline shares). Adding or removing unrelated lines above a finding therefore keeps its fingerprint,
   which is what lets code scanning track an alert across commits instead of closing and reopening it.
+* With a baseline (``--baseline``), a result is ``baselineState: new``, and the findings the
+  baseline hides are results too, ``unchanged`` and suppressed (``kind: external``).
 * File errors become ``toolExecutionNotifications`` and make ``executionSuccessful`` false.
 * A file name that is not UTF-8 keeps its bytes in the URI, percent-encoded (``tr%FFain.py``);
   texts show such a byte as U+FFFD (:mod:`leaklint.report._paths`).
@@ -30,7 +32,6 @@ Choices worth knowing:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
@@ -81,7 +82,7 @@ def sarif_log(result: LintResult, rules: Mapping[str, type[Rule]], options: Repo
                 "toolExecutionNotifications": [_notification(error, rule_index) for error in result.errors],
             }
         ],
-        "results": list(_results(result.findings, rule_index, SourceLines(options.sources), rules)),
+        "results": list(_results(result, options, rule_index, rules)),
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
@@ -116,52 +117,64 @@ def _tags(severity: Severity) -> list[str]:
 
 
 def _results(
-    findings: Iterable[Finding], rule_index: Mapping[str, int], source_lines: SourceLines, rules: Mapping[str, type[Rule]]
+    result: LintResult, options: ReportOptions, rule_index: Mapping[str, int], rules: Mapping[str, type[Rule]]
 ) -> Iterable[dict[str, Any]]:
-    occurrences: dict[tuple[str, str, str], int] = {}
-    for finding in findings:
-        line_text = source_lines.get(finding.path, finding.line, finding.cell)
-        where = f"cell:{finding.cell}:line:{finding.line}" if finding.cell is not None else f"line:{finding.line}"
-        anchor = f"text:{line_text.strip()}" if line_text and line_text.strip() else where
-        key = (finding.code, finding.path, anchor)
-        occurrence = occurrences.get(key, 0)
-        occurrences[key] = occurrence + 1
+    """Every finding as a result; with a baseline, the findings it hides too, as ``unchanged`` and
+    suppressed (code scanning closes them), the others as ``new``. Fingerprints are counted over
+    both, so they are the same with and without the baseline."""
+    from leaklint.findings import Finding
+    from leaklint.fingerprints import fingerprints
 
-        result: dict[str, Any] = {"ruleId": finding.code}
-        if finding.code in rule_index:
-            result["ruleIndex"] = rule_index[finding.code]
-        message = printable(f"{finding.message} Help: {finding.help}" if finding.help else finding.message)
-        if finding.cell is not None:
-            message = f"Cell {finding.cell}, line {finding.line}: {message}"
-        region = _region(finding.line, finding.column, finding.end_line, finding.end_column)
-        positions = source_lines.file_positions(finding.path) if finding.cell is not None else None
-        physical: dict[str, Any] = {"artifactLocation": _artifact_location(finding.path)}
-        if finding.cell is None:
-            physical["region"] = region
-        else:
-            in_file = _file_region(positions, finding.cell, region)
-            if in_file is not None:
-                physical["region"] = in_file
-        result.update(
-            {
-                "level": _level(finding.severity),
-                "message": {"text": message},
-                "locations": [{"physicalLocation": physical}],
-                "partialFingerprints": {FINGERPRINT_KEY: fingerprint(*key, occurrence)},
-                "properties": {
-                    **({"cell": finding.cell, "cellRegion": region} if finding.cell is not None else {}),
-                    "confidence": str(finding.confidence),
-                    "severity": str(finding.severity),
-                    **_runtime(rules.get(finding.code)),
-                },
-            }
-        )
-        if finding.fix is not None:
-            result["properties"]["fixApplicability"] = str(finding.fix.applicability)
-            sarif_fix = _fix(finding, positions)
-            if sarif_fix is not None:
-                result["fixes"] = [sarif_fix]
-        yield result
+    source_lines = SourceLines(options.sources)
+    hidden = set(options.baselined)
+    everything = sorted([*result.findings, *options.baselined], key=Finding.sort_key)
+    for finding, print_ in fingerprints(everything, source_lines):
+        sarif_result = _result(finding, print_, rule_index, source_lines, rules)
+        if options.baseline_applied:
+            sarif_result["baselineState"] = "unchanged" if finding in hidden else "new"
+            if finding in hidden:
+                sarif_result["suppressions"] = [{"kind": "external", "justification": "recorded in the leaklint baseline"}]
+        yield sarif_result
+
+
+def _result(
+    finding: Finding, print_: str, rule_index: Mapping[str, int], source_lines: SourceLines, rules: Mapping[str, type[Rule]]
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"ruleId": finding.code}
+    if finding.code in rule_index:
+        result["ruleIndex"] = rule_index[finding.code]
+    message = printable(f"{finding.message} Help: {finding.help}" if finding.help else finding.message)
+    if finding.cell is not None:
+        message = f"Cell {finding.cell}, line {finding.line}: {message}"
+    region = _region(finding.line, finding.column, finding.end_line, finding.end_column)
+    positions = source_lines.file_positions(finding.path) if finding.cell is not None else None
+    physical: dict[str, Any] = {"artifactLocation": _artifact_location(finding.path)}
+    if finding.cell is None:
+        physical["region"] = region
+    else:
+        in_file = _file_region(positions, finding.cell, region)
+        if in_file is not None:
+            physical["region"] = in_file
+    result.update(
+        {
+            "level": _level(finding.severity),
+            "message": {"text": message},
+            "locations": [{"physicalLocation": physical}],
+            "partialFingerprints": {FINGERPRINT_KEY: print_},
+            "properties": {
+                **({"cell": finding.cell, "cellRegion": region} if finding.cell is not None else {}),
+                "confidence": str(finding.confidence),
+                "severity": str(finding.severity),
+                **_runtime(rules.get(finding.code)),
+            },
+        }
+    )
+    if finding.fix is not None:
+        result["properties"]["fixApplicability"] = str(finding.fix.applicability)
+        sarif_fix = _fix(finding, positions)
+        if sarif_fix is not None:
+            result["fixes"] = [sarif_fix]
+    return result
 
 
 def _region(line: int, column: int, end_line: int, end_column: int) -> dict[str, int]:
@@ -204,11 +217,6 @@ def _fix(finding: Finding, positions: FilePositions | None) -> dict[str, Any] | 
         "description": {"text": f"{fix.title} ({fix.applicability})"},
         "artifactChanges": [{"artifactLocation": _artifact_location(finding.path), "replacements": replacements}],
     }
-
-
-def fingerprint(code: str, path: str, anchor: str, occurrence: int) -> str:
-    """SHA-256 (hex) of the parts, NUL-separated so that no two different tuples collide."""
-    return hashlib.sha256(raw_bytes("\0".join((code, path, anchor, str(occurrence))))).hexdigest()
 
 
 def _notification(error: FileError, rule_index: Mapping[str, int]) -> dict[str, Any]:

@@ -56,7 +56,7 @@ def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportO
             lines.append("")  # a blank line between blocks, as Ruff does
 
     if not options.quiet:
-        lines.append(_summary(result))
+        lines.append(_summary(result, len(options.baselined)))
     return "\n".join(lines) + "\n" if lines else ""
 
 
@@ -109,12 +109,14 @@ def _width(char: str) -> int:
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
-def _summary(result: LintResult) -> str:
+def _summary(result: LintResult, baselined: int = 0) -> str:
     unchecked = len({error.path for error in result.errors})
     trailer = f"; {_plural(unchecked, 'file')} could not be fully checked" if unchecked else ""
+    if baselined:
+        trailer += f"; {_plural(baselined, 'more finding')} recorded in the baseline"
     if not result.findings:
-        if unchecked:
-            return f"No findings{trailer}"
+        if unchecked or baselined:
+            return f"No new findings{trailer}" if baselined else f"No findings{trailer}"
         return "All checks passed!" if result.files_checked else "No Python files found: nothing was checked"
     counts = {severity: 0 for severity in Severity}
     for finding in result.findings:
