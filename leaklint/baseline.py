@@ -83,13 +83,11 @@ def write(path: Path, findings: Sequence[Finding], sources: Mapping[str, str], *
             for e in entries
         ],
     }
-    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    from leaklint.cache import atomic_write
+
     try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
+        atomic_write(path, (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     except OSError as error:
-        temporary.unlink(missing_ok=True)
         raise BaselineError(f"{shown or path}: cannot write the baseline: {error.strerror or error}") from None
     return len(entries)
 

@@ -20,13 +20,16 @@ from leaklint.console import (
     EXIT_ERROR,
     EXIT_FINDINGS,
     error as print_error,
+    error_line as print_error_line,
     exit_status,
     report,
     report_options,
     selected_rules,
     warn_if_nothing_found,
     warning as print_warning,
+    write_report,
 )
+from leaklint.report import FORMATS as OUTPUT_FORMATS
 
 LINT_COMMAND = "check"
 LINT_EXIT_STATUS = "Exit status: 0 no findings, 1 findings, 2 usage/config error or a file that could not be linted."
@@ -100,7 +103,8 @@ def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
 @_selector_option("--select", "Enable only these rules (codes or prefixes, comma-separated; ALL for every rule).")
 @_selector_option("--extend-select", "Enable these rules on top of the selection (e.g. the off-by-default LL401).")
 @_selector_option("--ignore", "Disable these rules (codes or prefixes, comma-separated).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True, help="Output format.")
+@click.option("--output-format", "--format", "output_format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True,
+              help="text: findings with hints and fixes; full: also each finding's source line; concise: one line each; json, json-lines, junit, gitlab (Code Quality), github (annotations), sarif.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to this file instead of standard output.")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when findings are reported (errors still exit 2).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes (default: the number of usable CPUs; small runs stay in-process).")
@@ -115,7 +119,15 @@ def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes (they change behaviour on purpose; read the diff).")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of what --fix would change and write nothing (exit 1 if there is a diff).")
 @click.option("--show-fixes", is_flag=True, help="With --fix, list every fix applied.")
-@click.option("--no-color", is_flag=True, help="Never colour the output (it is coloured only on a terminal anyway).")
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule reports instead of the findings.")
+@click.option("--exclude", "exclude", multiple=True, metavar="PATTERNS", help="Globs of files to leave out, replacing the configured and default ones (comma-separated).")
+@click.option("--extend-exclude", multiple=True, metavar="PATTERNS", help="Globs of files to leave out, on top of the configured ones (comma-separated).")
+@click.option("--per-file-ignores", multiple=True, metavar="GLOB:CODES", help="Rules to ignore in files matching GLOB ('tests/*:LL201,LL1'), replacing the configured ones.")
+@click.option("--extend-per-file-ignores", multiple=True, metavar="GLOB:CODES", help="Like --per-file-ignores, on top of the configured ones.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="With --fix, exit 1 when a fix was applied even if nothing remains (for commit hooks).")
+@click.option("--watch", "-w", is_flag=True, help="Lint again whenever a Python file under PATHS changes (Ctrl-C stops).")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default=None, help="Colour the text output: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces it), always or never.")
+@click.option("--no-color", is_flag=True, help="Never colour the output (the same as --color never).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the findings: no hints, no summary.")
 @click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False, path_type=Path), help="Report only findings not recorded in this baseline file [config: baseline].")
 @click.option("--write-baseline", "write_baseline_file", type=click.Path(dir_okay=False, path_type=Path), help="Record every finding of this run in this baseline file and exit 0 (2 if a file could not be linted); later runs with --baseline report only new findings.")
@@ -144,6 +156,14 @@ def check(
     quiet: bool,
     baseline_file: Path | None,
     write_baseline_file: Path | None,
+    statistics: bool,
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    per_file_ignores: tuple[str, ...],
+    extend_per_file_ignores: tuple[str, ...],
+    exit_non_zero_on_fix: bool,
+    watch: bool,
+    color: str | None,
 ) -> None:
     """Lint PATHS (files or directories; default '.'; '-' reads standard input)."""
     from leaklint.config import ConfigError, load_settings
@@ -170,6 +190,14 @@ def check(
             overrides["cache"] = False
         if baseline_file is not None:
             overrides["baseline"] = baseline_file.absolute()
+        if exclude:
+            overrides["exclude"] = _comma_separated(exclude)
+        if extend_exclude:
+            overrides["extend_exclude"] = list(settings.extend_exclude) + _comma_separated(extend_exclude)
+        if per_file_ignores:
+            overrides["per_file_ignores"] = _glob_codes(per_file_ignores, "--per-file-ignores")
+        if extend_per_file_ignores:
+            overrides["per_file_ignores"] = list(overrides.get("per_file_ignores", settings.per_file_ignores)) + _glob_codes(extend_per_file_ignores, "--extend-per-file-ignores")  # type: ignore[call-overload]
         settings = settings.with_overrides(known_rules=known_rules, **overrides)
     except ConfigError as error:
         print_error(str(error))
@@ -177,6 +205,16 @@ def check(
     if apply_fixes and show_diff:
         print_error("--fix and --diff cannot be combined: --diff shows what --fix would do")
         sys.exit(EXIT_ERROR)
+    color_mode = "never" if no_color else (color or "auto")
+    if exit_non_zero_on_fix and not apply_fixes:
+        print_warning("--exit-non-zero-on-fix has no effect without --fix")
+    if watch:
+        if apply_fixes or show_diff or write_baseline_file is not None or "-" in paths:
+            print_error("--watch lints files again as they change: it cannot be combined with --fix, --diff, --write-baseline or standard input")
+            sys.exit(EXIT_ERROR)
+        from leaklint.watch import watch_and_lint
+
+        sys.exit(watch_and_lint(paths, settings, lambda: _lint(paths, settings, output_format, output_file, exit_zero, jobs, stdin_filename, force_exclude, show_source, color_mode, quiet, statistics=statistics)))
     if write_baseline_file is not None and (show_diff or apply_fixes):
         print_error("--write-baseline records the findings of a lint run: it cannot be combined with --fix or --diff")
         sys.exit(EXIT_ERROR)
@@ -188,10 +226,11 @@ def check(
         request = FixRequest(
             paths=paths, settings=settings, unsafe=unsafe_fixes, diff_only=show_diff, show_fixes=show_fixes,
             output_format=output_format, output_file=output_file, exit_zero=exit_zero, jobs=jobs,
-            stdin_filename=stdin_filename, force_exclude=force_exclude, show_source=show_source, no_color=no_color, quiet=quiet,
+            stdin_filename=stdin_filename, force_exclude=force_exclude, show_source=show_source, color=color_mode, quiet=quiet,
+            exit_non_zero_on_fix=exit_non_zero_on_fix,
         )
         sys.exit(run_fix(request))
-    sys.exit(_lint(paths, settings, output_format, output_file, exit_zero, jobs, stdin_filename, force_exclude, show_source, no_color, quiet, write_baseline_file))
+    sys.exit(_lint(paths, settings, output_format, output_file, exit_zero, jobs, stdin_filename, force_exclude, show_source, color_mode, quiet, write_baseline_file, statistics=statistics))
 
 
 def _paths_to_lint(paths: tuple[str, ...], stdin_filename: str | None) -> tuple[str, ...]:
@@ -217,9 +256,11 @@ def _lint(
     stdin_filename: str | None,
     force_exclude: bool,
     show_source: bool,
-    no_color: bool,
+    color: str,
     quiet: bool,
     write_baseline_file: Path | None = None,
+    *,
+    statistics: bool = False,
 ) -> int:
     from leaklint.discovery import discover
     from leaklint.engine import default_jobs, lint_paths
@@ -230,7 +271,7 @@ def _lint(
     warn_if_nothing_found(paths, found)
     settings = with_project_facts(settings, found.files)  # type: ignore[arg-type]
     baseline_file = _baseline_path(settings)
-    keep_text = show_source or output_format == "sarif" or baseline_file is not None or write_baseline_file is not None
+    keep_text = show_source or output_format in ("full", "sarif", "gitlab") or baseline_file is not None or write_baseline_file is not None
     result, texts = lint_paths(
         found.files,
         rules,
@@ -244,15 +285,39 @@ def _lint(
     )
     if write_baseline_file is not None:
         return _write_baseline(write_baseline_file, result, texts)
-    options = report_options(output_file, no_color, show_source, quiet, texts)
+    options = report_options(output_file, color, show_source, quiet, texts)
     if baseline_file is not None:
         applied = _apply_baseline(baseline_file, result, texts, options)
         if applied is None:
             return EXIT_ERROR
         result, options = applied
-    if not report(result, known, output_format, options, output_file):
+    if statistics:
+        from leaklint.statistics import render_statistics
+
+        for error in result.errors:
+            print_error_line(error)
+        if not write_report(render_statistics(result, known, output_format), output_file):
+            return EXIT_ERROR
+    elif not report(result, known, output_format, options, output_file):
         return EXIT_ERROR
     return exit_status(result, exit_zero)
+
+
+def _comma_separated(values: Sequence[str]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _glob_codes(values: Sequence[str], option: str) -> list[tuple[str, list[str]]]:
+    """``("tests/*:LL201,LL1",)`` as ``[("tests/*", ["LL201", "LL1"])]``; a value without a colon
+    is a usage error."""
+    pairs = []
+    for value in values:
+        glob, colon, codes = value.rpartition(":")
+        if not colon or not glob.strip():
+            print_error(f"{option}: expected GLOB:CODES (such as 'tests/*:LL201'), got {value!r}")
+            sys.exit(EXIT_ERROR)
+        pairs.append((glob.strip(), _comma_separated([codes])))
+    return pairs
 
 
 def _baseline_path(settings: object) -> Path | None:

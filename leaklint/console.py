@@ -49,13 +49,26 @@ def warn_if_nothing_found(paths: Sequence[str], found: object) -> None:
     warning(f"no Python files found in {shown}")
 
 
-def report_options(output_file: str | None, no_color: bool, show_source: bool, quiet: bool, texts: dict[str, str], *, to_stderr: bool = False):  # type: ignore[no-untyped-def]
+def use_color(mode: str, to_terminal: bool) -> bool:
+    """Whether to colour: ``--color always|never`` decide; with ``auto`` (the default), ``NO_COLOR``
+    turns it off, ``FORCE_COLOR`` (any non-empty value) on, and otherwise only a terminal gets it."""
+    if mode != "auto":
+        return mode == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return to_terminal
+
+
+def report_options(output_file: str | None, color: str, show_source: bool, quiet: bool, texts: dict[str, str], *, to_stderr: bool = False):  # type: ignore[no-untyped-def]
+    """``color``: ``auto``, ``always`` or ``never`` (see :func:`use_color`)."""
     from leaklint.report import ReportOptions
 
     stream = sys.stderr if to_stderr else sys.stdout
     to_terminal = output_file is None and stream.isatty()
     return ReportOptions(
-        color=to_terminal and not no_color and "NO_COLOR" not in os.environ,
+        color=use_color(color, to_terminal),
         show_source=show_source,
         quiet=quiet,
         sources=texts,
@@ -66,14 +79,26 @@ def report_options(output_file: str | None, no_color: bool, show_source: bool, q
 def report(result: object, known: dict, output_format: str, options: object, output_file: str | None, *, to_stderr: bool = False) -> bool:
     """Print per-file errors on stderr and the report where it goes; False if it could not be written."""
     from leaklint.report import render
-    from leaklint.report._paths import printable
 
     text = render(output_format, result, known, options)  # type: ignore[arg-type]
+    colored = bool(getattr(options, "color", False))
     for error in result.errors:  # type: ignore[attr-defined]
-        click.echo(printable(error.describe()), err=True)
+        error_line(error)
     if to_stderr and output_file is None:
-        echo_text(text, err=True)
+        echo_text(text, err=True, color=colored)
         return True
+    return _write(text, output_file, color=colored)
+
+
+def error_line(file_error: object) -> None:
+    """A file that could not be linted, one line on stderr."""
+    from leaklint.report._paths import printable
+
+    click.echo(printable(file_error.describe()), err=True)  # type: ignore[attr-defined]
+
+
+def write_report(text: str, output_file: str | None) -> bool:
+    """``text`` to standard output or ``output_file``; False (after an error line) if it could not be written."""
     return _write(text, output_file)
 
 
@@ -85,9 +110,9 @@ def exit_status(result: object, exit_zero: bool) -> int:
     return EXIT_CLEAN
 
 
-def _write(report: str, output_file: str | None) -> bool:
+def _write(report: str, output_file: str | None, *, color: bool = False) -> bool:
     if output_file is None:
-        echo_text(report)
+        echo_text(report, color=color)
         return True
     data = report.encode("utf-8")  # before the file is opened: never an empty report left behind
     try:
@@ -98,11 +123,12 @@ def _write(report: str, output_file: str | None) -> bool:
     return True
 
 
-def echo_text(text: str, *, err: bool = False) -> None:
-    """Print ``text`` as is; on a terminal whose encoding lacks some character (a Latin-1 locale
-    and a U+FFFD in a file name), print that character as ``?`` rather than fail."""
+def echo_text(text: str, *, err: bool = False, color: bool = False) -> None:
+    """Print ``text`` as is (``color``: keep its colours even where click would strip them, off a
+    terminal); on a terminal whose encoding lacks some character (a Latin-1 locale and a U+FFFD
+    in a file name), print that character as ``?`` rather than fail."""
     try:
-        click.echo(text, nl=False, err=err)
+        click.echo(text, nl=False, err=err, color=True if color else None)
     except UnicodeEncodeError:  # raised before anything was written
         stream = click.get_text_stream("stderr" if err else "stdout")
         stream.flush()

@@ -32,8 +32,9 @@ CLEAN_LOOP = LEAKY_LOOP.replace("total_loss += loss", "total_loss += loss.item()
 
 def run_leaklint(*args: str, cwd: Path | str | None = None, input: bytes | None = None, env: dict | None = None, user: int | None = None) -> subprocess.CompletedProcess:
     """``python -m leaklint ARGS`` with output captured as text."""
-    environment = {**os.environ, "NO_COLOR": "1", **(env or {})}
-    environment.pop("FORCE_COLOR", None)
+    environment = {**os.environ, "NO_COLOR": "1"}
+    environment.pop("FORCE_COLOR", None)  # a CI's own setting must not colour the output; a test's may
+    environment.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "leaklint", *args],
         cwd=cwd,

@@ -22,6 +22,7 @@ from leaklint.engine import STDIN_PATH, lint_document
 from leaklint.findings import ErrorKind, FileError, Finding, LintResult
 from leaklint.fixes.apply import FileChangedError, write_atomically
 from leaklint.fixes.fixer import FileFixes, fix_paths
+from leaklint.report import is_text_format
 from leaklint.report._paths import printable
 from leaklint.report.text import location
 
@@ -42,8 +43,9 @@ class FixRequest:
     stdin_filename: str | None
     force_exclude: bool
     show_source: bool
-    no_color: bool
+    color: str
     quiet: bool
+    exit_non_zero_on_fix: bool = False
 
 
 def run_fix(request: FixRequest) -> int:
@@ -106,15 +108,18 @@ def _write_and_report(request: FixRequest, known: dict, rules: list, outcomes: l
         texts[outcome.display_path] = outcome.fixed
     to_stderr = STDIN_PATH in {o.path for o in outcomes}
     if request.show_fixes and fixed:
-        echo_text(printable(_fix_listing(fixed)), err=to_stderr or request.output_format != "text")
+        echo_text(printable(_fix_listing(fixed)), err=to_stderr or not is_text_format(request.output_format))
     result = LintResult(tuple(sorted(remaining, key=Finding.sort_key)), tuple(sorted(errors, key=FileError.sort_key)), files_checked)
-    options = report_options(request.output_file, request.no_color, request.show_source, request.quiet, texts, to_stderr=to_stderr)
+    options = report_options(request.output_file, request.color, request.show_source, request.quiet, texts, to_stderr=to_stderr)
     if not report(result, known, request.output_format, options, request.output_file, to_stderr=to_stderr):
         return EXIT_ERROR
     count = sum(len(o.applied) for o in fixed)
-    if request.output_format == "text" and not request.quiet and count:
+    if is_text_format(request.output_format) and not request.quiet and count:
         click.echo(f"Fixed {_plural(count, 'finding')} in {_plural(len(fixed), 'file')}.", err=to_stderr)
-    return exit_status(result, request.exit_zero)
+    status = exit_status(result, request.exit_zero)
+    if status == EXIT_CLEAN and count and request.exit_non_zero_on_fix:
+        return EXIT_FINDINGS  # Ruff's --exit-non-zero-on-fix: a commit hook that fixed something fails
+    return status
 
 
 def _write(outcome: FileFixes) -> FileError | None:

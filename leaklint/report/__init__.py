@@ -24,8 +24,17 @@ if TYPE_CHECKING:
     from leaklint.findings import Finding, LintResult
     from leaklint.rule import Rule
 
-#: The values ``--format`` accepts; each names a module in this package.
-FORMATS = ("text", "json", "github", "sarif")
+#: The values ``--output-format`` accepts (Ruff's names where Ruff has the format); each names a
+#: module in this package, except the two layouts of the text format in :data:`TEXT_LAYOUTS`.
+FORMATS = ("text", "full", "concise", "json", "json-lines", "junit", "gitlab", "github", "sarif")
+#: ``full``: each finding with its source line and carets, its help and fix (``text
+#: --show-source``); ``concise``: one line per finding and the summary.
+TEXT_LAYOUTS = ("full", "concise")
+
+
+def is_text_format(fmt: str) -> bool:
+    """``text``, ``full`` or ``concise``: meant for people (hints and summaries go with it)."""
+    return fmt == "text" or fmt in TEXT_LAYOUTS
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,8 @@ class ReportOptions:
     show_source: bool = False
     #: Only the finding lines: no hints, no snippets, no summary (text format only).
     quiet: bool = False
+    #: One line per finding, then the summary: no hints, no snippets (the ``concise`` format).
+    concise: bool = False
     #: ``path -> decoded source text``, as the engine read it. Used for ``--show-source`` snippets and
     #: for SARIF fingerprints that survive lines being inserted above a finding. A missing path is
     #: fine: renderers fall back silently.
@@ -60,11 +71,16 @@ def render(fmt: str, result: LintResult, rules: Mapping[str, type[Rule]], option
     holds (see :mod:`leaklint.report._paths`)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; expected one of: {', '.join(FORMATS)}")
+    from dataclasses import replace
+
     from leaklint.report._paths import printable
 
-    module = importlib.import_module(f"{__name__}.{fmt}")
+    if fmt in TEXT_LAYOUTS:
+        options = replace(options, show_source=fmt == "full" or options.show_source, concise=fmt == "concise")
+        fmt = "text"
+    module = importlib.import_module(f"{__name__}.{fmt.replace('-', '_')}")
     text: str = module.render(result, rules, options)
     return printable(text)  # a file name that is not UTF-8 never makes the report unwritable
 
 
-__all__ = ["FORMATS", "ReportOptions", "render"]
+__all__ = ["FORMATS", "TEXT_LAYOUTS", "ReportOptions", "is_text_format", "render"]

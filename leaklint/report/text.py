@@ -44,7 +44,7 @@ def render(result: LintResult, rules: Mapping[str, type[Rule]], options: ReportO
 
     for finding in result.findings:
         lines.append(_headline(finding, style))
-        if options.quiet:
+        if options.quiet or options.concise:
             continue
         if options.show_source:
             lines.extend(_snippet(finding, source_lines.get(finding.path, finding.line, finding.cell), style))

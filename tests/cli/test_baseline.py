@@ -159,7 +159,9 @@ def test_writing_a_baseline_never_leaves_a_half_written_file(tmp_path, monkeypat
     def fail(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(baseline.os, "replace", fail)
+    import leaklint.cache
+
+    monkeypatch.setattr(leaklint.cache.os, "replace", fail)
     with pytest.raises(baseline.BaselineError, match="No space left on device"):
         baseline.write(target, [], {})
     assert target.read_text() == "previous\n"

@@ -136,6 +136,6 @@ def test_color_only_adds_styling() -> None:
 
 
 def test_dispatch_rejects_unknown_format() -> None:
-    assert FORMATS == ("text", "json", "github", "sarif")
+    assert FORMATS == ("text", "full", "concise", "json", "json-lines", "junit", "gitlab", "github", "sarif")
     with pytest.raises(ValueError, match="unknown output format 'xml'"):
         render("xml", result(), RULES, ReportOptions())
