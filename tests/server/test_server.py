@@ -249,3 +249,18 @@ async def test_notebook_cells_are_linted_together_and_diagnosed_per_cell(client:
     assert "total_loss += loss.detach()" in apply_edits(NOTEBOOK_CELLS[2], only_edits(fix, cell_uris[2]))
     hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri=cell_uris[2]), diagnostic.range.start))
     assert hover is not None and "LL101" in hover.contents.value  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "\x00 not python", "def train(:\n", "x = '''never closed\n", "(" * 3000 + ")" * 3000, "\ufeffimport torch\n", "\t  \n\f\n"],
+    ids=["empty", "nul", "syntax", "unterminated", "deep", "bom", "whitespace"],
+)
+async def test_bad_input_never_crashes_the_server(client: LanguageClient, tmp_path: Path, text: str) -> None:
+    write_project(tmp_path)
+    uri = open_document(client, tmp_path / "odd.py", text)
+    assert len(await diagnostics_for(client, uri)) <= 1
+    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri=uri), types.Position(0, 0)))
+    assert hover is None
+    change_document(client, uri, 2, LEAKY_LOOP)
+    assert codes(await diagnostics_for(client, uri, lambda found: codes(found) == ["LL101"])) == ["LL101"]
