@@ -385,7 +385,7 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
     sys.exit(EXIT_FINDINGS if any(result.failed for result in results) else EXIT_CLEAN)
 
 
-@main.command("server", short_help="Run the language server (LSP) for editors, on standard input and output.")
+@main.command("server", short_help="Run the language server (LSP) for editors: 'leaklint server'.")
 @click.option("--stdio", is_flag=True, help="Talk LSP over standard input and output (the default and only transport; accepted because editor clients pass it).")
 def server(stdio: bool) -> None:
     """Run leaklint as a Language Server Protocol server: diagnostics as you type, quick fixes,
