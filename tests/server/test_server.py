@@ -264,3 +264,38 @@ async def test_bad_input_never_crashes_the_server(client: LanguageClient, tmp_pa
     assert hover is None
     change_document(client, uri, 2, LEAKY_LOOP)
     assert codes(await diagnostics_for(client, uri, lambda found: codes(found) == ["LL101"])) == ["LL101"]
+
+
+async def test_fix_all_in_a_notebook_edits_the_cells_that_change(client: LanguageClient, tmp_path: Path) -> None:
+    write_project(tmp_path)
+    notebook_uri = from_fs_path(str(tmp_path / "fix.ipynb"))
+    cell_uris = [f"vscode-notebook-cell:{tmp_path}/fix.ipynb#cell{n}" for n in range(2)]
+    cells = [NOTEBOOK_CELLS[0], "%matplotlib inline\n" + NOTEBOOK_CELLS[2]]
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=notebook_uri,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=uri) for uri in cell_uris],
+            ),
+            cell_text_documents=[types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text) for uri, text in zip(cell_uris, cells)],
+        )
+    )
+    [diagnostic] = await diagnostics_for(client, cell_uris[1])
+    assert diagnostic.range.start.line == 6  # below the IPython magic, which the cell keeps
+    [fix_all] = await code_actions(client, cell_uris[1], diagnostic, only=[types.CodeActionKind.SourceFixAll])
+    fixed = apply_edits(cells[1], only_edits(fix_all, cell_uris[1]))
+    assert fixed.startswith("%matplotlib inline\n") and fixed.endswith("total_loss += loss.detach()")
+
+
+async def test_a_burst_of_changes_ends_with_the_last_ones_diagnostics(client: LanguageClient, tmp_path: Path) -> None:
+    write_project(tmp_path)
+    uri = open_document(client, tmp_path / "train.py", LEAKY_LOOP)
+    assert codes(await diagnostics_for(client, uri)) == ["LL101"]
+    clean = LEAKY_LOOP.replace("total_loss += loss", "total_loss += loss.item()")
+    for version in range(2, 8):
+        change_document(client, uri, version, clean if version % 2 else LEAKY_LOOP)
+    assert await diagnostics_for(client, uri, lambda found: not found) == []
+    await asyncio.sleep(0.5)  # no lint of an older version is published after the newest
+    assert list(client.diagnostics[uri]) == []
