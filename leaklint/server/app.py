@@ -20,10 +20,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
 
 from leaklint import __version__
 from leaklint.engine import STDIN_PATH
@@ -86,11 +88,15 @@ class LeaklintServer(LanguageServer):
         notebook = self.workspace.get_notebook_document(cell_uri=uri)
         return notebook.uri if notebook is not None else uri
 
+    def _open_document(self, uri: str) -> TextDocument | None:
+        """The open document ``uri`` names (pygls keeps them by unquoted URI: a path with a space)."""
+        return self.workspace.text_documents.get(unquote(uri))  # type: ignore[no-any-return]
+
     def _version(self, key: str) -> int | None:
         notebook = self.workspace.get_notebook_document(notebook_uri=key)
         if notebook is not None:
             return notebook.version
-        document = self.workspace.text_documents.get(key)
+        document = self._open_document(key)
         return document.version if document is not None else None
 
     def _request(self, key: str) -> _Request | None:
@@ -100,13 +106,13 @@ class LeaklintServer(LanguageServer):
         if notebook is not None:
             cells = []
             for cell in notebook.cells:
-                document = self.workspace.text_documents.get(cell.document)
+                document = self._open_document(cell.document)
                 if document is None:
                     continue
                 code = cell.kind == types.NotebookCellKind.Code and (document.language_id or "python") == "python"
                 cells.append(CellText(cell.document, code, document.source))
             return _Request(key, notebook.version, path, cells=tuple(cells))
-        document = self.workspace.text_documents.get(key)
+        document = self._open_document(key)
         if document is None:
             return None
         if document.language_id != "python" and not path.endswith(_PYTHON_SUFFIXES):

@@ -299,3 +299,12 @@ async def test_a_burst_of_changes_ends_with_the_last_ones_diagnostics(client: La
     assert await diagnostics_for(client, uri, lambda found: not found) == []
     await asyncio.sleep(0.5)  # no lint of an older version is published after the newest
     assert list(client.diagnostics[uri]) == []
+
+
+async def test_a_path_with_spaces_and_non_ascii_letters(client: LanguageClient, tmp_path: Path) -> None:
+    write_project(tmp_path / "my project")
+    uri = open_document(client, tmp_path / "my project" / "entraînement.py", LEAKY_LOOP)
+    assert "%20" in uri
+    [diagnostic] = await diagnostics_for(client, uri)
+    assert diagnostic.code == "LL101"
+    assert len(await code_actions(client, uri, diagnostic)) == 3  # fix, suppress, fix all
