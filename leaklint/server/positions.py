@@ -59,15 +59,3 @@ class LineIndex:
         if line > len(self.starts):
             return len(self.text)
         return min(self.starts[line - 1] + max(column - 1, 0), self.line_end(line - 1))
-
-    def lsp_to_offset(self, line: int, character: int) -> int:
-        """The offset of an LSP position (0-based line, ``character`` in the client's units)."""
-        if line >= len(self.starts):
-            return len(self.text)
-        start, end = self.starts[line], self.line_end(max(line, 0))
-        units = 0
-        for index in range(start, end):
-            if units >= character:
-                return index
-            units += _units(self.text[index], self.encoding)
-        return end

@@ -56,7 +56,6 @@ def test_columns_count_utf16_units_beyond_the_basic_plane() -> None:
     assert index.position(after_emoji) == (0, 7)  # the emoji is two UTF-16 units
     assert LineIndex(text, UTF32).position(after_emoji) == (0, 6)
     assert LineIndex(text, UTF8).position(after_emoji) == (0, 9)
-    assert index.lsp_to_offset(0, 7) == after_emoji
     assert index.position(text.index("y")) == (1, 0)
 
 
