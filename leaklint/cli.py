@@ -399,7 +399,7 @@ def server(stdio: bool) -> None:
 
         print_error(INSTALL_HINT)
         sys.exit(EXIT_ERROR)
-    from leaklint.server import serve
+    from leaklint.server.app import serve
 
     serve()
 

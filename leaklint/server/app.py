@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +31,9 @@ from pygls.workspace import TextDocument
 from leaklint import __version__
 from leaklint.engine import STDIN_PATH
 from leaklint.findings import ErrorKind, FileError
-from leaklint.server import actions, hover
+from leaklint.server.actions import KINDS, code_actions
 from leaklint.server.diagnostics import error_diagnostic, finding_diagnostic
+from leaklint.server.hover import hover
 from leaklint.server.linting import CellText, Linted, lint_buffer, lint_notebook
 from leaklint.server.snapshot import Snapshot
 
@@ -247,18 +249,25 @@ def build_server() -> LeaklintServer:
     async def notebook_close(ls: LeaklintServer, params: types.DidCloseNotebookDocumentParams) -> None:
         ls.close(params.notebook_document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=actions.KINDS))
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS))
     async def code_action(ls: LeaklintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         snapshot = await ls.current(params.text_document.uri)
         if snapshot is None:
             return None
-        return await ls.on_worker(actions.code_actions, snapshot, params.text_document.uri, params) or None
+        return await ls.on_worker(code_actions, snapshot, params.text_document.uri, params) or None
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def on_hover(ls: LeaklintServer, params: types.HoverParams) -> types.Hover | None:
         snapshot = await ls.current(params.text_document.uri)
         if snapshot is None:
             return None
-        return await ls.on_worker(hover.hover, snapshot, params.text_document.uri, params.position)
+        return await ls.on_worker(hover, snapshot, params.text_document.uri, params.position)
 
     return server
+
+
+def serve() -> None:
+    """Run the server on standard input and output until the client says exit."""
+    protocol_in, protocol_out = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print() must never corrupt the protocol's stream
+    build_server().start_io(protocol_in, protocol_out)
