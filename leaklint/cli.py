@@ -524,6 +524,25 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
     sys.exit(EXIT_FINDINGS if any(result.failed for result in results) else EXIT_CLEAN)
 
 
+@main.command("server", short_help="Run the language server (LSP) for editors: 'leaklint server'.")
+@click.option("--stdio", is_flag=True, help="Talk LSP over standard input and output (the default and only transport; accepted because editor clients pass it).")
+def server(stdio: bool) -> None:
+    """Run leaklint as a Language Server Protocol server: diagnostics as you type, quick fixes,
+    "suppress on this line", "fix all safe" and rule docs on hover. Needs the server extra:
+    pip install 'leaklint-ml[server]'."""
+    try:
+        import lsprotocol.types  # noqa: F401 - only to know the extra is there
+        import pygls.lsp.server  # noqa: F401
+    except ImportError:
+        from leaklint.server import INSTALL_HINT
+
+        print_error(INSTALL_HINT)
+        sys.exit(EXIT_ERROR)
+    from leaklint.server.app import serve
+
+    serve()
+
+
 @main.command("help", short_help="Show this help, or a command's: 'leaklint help verify'.")
 @click.argument("command", required=False)
 @click.pass_context

@@ -1,0 +1,101 @@
+"""The "suppress on this line" edit: a ``# noqa: LLxxx`` comment that :mod:`leaklint.suppressions`
+reads back as suppressing the finding.
+
+An existing ``# noqa: E501`` on the line gains the code (``# noqa: E501, LL101``), so one comment
+keeps silencing every tool it did; any other comment (``# type: ignore``) stays and the directive
+follows it, where the suppression reader finds it too. The edit is checked before it is offered:
+the new text must suppress the code on that line and compile whenever the old text did. The
+finding's own line comes first, then the last and first lines of its statement (a comment cannot
+go at the end of a line inside a triple-quoted string); the first that passes is used.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+from typing import Iterable
+
+from leaklint.fixes.apply import line_starts
+from leaklint.suppressions import is_suppressed, suppression_table
+
+#: ``# noqa: CODES`` with at least one code: the list to extend (the grammar suppressions.py reads).
+_NOQA_WITH_CODES = re.compile(r"#\s*noqa\s*:\s*[A-Z]+[0-9]+(?![\w-])(?:[\s,]+[A-Z]+[0-9]+(?![\w-]))*", re.IGNORECASE)
+#: ``# noqa:`` naming no valid code: it suppresses nothing, so it becomes ours.
+_EMPTY_NOQA = re.compile(r"#\s*noqa\s*:(?!\s*[A-Z]+[0-9])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Insertion:
+    """Replace ``[start, end)`` of the text with ``replacement``, on 1-based ``line``."""
+
+    start: int
+    end: int
+    replacement: str
+    line: int
+
+    def apply(self, text: str) -> str:
+        return text[: self.start] + self.replacement + text[self.end :]
+
+
+def _comment_on(text: str, line: int, start: int, end: int) -> tuple[int, str] | None:
+    """(offset, text) of the comment that ends ``line`` (whose content is ``text[start:end]``)."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text[start:end] + "\n").readline):
+            if token.type == tokenize.COMMENT:
+                return start + token.start[1], token.string
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # a line that does not tokenize alone (inside a bracket): fall back to the last '#'
+    at = text.rfind("#", start, end)
+    return (at, text[at:end]) if at != -1 else None
+
+
+def _edit_for_line(text: str, line: int, code: str) -> Insertion:
+    starts = line_starts(text)
+    start = starts[line - 1]
+    end = starts[line] if line < len(starts) else len(text)
+    while end > start and text[end - 1] in "\r\n":
+        end -= 1
+    comment = _comment_on(text, line, start, end)
+    if comment is not None:
+        at, body = comment
+        listed = _NOQA_WITH_CODES.search(body)
+        if listed is not None:
+            position = at + listed.end()
+            return Insertion(position, position, f", {code}", line)
+        empty = _EMPTY_NOQA.search(body)
+        if empty is not None:
+            return Insertion(at + empty.start(), at + empty.end(), f"# noqa: {code}", line)
+    content_end = end
+    while content_end > start and text[content_end - 1] in " \t":
+        content_end -= 1
+    return Insertion(content_end, end, f"  # noqa: {code}", line)
+
+
+def _compiles(text: str) -> bool:
+    try:
+        compile(text, "<noqa>", "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def suppression_edit(text: str, code: str, lines: Iterable[int]) -> Insertion | None:
+    """The edit that suppresses ``code`` on the first of ``lines`` (1-based) where a comment can go
+    and is read back as suppressing it; None when no line works."""
+    compiled = None
+    count = len(line_starts(text))
+    for line in dict.fromkeys(lines):
+        if not 1 <= line <= count:
+            continue
+        edit = _edit_for_line(text, line, code)
+        after = edit.apply(text)
+        if not is_suppressed(code, {line}, suppression_table(after)):
+            continue
+        if compiled is None:
+            compiled = _compiles(text)
+        if compiled and not _compiles(after):
+            continue
+        return edit
+    return None
