@@ -124,6 +124,7 @@ def _selector_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
 @click.option("--extend-exclude", multiple=True, metavar="PATTERNS", help="Globs of files to leave out, on top of the configured ones (comma-separated).")
 @click.option("--per-file-ignores", multiple=True, metavar="GLOB:CODES", help="Rules to ignore in files matching GLOB ('tests/*:LL201,LL1'), replacing the configured ones.")
 @click.option("--extend-per-file-ignores", multiple=True, metavar="GLOB:CODES", help="Like --per-file-ignores, on top of the configured ones.")
+@click.option("--add-noqa", is_flag=True, help="Add a '# noqa: CODE' comment to every line with a finding (merged into an existing '# noqa'), then exit.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="With --fix, exit 1 when a fix was applied even if nothing remains (for commit hooks).")
 @click.option("--watch", "-w", is_flag=True, help="Lint again whenever a Python file under PATHS changes (Ctrl-C stops).")
 @click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default=None, help="Colour the text output: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces it), always or never.")
@@ -161,6 +162,7 @@ def check(
     extend_exclude: tuple[str, ...],
     per_file_ignores: tuple[str, ...],
     extend_per_file_ignores: tuple[str, ...],
+    add_noqa: bool,
     exit_non_zero_on_fix: bool,
     watch: bool,
     color: str | None,
@@ -206,6 +208,13 @@ def check(
         print_error("--fix and --diff cannot be combined: --diff shows what --fix would do")
         sys.exit(EXIT_ERROR)
     color_mode = "never" if no_color else (color or "auto")
+    if add_noqa:
+        if apply_fixes or show_diff or watch or write_baseline_file is not None or "-" in paths:
+            print_error("--add-noqa edits the files linted: it cannot be combined with --fix, --diff, --watch, --write-baseline or standard input")
+            sys.exit(EXIT_ERROR)
+        from leaklint.fixes.command import run_add_noqa
+
+        sys.exit(run_add_noqa(paths, settings, jobs=jobs, force_exclude=force_exclude))
     if exit_non_zero_on_fix and not apply_fixes:
         print_warning("--exit-non-zero-on-fix has no effect without --fix")
     if watch:

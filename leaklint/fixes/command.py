@@ -154,3 +154,44 @@ def _fix_listing(fixed: list[FileFixes]) -> str:
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def run_add_noqa(paths: Sequence[str], settings: Settings, *, jobs: int | None, force_exclude: bool) -> int:
+    """``--add-noqa``: suppress every current finding with a ``# noqa: CODE`` on its line (merged
+    into a ``# noqa`` the line already has), as Ruff's ``--add-noqa``; returns the exit status.
+
+    Notebooks are left alone (a comment in a cell's JSON is not something to write blindly), and
+    so is standard input; each file is written whole or not at all."""
+    from leaklint.discovery import discover, is_notebook_path
+    from leaklint.engine import SourceProblem, default_jobs, lint_paths, read_source
+    from leaklint.fixes.noqa import add_noqa
+    from leaklint.project import with_project_facts
+
+    known, rules = selected_rules(settings)
+    found = discover(paths, settings, force_exclude=force_exclude)
+    warn_if_nothing_found(paths, found)
+    settings = with_project_facts(settings, found.files)
+    result, _ = lint_paths(found.files, rules, settings, jobs=jobs or default_jobs(), pre_errors=found.errors)
+    errors = list(result.errors)
+    by_file: dict[str, list[Finding]] = {}
+    for finding in result.findings:
+        if finding.path != STDIN_PATH and not is_notebook_path(finding.path):
+            by_file.setdefault(finding.path, []).append(finding)
+    added = files = 0
+    for path, findings in by_file.items():
+        try:
+            data, text, encoding = read_source(path, settings)
+            new_text, count = add_noqa(text, findings)
+            if count:
+                write_atomically(Path(path), new_text.encode(encoding), expected=data)
+                added, files = added + count, files + 1
+        except SourceProblem as problem:
+            errors.append(FileError(path, problem.kind, problem.reason))
+        except FileChangedError:
+            errors.append(FileError(path, ErrorKind.IO, "changed on disk while noqa comments were added; not overwritten"))
+        except (OSError, UnicodeEncodeError) as error:
+            errors.append(FileError(path, ErrorKind.IO, f"cannot write the file: {getattr(error, 'strerror', None) or error}"))
+    for error in sorted(errors, key=FileError.sort_key):
+        click.echo(printable(error.describe()), err=True)
+    click.echo(f"Added {_plural(added, 'noqa directive')} in {_plural(files, 'file')}.", err=True)
+    return EXIT_ERROR if errors else EXIT_CLEAN

@@ -15,7 +15,7 @@ from lsprotocol import types
 
 from leaklint.findings import Applicability, Finding
 from leaklint.server.diagnostics import SOURCE, finding_diagnostic, finding_range, lsp_range
-from leaklint.server.noqa import suppression_edit
+from leaklint.fixes.noqa import suppression_edit
 from leaklint.server.positions import LineIndex
 from leaklint.server.snapshot import Snapshot
 

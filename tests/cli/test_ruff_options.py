@@ -178,3 +178,24 @@ def _wait_for(stream, needle: str, timeout: float = 60.0) -> str:  # type: ignor
         if not line:
             time.sleep(0.05)
     raise AssertionError(f"{needle!r} not seen within {timeout} s")
+
+
+# --- --add-noqa -------------------------------------------------------------------------------
+def test_add_noqa_suppresses_every_finding_and_merges_into_an_existing_noqa(project):
+    (project / "train.py").write_text(LEAKY_LOOP.replace("total_loss += loss", "total_loss += loss  # noqa: E501"))
+    (project / "other.py").write_text(LEAKY_LOOP)
+    result = run_leaklint("--add-noqa", cwd=project)
+    out, err = text(result)
+    assert result.returncode == 0, err
+    assert err.strip() == "Added 2 noqa directives in 2 files."
+    assert "total_loss += loss  # noqa: E501, LL101\n" in (project / "train.py").read_text()
+    assert "total_loss += loss  # noqa: LL101\n" in (project / "other.py").read_text()
+    assert run_leaklint(cwd=project).returncode == 0
+    again = run_leaklint("--add-noqa", cwd=project)
+    assert text(again)[1].strip() == "Added 0 noqa directives in 0 files."
+
+
+def test_add_noqa_refuses_fix(project):
+    result = run_leaklint("--add-noqa", "--fix", cwd=project)
+    assert result.returncode == 2
+    assert "cannot be combined with --fix" in text(result)[1]

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from leaklint.server.noqa import suppression_edit
+from leaklint.fixes.noqa import suppression_edit
 from leaklint.server.positions import UTF8, UTF16, UTF32, LineIndex
 
 WITHOUT_PYGLS = """

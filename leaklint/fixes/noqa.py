@@ -1,4 +1,4 @@
-"""The "suppress on this line" edit: a ``# noqa: LLxxx`` comment that :mod:`leaklint.suppressions`
+"""The "suppress on this line" edit (the editor's code action, ``--add-noqa``): a ``# noqa: LLxxx`` comment that :mod:`leaklint.suppressions`
 reads back as suppressing the finding.
 
 An existing ``# noqa: E501`` on the line gains the code (``# noqa: E501, LL101``), so one comment
@@ -15,10 +15,13 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from leaklint.fixes.apply import line_starts
 from leaklint.suppressions import is_suppressed, suppression_table
+
+if TYPE_CHECKING:
+    from leaklint.findings import Finding
 
 #: ``# noqa: CODES`` with at least one code: the list to extend (the grammar suppressions.py reads).
 _NOQA_WITH_CODES = re.compile(r"#\s*noqa\s*:\s*[A-Z]+[0-9]+(?![\w-])(?:[\s,]+[A-Z]+[0-9]+(?![\w-]))*", re.IGNORECASE)
@@ -99,3 +102,18 @@ def suppression_edit(text: str, code: str, lines: Iterable[int]) -> Insertion | 
             continue
         return edit
     return None
+
+
+def add_noqa(text: str, findings: Iterable[Finding]) -> tuple[str, int]:
+    """``text`` with a ``# noqa`` for every finding not yet suppressed (``--add-noqa``), and how
+    many codes were added; a finding where no comment can go is left as it is."""
+    added = 0
+    for finding in findings:
+        lines = [finding.line, finding.statement_end or finding.line, finding.statement_start or finding.line]
+        if any(is_suppressed(finding.code, {line}, suppression_table(text)) for line in lines):
+            continue  # an earlier finding's comment already covers it
+        edit = suppression_edit(text, finding.code, lines)
+        if edit is not None:
+            text = edit.apply(text)
+            added += 1
+    return text, added
