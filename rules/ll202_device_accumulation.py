@@ -855,15 +855,17 @@ def _handed_to_caller(facts: ModuleFacts, fact: StatementFact, container: str) -
     returns = [
         other.node.value
         for other in facts.index.statements_of(fact.function)
-        if isinstance(other.node, cst.Return) and other.node.value is not None and carried & names_read(other.node.value)
+        if isinstance(other.node, cst.Return) and other.node.value is not None
+        and (container in names_read(other.node.value) or _keeps(other.node.value, carried, facts))
     ]
     return bool(returns) and not any(_to_host(value) for value in returns) and not callers_take_to_host(facts, fact.function)
 
 
 def _carried_names(facts: ModuleFacts, function: FunctionInfo, container: str) -> set[str]:
-    """``container`` and the names of ``function`` its contents flow into: bound from it
-    (``out = torch.cat(embs)``), the targets of a loop over it (``for logit, y in pairs``) and the
-    containers those are collected into again (``logits.append(logit)``)."""
+    """``container`` and the names of ``function`` that hold its tensors themselves: bound to it
+    or its concatenation (``out = torch.cat(embs)``, ``out = out[:0] if empty else out``), the
+    targets of a loop over it (``for logit, y in pairs``) and the containers those are collected
+    into again (``logits.append(logit)``). Not what is computed from them (a metric, an argmax)."""
     carried = {container}
     statements = facts.index.statements_of(function)
     headers = {loop.node for other in statements for loop in other.loops if isinstance(loop.node, cst.For)}
@@ -873,17 +875,56 @@ def _carried_names(facts: ModuleFacts, function: FunctionInfo, container: str) -
         found: set[str] = set()
         for other in statements:
             node = other.node
-            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None and carried & names_read(node.value):
+            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
                 targets = [target.target for target in node.targets] if isinstance(node, cst.Assign) else [node.target]
-                found.update(name for target in targets for name in bound_names(target))
-            found.update(store.container for store in stores(node, facts.imports) if carried & names_read(store.value))
+                for target in targets:
+                    found.update(_bound_to_kept(target, node.value, carried, facts))
+            found.update(store.container for store in stores(node, facts.imports) if _keeps(store.value, carried, facts))
         for header in headers:
-            if carried & names_read(header.iter):  # type: ignore[attr-defined]
+            iterated = header.iter  # type: ignore[attr-defined]
+            while isinstance(iterated, cst.Call) and dotted_name(iterated.func) in _ITERATION_WRAPPERS and iterated.args:
+                iterated = iterated.args[-1].value if dotted_name(iterated.func) == "enumerate" else iterated.args[0].value
+            if _keeps(iterated, carried, facts):
                 found.update(bound_names(header.target))  # type: ignore[attr-defined]
         if found - carried:
             carried |= found
             changed = True
     return carried
+
+
+#: Calls that wrap an iterable and yield its items (``enumerate`` with an index).
+_ITERATION_WRAPPERS = frozenset({"enumerate", "zip", "tqdm", "reversed"})
+
+
+def _bound_to_kept(target: cst.BaseExpression, value: cst.BaseExpression, carried: set[str], facts: ModuleFacts) -> set[str]:
+    """The names ``target = value`` binds to kept tensors (element by element for ``a, b = x, y``)."""
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements):
+        found: set[str] = set()
+        for left, right in zip(target.elements, value.elements):
+            found |= _bound_to_kept(left.value, right.value, carried, facts)
+        return found
+    return set(bound_names(target)) if _keeps(value, carried, facts) else set()
+
+
+def _keeps(expr: cst.BaseExpression, carried: set[str], facts: ModuleFacts) -> bool:
+    """``expr`` is (or holds) the kept tensors themselves, still on the device: a carried name,
+    their concatenation, a slice, a tuple or list of them, a conditional choosing one."""
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        return dotted_name(expr) in carried
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return any(_keeps(element.value, carried, facts) for element in expr.elements)
+    if isinstance(expr, cst.IfExp):
+        return _keeps(expr.body, carried, facts) or _keeps(expr.orelse, carried, facts)
+    if isinstance(expr, cst.Subscript):
+        return _keeps(expr.value, carried, facts)
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if name in _CONCATENATING:
+            return any(_keeps(arg.value, carried, facts) for arg in expr.args if arg.keyword is None)
+        if isinstance(func, cst.Attribute) and name in _SAME_SIZE_METHODS and name not in ("to", "cuda"):
+            return _keeps(func.value, carried, facts)
+    return False
 
 
 def _to_host(expr: cst.BaseExpression) -> bool:
