@@ -98,9 +98,14 @@ def _per_step_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
 
 
 def _repeats_per_input(fact: StatementFact) -> bool:
-    """A loop around the statement repeats once per input, and its header does not bound it by a
-    few literal iterations (``for flag in [True, False]`` runs its body twice, whatever it does)."""
-    return any(loop.repeats_per_input and (loop.at_most is None or loop.at_most > FEW_ITERATIONS) for loop in fact.loops)
+    """A loop around the statement repeats once per input: an iteration loop (``for epoch in
+    range(5):`` around a data loop counts, its bound stands for a run's length), or a loop that runs
+    the model on each item when its header does not bound it by a few literal iterations (``for
+    flag in [True, False]: run(model, flag)`` runs two configurations, not every step)."""
+    return any(
+        loop.is_iteration_loop or (loop.repeats_per_input and (loop.at_most is None or loop.at_most > FEW_ITERATIONS))
+        for loop in fact.loops
+    )
 
 
 def _functions_handed_to_calls(facts: ModuleFacts) -> list[tuple[FunctionInfo, StatementFact]]:
