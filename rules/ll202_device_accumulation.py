@@ -908,13 +908,15 @@ def _bound_to_kept(target: cst.BaseExpression, value: cst.BaseExpression, carrie
 
 def _keeps(expr: cst.BaseExpression, carried: set[str], facts: ModuleFacts) -> bool:
     """``expr`` is (or holds) the kept tensors themselves, still on the device: a carried name,
-    their concatenation, a slice, a tuple or list of them, a conditional choosing one."""
+    their concatenation, a slice, a tuple or list of them, a conditional whose both choices are."""
     if isinstance(expr, (cst.Name, cst.Attribute)):
         return dotted_name(expr) in carried
     if isinstance(expr, (cst.Tuple, cst.List)):
         return any(_keeps(element.value, carried, facts) for element in expr.elements)
     if isinstance(expr, cst.IfExp):
-        return _keeps(expr.body, carried, facts) or _keeps(expr.orelse, carried, facts)
+        # both ways: ``img if not return_all_timesteps else torch.stack(imgs)`` hands the caller
+        # the last image by default, and the list piled up for nothing
+        return _keeps(expr.body, carried, facts) and _keeps(expr.orelse, carried, facts)
     if isinstance(expr, cst.Subscript):
         return _keeps(expr.value, carried, facts)
     if isinstance(expr, cst.Call):
