@@ -450,6 +450,21 @@ def layerwise(model, loader, device=None, embedding_device="cpu"):
 """,
     )
     INVALID = (
+        # Every timestep's image kept, but handed back only when a flag asks for it: by default
+        # the caller gets the last image and the list piled up for nothing.
+        """
+import torch
+
+@torch.inference_mode()
+def sample_loop(model, shape, steps, device, return_all_timesteps=False):
+    img = torch.randn(shape, device=device)
+    imgs = [img]
+    for t in reversed(range(steps)):
+        img = model(img, t)
+        imgs.append(img)  # expect: LL202
+    ret = img if not return_all_timesteps else torch.stack(imgs, dim=1)
+    return ret
+""",
         # The same function, but a caller asks for the embeddings on the GPU.
         """
 import torch
