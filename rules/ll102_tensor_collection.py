@@ -590,7 +590,7 @@ def _collected_by_comprehension(facts: ModuleFacts, fact: StatementFact) -> Iter
     if not isinstance(value, (cst.ListComp, cst.SetComp, cst.DictComp)):
         return
     target = dotted_name(node.targets[0].target)
-    if target is None or not iterates_data(value.for_in.iter, value.for_in.target):
+    if target is None or not iterates_data(value.for_in.iter):
         return
     element = value.value if isinstance(value, cst.DictComp) else value.elt
     stored = facts.value(element)

@@ -179,6 +179,14 @@ lines. A 24th was in the fixed version of a federated MRI test script, which add
 `torch.no_grad()` but still kept every reconstruction on the device until the test set ended: a
 true device accumulation, so the fixed version was corrected (bench/leaks/HELDOUT.md).
 
+On the library code of accelerate, lightning, peft, trl, torchmetrics, torch_geometric and timm,
+3 of its 4 default findings were false until two causes were fixed: a collector that hands what it
+kept to its caller through another name (`out = torch.cat(embs); return out`, or a loop that
+collects the pairs again before returning them) counted only when it wrote `return embs`; and
+`.to(embedding_device)` counted as a move to the accelerator when the parameter defaults to `"cpu"`
+(or `torch.device("cpu")`) and no call in the file passes anything else. A caller that passes
+another device for it (`embedding_device="cuda"`) is still reported.
+
 It misses what it cannot see: tensors moved to the device inside a helper of another module, a
 model held in a container, a `predict_step` return value (Lightning 2.x moves every
 `predict_step` result to the CPU itself), validation outputs stored by Lightning 1.4 without a
@@ -401,8 +409,77 @@ def embed_long(model, tokens, device):
         pieces.append(model(chunk.to(device)))
     return torch.cat(pieces, dim=1)
 """,
+        # The collected embeddings are the function's result, returned through another name;
+        # pairs collected again before they are returned (torch_geometric, accelerate's tests).
+        """
+import torch
+
+@torch.no_grad()
+def encode(model, loader, device):
+    embs = []
+    for batch in loader:
+        emb = model(batch.to(device))
+        embs.append(emb)
+    out = torch.cat(embs, dim=0)
+    return out
+
+def generate_predictions(model, dataloader, device):
+    logits_and_targets = []
+    for x, y in dataloader:
+        with torch.no_grad():
+            logits_and_targets.append((model(x.to(device)), y.to(device)))
+    logits, targs = [], []
+    for logit, targ in logits_and_targets:
+        logits.append(logit)
+        targs.append(targ)
+    logits, targs = torch.cat(logits), torch.cat(targs)
+    return logits, targs
+""",
+        # Moved to a device parameter that defaults to the host, and no call passes another one
+        # (torch_geometric's layer-wise inference, embedding_device="cpu").
+        """
+import torch
+
+@torch.no_grad()
+def layerwise(model, loader, device=None, embedding_device="cpu"):
+    xs = []
+    for batch in loader:
+        x = model(batch.to(device))
+        xs.append(x.to(embedding_device))
+    torch.save(torch.cat(xs, dim=0), "emb.pt")
+""",
     )
     INVALID = (
+        # Every timestep's image kept, but handed back only when a flag asks for it: by default
+        # the caller gets the last image and the list piled up for nothing.
+        """
+import torch
+
+@torch.inference_mode()
+def sample_loop(model, shape, steps, device, return_all_timesteps=False):
+    img = torch.randn(shape, device=device)
+    imgs = [img]
+    for t in reversed(range(steps)):
+        img = model(img, t)
+        imgs.append(img)  # expect: LL202
+    ret = img if not return_all_timesteps else torch.stack(imgs, dim=1)
+    return ret
+""",
+        # The same function, but a caller asks for the embeddings on the GPU.
+        """
+import torch
+
+@torch.no_grad()
+def layerwise(model, loader, device=None, embedding_device="cpu"):
+    xs = []
+    for batch in loader:
+        x = model(batch.to(device))
+        xs.append(x.to(embedding_device))  # expect: LL202
+    torch.save(torch.cat(xs, dim=0), "emb.pt")
+
+def main(model, loader):
+    layerwise(model, loader, "cuda", embedding_device="cuda")
+""",
         """
 import torch
 
@@ -789,12 +866,82 @@ def _handed_to_caller(facts: ModuleFacts, fact: StatementFact, container: str) -
     still on the device: the function collects outputs for its caller, who decides where they
     live (a temperature fit may need them all on the device). A return that moves them to the host
     (``torch.cat(preds).cpu().numpy()``) shows they did not have to pile up on the device."""
+    carried = _carried_names(facts, fact.function, container)
     returns = [
         other.node.value
         for other in facts.index.statements_of(fact.function)
-        if isinstance(other.node, cst.Return) and other.node.value is not None and container in names_read(other.node.value)
+        if isinstance(other.node, cst.Return) and other.node.value is not None
+        and (container in names_read(other.node.value) or _keeps(other.node.value, carried, facts))
     ]
     return bool(returns) and not any(_to_host(value) for value in returns) and not callers_take_to_host(facts, fact.function)
+
+
+def _carried_names(facts: ModuleFacts, function: FunctionInfo, container: str) -> set[str]:
+    """``container`` and the names of ``function`` that hold its tensors themselves: bound to it
+    or its concatenation (``out = torch.cat(embs)``, ``out = out[:0] if empty else out``), the
+    targets of a loop over it (``for logit, y in pairs``) and the containers those are collected
+    into again (``logits.append(logit)``). Not what is computed from them (a metric, an argmax)."""
+    carried = {container}
+    statements = facts.index.statements_of(function)
+    headers = {loop.node for other in statements for loop in other.loops if isinstance(loop.node, cst.For)}
+    changed = True
+    while changed:
+        changed = False
+        found: set[str] = set()
+        for other in statements:
+            node = other.node
+            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+                targets = [target.target for target in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                for target in targets:
+                    found.update(_bound_to_kept(target, node.value, carried, facts))
+            found.update(store.container for store in stores(node, facts.imports) if _keeps(store.value, carried, facts))
+        for header in headers:
+            iterated = header.iter  # type: ignore[attr-defined]
+            while isinstance(iterated, cst.Call) and dotted_name(iterated.func) in _ITERATION_WRAPPERS and iterated.args:
+                iterated = iterated.args[-1].value if dotted_name(iterated.func) == "enumerate" else iterated.args[0].value
+            if _keeps(iterated, carried, facts):
+                found.update(bound_names(header.target))  # type: ignore[attr-defined]
+        if found - carried:
+            carried |= found
+            changed = True
+    return carried
+
+
+#: Calls that wrap an iterable and yield its items (``enumerate`` with an index).
+_ITERATION_WRAPPERS = frozenset({"enumerate", "zip", "tqdm", "reversed"})
+
+
+def _bound_to_kept(target: cst.BaseExpression, value: cst.BaseExpression, carried: set[str], facts: ModuleFacts) -> set[str]:
+    """The names ``target = value`` binds to kept tensors (element by element for ``a, b = x, y``)."""
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements):
+        found: set[str] = set()
+        for left, right in zip(target.elements, value.elements):
+            found |= _bound_to_kept(left.value, right.value, carried, facts)
+        return found
+    return set(bound_names(target)) if _keeps(value, carried, facts) else set()
+
+
+def _keeps(expr: cst.BaseExpression, carried: set[str], facts: ModuleFacts) -> bool:
+    """``expr`` is (or holds) the kept tensors themselves, still on the device: a carried name,
+    their concatenation, a slice, a tuple or list of them, a conditional whose both choices are."""
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        return dotted_name(expr) in carried
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return any(_keeps(element.value, carried, facts) for element in expr.elements)
+    if isinstance(expr, cst.IfExp):
+        # both ways: ``img if not return_all_timesteps else torch.stack(imgs)`` hands the caller
+        # the last image by default, and the list piled up for nothing
+        return _keeps(expr.body, carried, facts) and _keeps(expr.orelse, carried, facts)
+    if isinstance(expr, cst.Subscript):
+        return _keeps(expr.value, carried, facts)
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if name in _CONCATENATING:
+            return any(_keeps(arg.value, carried, facts) for arg in expr.args if arg.keyword is None)
+        if isinstance(func, cst.Attribute) and name in _SAME_SIZE_METHODS and name not in ("to", "cuda"):
+            return _keeps(func.value, carried, facts)
+    return False
 
 
 def _to_host(expr: cst.BaseExpression) -> bool:

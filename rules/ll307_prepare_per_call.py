@@ -137,6 +137,14 @@ number of iterations written as literals (`for stage in ("warmup", "main"):`) is
 bounded by a variable is. Accelerators reached through other objects (`self.trainer.accelerator`)
 are not followed.
 
+On the library code of accelerate, lightning, peft, trl, torchmetrics, torch_geometric and timm it
+first made 3 findings, all false, in accelerate's test scripts: a setup helper that prepares a
+model and a loader for the Accelerator its caller builds afresh on each call (`accelerator =
+Accelerator(dataloader_config=...)` in a test run once per configuration, from loops over
+`[True, False]`). A function whose every caller in the file passes an Accelerator built for that
+call (or written as `Accelerator(...)` in the argument) never sees the same one twice, and a
+function called from a loop of a few literal iterations does not run "every step": no finding.
+
 ## References
 - "Add warning not to reuse `Accelerator`": training several models with one Accelerator leaks the
   old optimizers' GPU memory: https://github.com/huggingface/accelerate/issues/84
@@ -226,8 +234,52 @@ class CachedEvalTrainer(Trainer):
         self._eval_loader = loader
         return loader
 """,
+        # A new Accelerator per call of run(), which hands it to the helper that prepares; the
+        # configurations are a few literals or a list (accelerate's test_sync.py, test_metrics.py).
+        """
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+
+def setup(accelerator, model):
+    loader = DataLoader(list(range(8)), batch_size=2)
+    return accelerator.prepare(model, loader)
+
+def run(model, flag):
+    accelerator = Accelerator(split_batches=flag)
+    model, loader = setup(accelerator, model)
+    for batch in loader:
+        accelerator.backward(model(batch).sum())
+
+def main(model, flags):
+    for split in [True, False]:
+        for dispatch in [True, False]:
+            run(model, split)
+    for flag in flags:
+        run(model, flag)
+    for flag in flags:
+        setup(Accelerator(), model)
+""",
     )
     INVALID = (
+        # The same helper, but one Accelerator built before the loop over runs.
+        """
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+
+def setup(accelerator, model):
+    loader = DataLoader(list(range(8)), batch_size=2)
+    return accelerator.prepare(model, loader)  # expect: LL307
+
+def run(model, accelerator):
+    model, loader = setup(accelerator, model)
+    for batch in loader:
+        accelerator.backward(model(batch).sum())
+
+def main(model, flags):
+    accelerator = Accelerator()
+    for flag in flags:
+        run(model, accelerator)
+""",
         """
 import torch
 from accelerate import Accelerator
@@ -428,10 +480,11 @@ def _argument_for(call: cst.Call, function: FunctionInfo, param: str) -> cst.Bas
     return None
 
 
-def _repeat(fact: StatementFact, name: str, facts: ModuleFacts) -> _Repeat | None:
+def _repeat(fact: StatementFact, name: str, facts: ModuleFacts, depth: int = 0) -> _Repeat | None:
     """Why the statement runs many times with the same ``name``: a loop around it that does not
     rebind ``name`` (and is not bounded by a few literal iterations), or a function that runs many
-    times and does not bind ``name`` itself."""
+    times and does not bind ``name`` itself, nor gets it from callers that build a new one for
+    each call."""
     for loop in reversed(fact.loops):
         if loop.at_most is not None and loop.at_most <= FEW_ITERATIONS:
             continue
@@ -442,6 +495,8 @@ def _repeat(fact: StatementFact, name: str, facts: ModuleFacts) -> _Repeat | Non
     function = fact.function
     if _binds_in(facts.index.statements_of(function), name):
         return None  # the function makes its own Accelerator
+    if depth < _CALLER_DEPTH and _fresh_at_every_call(function, name, facts, depth):
+        return None  # each call gets an Accelerator its caller built for it
     cls = function.cls
     if cls is not None and function.name in percall_api.HF_TRAINER_PER_EVALUATION and is_hf_trainer(cls, facts.imports):
         return _Repeat(f"in '{function.name}', which the Trainer calls at every evaluation,", None)
@@ -449,6 +504,33 @@ def _repeat(fact: StatementFact, name: str, facts: ModuleFacts) -> _Repeat | Non
     if reason is None:
         return None
     return _Repeat(f"on every call of '{function.name}' ({reason})", None)
+
+
+#: How many callers up :func:`_fresh_at_every_call` follows an Accelerator handed down.
+_CALLER_DEPTH = 3
+
+
+def _fresh_at_every_call(function: FunctionInfo, param: str, facts: ModuleFacts, depth: int) -> bool:
+    """Every call of ``function`` in the file passes, for ``param``, an Accelerator that does not
+    repeat at that call: one the caller builds for this call (``accelerator = Accelerator(...)``
+    in a caller run once per configuration), or ``Accelerator(...)`` written as the argument. A
+    function that runs many times only because such callers do never sees the same Accelerator
+    twice."""
+    if param not in function.params:
+        return False
+    sites = call_graph(facts).sites_of(function)
+    if not sites:
+        return False
+    for call, site in sites:
+        argument = _argument_for(call, function, param)
+        if argument is None:
+            return False
+        if isinstance(argument, cst.Call) and facts.imports.resolve(argument.func) in percall_api.ACCELERATOR_CLASSES:
+            continue
+        passed = dotted_name(argument)
+        if passed is None or _repeat(site, passed, facts, depth + 1) is not None:
+            return False
+    return True
 
 
 def _binds_in(statements: list[StatementFact], name: str) -> bool:

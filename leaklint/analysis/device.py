@@ -310,7 +310,34 @@ def _device_argument(expr: cst.BaseExpression, values: Mapping[cst.CSTNode, Valu
     argument = values.get(expr)
     if argument is not None and is_tensorish(argument) and argument.kind is not Kind.UNKNOWN:
         return argument.device  # x.to(other_tensor)
+    if argument is not None and names_host(argument):
+        return Device.HOST  # a parameter that defaults to "cpu" and no call in the file changes
     return Device.ACCELERATOR
+
+
+def names_host(value: Value) -> bool:
+    """``value`` is a device designator known to name the host (see :func:`host_default`)."""
+    return value.kind is Kind.NOT_TENSOR and value.device is Device.HOST
+
+
+def host_default(function: FunctionInfo, param: str) -> bool:
+    """The parameter's default names the host: ``"cpu"``, ``torch.device("cpu")``."""
+    node = function.node
+    if node is None:
+        return False
+    for candidate in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+        if candidate.name.value == param and candidate.default is not None:
+            return _names_cpu(candidate.default)
+    return False
+
+
+def _names_cpu(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.SimpleString):
+        text = expr.evaluated_value
+        return isinstance(text, str) and text.split(":", 1)[0].strip() == "cpu"
+    if isinstance(expr, cst.Call) and dotted_name(expr.func) in ("torch.device", "device") and expr.args:
+        return expr.args[0].keyword is None and _names_cpu(expr.args[0].value)
+    return False
 
 
 # --- what a model produced -----------------------------------------------------------------------

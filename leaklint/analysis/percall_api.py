@@ -141,6 +141,12 @@ LIST_STATE_METRIC = re.compile(
     r"|^Retrieval|MeanAveragePrecision|CalibrationError|KernelInceptionDistance|BERTScore|InfoLM"
     r"|AtFixed|SpecificityAtSensitivity|SensitivityAtSpecificity|EER$|LogAUC)"
 )
+#: Wrappers whose state is bounded whatever they wrap: ``Running(base, window=n)`` keeps one copy
+#: of the base metric's state per update of the last ``n`` and ``compute()`` covers only those
+#: (torchmetrics documents it as "a running window"); updated forever without a reset, it neither
+#: grows nor summarises the whole history. The other wrappers (``BootStrapper``,
+#: ``MinMaxMetric``, ``ClasswiseWrapper``...) keep what their base keeps.
+WINDOWED_METRICS = frozenset({"torchmetrics.wrappers.Running", "torchmetrics.wrappers.running.Running"})
 #: Keyword values that switch a metric to list states (``multidim_average="samplewise"``: one
 #: value per sample, kept until ``compute``).
 LIST_STATE_KEYWORDS = {"multidim_average": "samplewise", "thresholds": "None"}

@@ -341,13 +341,14 @@ def _leaf_names(names: set[str]) -> set[str]:
     return {name.rsplit(".", 1)[-1] for name in names}
 
 
-def _loop_names(loop: cst.CSTNode) -> set[str]:
+def _loop_names(loop: cst.CSTNode, *, targets: bool = True) -> set[str]:
+    """The names a loop's header reads, and (``targets``) the names it binds."""
     if isinstance(loop, cst.For):
-        return _leaf_names(dotted_names_in(loop.iter) | set(bound_names(loop.target)))
+        return _leaf_names(dotted_names_in(loop.iter) | (set(bound_names(loop.target)) if targets else set()))
     if isinstance(loop, cst.While):
         return _leaf_names(dotted_names_in(loop.test))
     if isinstance(loop, COMPREHENSIONS):
-        return _leaf_names(dotted_names_in(loop.for_in.iter) | set(bound_names(loop.for_in.target)))
+        return _leaf_names(dotted_names_in(loop.for_in.iter) | (set(bound_names(loop.for_in.target)) if targets else set()))
     return set()
 
 
@@ -356,7 +357,10 @@ def loop_level(facts: ModuleFacts, loop: cst.CSTNode) -> Level:
     only then by the names it iterates (``loader`` / ``epoch`` / ``step``)."""
     info = facts.structure.loops.get(loop)
     names = _loop_names(loop)
-    data = isinstance(loop, (cst.For, *COMPREHENSIONS)) and any(torch_api.DATA_SOURCE_NAME.search(n) for n in names)
+    # What is iterated says whether the loop reads data, not what its items are called
+    # (``for dispatch_batches in [True, False]``); an epoch counter is named by its target.
+    iterated = _loop_names(loop, targets=False)
+    data = isinstance(loop, (cst.For, *COMPREHENSIONS)) and any(torch_api.DATA_SOURCE_NAME.search(n) for n in iterated)
     epoch = any(_EPOCH_NAME.search(n) for n in names)
     if info is not None:
         if info.contains_iteration_loop:

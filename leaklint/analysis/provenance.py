@@ -383,7 +383,19 @@ class FunctionInterpreter:
             place = device.initial_device(function, param, self.imports)
             if place is not Device.UNKNOWN:
                 env[param] = replace(env[param], device=place)
+            elif device.host_default(function, param) and self._host_when_called(function, param, passed):
+                env[param] = replace(NOT_TENSOR, device=Device.HOST, origin=param)  # x.to(param) keeps x on the host
         return env
+
+    def _host_when_called(self, function: FunctionInfo, param: str, passed: dict[str, Value] | None) -> bool:
+        """No call in the file gives ``param`` (a parameter that defaults to the host) anything but
+        the host: it keeps its default, a literal ``"cpu"``, or a caller's own such parameter."""
+        if passed is None or param not in passed:
+            return True
+        if device.names_host(passed[param]):
+            return True
+        literals = self.inputs.callee_literals(function)
+        return literals is not None and literals.get(param) == "cpu"
 
     # ==== statements ============================================================================
     # Statement and expression classes are dispatched on with exact type checks: each is a

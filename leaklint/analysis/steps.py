@@ -77,11 +77,11 @@ def _per_step_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
         elif info.backward_names and _backward_outside_loops(facts.index.statements_of(info), facts):
             found[info] = f"'{info.name}' runs one training step"
     for _, fact, callee in graph.resolved:
-        if callee is not None and any(loop.repeats_per_input for loop in fact.loops):
+        if callee is not None and _repeats_per_input(fact):
             if callee not in found and callee.name != "__init__":
                 found[callee] = f"'{callee.name}' is called in a loop over iterations"
     for callback, fact in _functions_handed_to_calls(facts):
-        if callback not in found and any(loop.repeats_per_input for loop in fact.loops):
+        if callback not in found and _repeats_per_input(fact):
             found[callback] = f"'{callback.name}' is handed to a call in a loop over iterations"
     frontier = list(found)
     handed: dict[FunctionInfo, list[FunctionInfo]] = {}
@@ -95,6 +95,17 @@ def _per_step_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
                 found[callee] = f"'{callee.name}' is called from '{caller.name}', which runs every step"
                 frontier.append(callee)
     return found
+
+
+def _repeats_per_input(fact: StatementFact) -> bool:
+    """A loop around the statement repeats once per input: an iteration loop (``for epoch in
+    range(5):`` around a data loop counts, its bound stands for a run's length), or a loop that runs
+    the model on each item when its header does not bound it by a few literal iterations (``for
+    flag in [True, False]: run(model, flag)`` runs two configurations, not every step)."""
+    return any(
+        loop.is_iteration_loop or (loop.repeats_per_input and (loop.at_most is None or loop.at_most > FEW_ITERATIONS))
+        for loop in fact.loops
+    )
 
 
 def _functions_handed_to_calls(facts: ModuleFacts) -> list[tuple[FunctionInfo, StatementFact]]:

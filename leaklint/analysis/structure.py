@@ -372,8 +372,8 @@ class StructureScanner(Walker):
         known = [bound for bound in bounds if bound is not None]
         loop = LoopInfo(
             node,
-            iterates_data=iterates_data(node.iter, node.target),
-            counts_steps=counts_steps(node.iter, node.target),
+            iterates_data=iterates_data(node.iter),
+            counts_steps=counts_steps(node.iter),
             item_names=frozenset(bound_names(node.target)),
             at_most=min(known) if known else None,
         )
@@ -482,22 +482,22 @@ def _is_optimizer_like(receiver: str) -> bool:
     return bool(torch_api.OPTIMIZER_NAME.search(leaf)) and not torch_api.MODEL_NAME.match(leaf)
 
 
-def _leaf_names(iterable: cst.BaseExpression, target: cst.BaseExpression) -> set[str]:
-    names = dotted_names_in(iterable) | set(bound_names(target))
-    return {name.rsplit(".", 1)[-1] for name in names}
+def _leaf_names(iterable: cst.BaseExpression) -> set[str]:
+    return {name.rsplit(".", 1)[-1] for name in dotted_names_in(iterable)}
 
 
-def iterates_data(iterable: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+def iterates_data(iterable: cst.BaseExpression) -> bool:
     """``for x, y in loader`` / ``enumerate(tqdm(train_loader))`` (also the ``for ... in ...`` of
     a comprehension): one iteration per batch of a data source. ``range(num_batches)`` counts
-    chunks, it does not read a data source."""
+    chunks, it does not read a data source. Decided by what is iterated, never by the names the
+    loop binds: ``for dispatch_batches in [True, False]`` runs twice over two flags."""
     counted = {
         name.rsplit(".", 1)[-1]
         for node in walk(iterable)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"
         for name in dotted_names_in(node)
     }
-    leaves = _leaf_names(iterable, target) - counted
+    leaves = _leaf_names(iterable) - counted
     return any(torch_api.DATA_SOURCE_NAME.search(leaf) for leaf in leaves)
 
 
@@ -693,10 +693,11 @@ def _int_literal(node: cst.BaseExpression | None) -> int | None:
     return None
 
 
-def counts_steps(iterable: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+def counts_steps(iterable: cst.BaseExpression) -> bool:
     """``for epoch in range(num_epochs)`` / ``for step in range(max_steps)``: likely one step per
-    iteration, but ``range(num_batches)`` in a model's method may just as well walk over chunks."""
-    return any(torch_api.ITERATION_COUNTER_NAME.search(leaf) for leaf in _leaf_names(iterable, target))
+    iteration, but ``range(num_batches)`` in a model's method may just as well walk over chunks.
+    By what is iterated only: ``for sync_each_batch in [True, False]`` counts no steps."""
+    return any(torch_api.ITERATION_COUNTER_NAME.search(leaf) for leaf in _leaf_names(iterable))
 
 
 def scan_structure(module: cst.Module, imports: ImportMap, project_no_grad: frozenset[str] = frozenset()) -> ModuleStructure:
