@@ -90,11 +90,17 @@ own tensor or array. A method of a class that derives from another package's cla
 `transformers.Trainer`'s `compute_loss`) is not taken to run under `no_grad` because the file only
 calls it from a `no_grad` block: the base class calls it too, with gradients on.
 
-On the library code of `bench/corpus.sh` (`bench/realcode/triage-libraries.jsonl`) these three
-causes made 17 of 40 findings false (trl's loss code, peft's boft scale, timm's class-count
-weights); after them it reports 19, 16 true and 3 debatable. What is left: a tensor aliased by a
-`.detach()` kept for logging (`policy_loss = loss.detach()` before `loss = loss / n`), and
-shapes, which leaklint does not follow.
+A tensor another name shares (`kept = x.detach()`, `flat = x.view(-1)`, `first = x[0]`) is not
+fresh either: an in-place update would change what that name reads.
+
+Measured after these (stop 29): on bench/realcode 21 findings, all true (before: 38, 28 true,
+7 false, 3 debatable; what went: trl's GRPO loss code, now seen to run with gradients, and a few
+tiny true ones — 0-d losses with history, `scales * conditioning_scale` where the float factor is
+a value leaklint cannot place, and a beam-search helper of a `transformers` model class, which
+the base class may call); on the library code of `bench/corpus.sh`
+(`bench/realcode/triage-libraries.jsonl`) 19 findings, 16 true and 3 debatable (before: 40, 19
+true, 17 false, 4 debatable). Still unseen: shapes (a `(B, 1)` loss times a `(B, T)` mask
+broadcasts, and the in-place form raises) and dtypes.
 
 ## References
 - In-place operations and autograd: https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
