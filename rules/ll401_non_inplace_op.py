@@ -81,7 +81,26 @@ position.
 leaklint cannot see shapes or dtypes: an in-place op fails loudly if `y` broadcasts to a larger
 shape than `x`, or if `x` is an integer tensor and the result is a float (`x / 2`). Outside
 `no_grad`, autograd may need the old value, so the rule never reports there unless the tensor was
-created without history in the same function (`torch.zeros(...)`).
+created without history in the same function (`torch.zeros(...)`), and not for `x * w`, `x / w`,
+`x.mul(w)`, `x.div(w)`, `x.pow(w)` where `w` may require grad (a model output, a parameter, an
+item of an `nn.ParameterDict` / `nn.ParameterList`, a value leaklint cannot place): autograd keeps
+the old `x` for `w`'s gradient, and the in-place form would only make it clone `x`. The result
+of `torch.as_tensor` / `torch.from_numpy` / `torch.frombuffer` is not fresh: it may be the caller's
+own tensor or array. A method of a class that derives from another package's class (a
+`transformers.Trainer`'s `compute_loss`) is not taken to run under `no_grad` because the file only
+calls it from a `no_grad` block: the base class calls it too, with gradients on.
+
+A tensor another name shares (`kept = x.detach()`, `flat = x.view(-1)`, `first = x[0]`) is not
+fresh either: an in-place update would change what that name reads.
+
+Measured after these (stop 29): on bench/realcode 21 findings, all true (before: 38, 28 true,
+7 false, 3 debatable; what went: trl's GRPO loss code, now seen to run with gradients, and a few
+tiny true ones — 0-d losses with history, `scales * conditioning_scale` where the float factor is
+a value leaklint cannot place, and a beam-search helper of a `transformers` model class, which
+the base class may call); on the library code of `bench/corpus.sh`
+(`bench/realcode/triage-libraries.jsonl`) 19 findings, 16 true and 3 debatable (before: 40, 19
+true, 17 false, 4 debatable). Still unseen: shapes (a `(B, 1)` loss times a `(B, T)` mask
+broadcasts, and the in-place form raises) and dtypes.
 
 ## References
 - In-place operations and autograd: https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
@@ -136,8 +155,80 @@ with torch.no_grad():
     out = model(batch)
     out = F.dropout(out, 0.5, False, True)
 """,
+        # a method of a class deriving from another package's class: the Trainer's training step
+        # calls compute_loss with gradients on, not only prediction_step under no_grad (trl)
+        """
+import torch
+from transformers import Trainer
+class RatioTrainer(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False):
+        return self._compute_loss(model, inputs)
+    def _compute_loss(self, model, inputs):
+        ratio = torch.exp(model(**inputs).logits)
+        ratio = torch.clamp(ratio, max=2.0)
+        return ratio.mean()
+    def prediction_step(self, model, inputs, prediction_loss_only):
+        with torch.no_grad():
+            loss = self.compute_loss(model, inputs)
+        return loss
+""",
+        # torch.as_tensor / torch.from_numpy return the caller's storage: clamp_ would change it (timm)
+        """
+import numpy as np
+import torch
+def class_weights(pos_counts, num_samples):
+    counts = torch.as_tensor(pos_counts, dtype=torch.float64)
+    counts = counts.clamp(min=1.0)
+    labels = torch.from_numpy(np.load("labels.npy"))
+    labels = labels - 1
+    return num_samples / counts, labels
+""",
+        # a parameter of an nn.ParameterDict requires grad: mul saves the old scale for its
+        # gradient, and mul_ would only make autograd clone it (peft boft)
+        """
+import torch
+from torch import nn
+class Scaled(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.scales = nn.ParameterDict({"a": nn.Parameter(torch.ones(n, 1))})
+    def forward(self, x):
+        scale = torch.ones((x.shape[-1], 1), device=x.device)
+        for name in self.scales:
+            s = self.scales[name]
+            scale = s * scale
+        return x * scale.T
+""",
+        # the same with an output of the model: its gradient needs the old mask
+        """
+import torch
+def weighted(model, batch):
+    weights = model(batch)
+    mask = torch.ones(8)
+    mask = mask * weights
+    return mask.sum()
+""",
+        # loss.detach() shares loss's storage: div_ would rescale the logged value too (trl grpo)
+        """
+import torch
+def scaled_loss(model, batch, n):
+    with torch.no_grad():
+        loss = torch.exp(model(batch).mean())
+        logged = loss.detach()
+        loss = loss / n
+        return loss, logged
+""",
     )
     INVALID = (
+        # with gradients on, an addition saves neither operand: add_ on the fresh tensor is fine
+        """
+import torch
+def shifted(model, batch):
+    out = model(batch)
+    bias = torch.zeros(8)
+    bias = bias + out  # expect: LL401
+    return bias.sum()
+""",
         """
 import torch
 import torch.nn.functional as F
@@ -206,6 +297,8 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         target, suggestion, edit = rewrite
         old = fact.env.get(target)
         if old is None or not old.fresh or old.kind is not Kind.DETACHED or old.role is not None:
+            continue
+        if fact.grad is not GradMode.DISABLED and _saved_for_other_operand(facts, fact.node, target):
             continue
         yield Violation(
             node=fact.node,
@@ -311,6 +404,32 @@ def _inplace_rewrite(facts: ModuleFacts, fact: StatementFact) -> tuple[str, str,
             method = value.with_changes(func=func.with_changes(attr=cst.Name(f"{func.attr.value}_")), lpar=[], rpar=[])
             return statement(code(method))
     return None
+
+
+#: Out-of-place ops whose gradient for the other operand is computed from ``x`` (``x * w``:
+#: d/dw is ``grad * x``): with that operand requiring grad, autograd saves the old ``x``, and the
+#: in-place form only makes it clone ``x`` first. ``+`` and ``-`` save nothing.
+_SAVING_OPERATORS = frozenset({"*", "/"})
+_SAVING_FUNCTIONS = frozenset({"mul", "div", "pow"})
+
+
+def _saved_for_other_operand(facts: ModuleFacts, node: cst.BaseSmallStatement, target: str) -> bool:
+    """``x = x * w`` with gradients on, where ``w`` may require grad (a tensor with history, a
+    parameter, a value leaklint cannot place): the graph keeps the old ``x``, nothing is saved."""
+    value = node.value  # type: ignore[attr-defined]
+    if isinstance(value, cst.BinaryOperation):
+        if binary_symbol(value.operator) not in _SAVING_OPERATORS:
+            return False
+        others = [value.right if dotted_name(value.left) == target else value.left]
+    elif isinstance(value, cst.Call):
+        func = value.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else (facts.imports.resolve(func) or "").rpartition(".")[2]
+        if name not in _SAVING_FUNCTIONS:
+            return False
+        others = [arg.value for arg in value.args if dotted_name(arg.value) != target]
+    else:
+        return False
+    return any(facts.value(other).kind in (Kind.GRAPH, Kind.UNKNOWN) for other in others)
 
 
 def _passes_inplace(call: cst.Call, position: int | None) -> bool:

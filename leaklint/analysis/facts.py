@@ -382,6 +382,8 @@ def _results_not_backpropagated(facts: ModuleFacts) -> set[FunctionInfo]:
         node = info.node
         if node is None or node in escaping or info.runs_per_step or (info.cls is not None and info.cls.is_module):
             continue
+        if info.may_be_called_by_base:
+            continue
         sites = graph.sites_of(info)
         if not sites or len(sites) < len(facts.index.calls_named(info.name)):
             continue  # unknown callers (calls of this name that are not resolved to it)
@@ -424,13 +426,14 @@ def _initial_grad(info: FunctionInfo, inferred_no_grad: set[cst.FunctionDef]) ->
 
 
 def _only_called_without_grad(recording: Recording, structure: ModuleStructure) -> set[cst.FunctionDef]:
-    """Functions every known caller runs under no_grad (and no unknown caller can reach)."""
+    """Functions every known caller runs under no_grad (and no unknown caller can reach: not a
+    method called on another object, nor one a base class of another package may call)."""
     inferred = set()
     for function, sites in recording.call_sites.items():
         info = structure.functions[function]
         if not sites or function in recording.escaping:
             continue
-        if info.is_method and info.name in structure.external_method_calls:
+        if info.is_method and info.name in structure.external_method_calls or info.may_be_called_by_base:
             continue
         if all(site is GradMode.DISABLED for site in sites):
             inferred.add(function)

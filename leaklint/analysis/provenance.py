@@ -21,6 +21,7 @@ from leaklint.analysis.arguments import VARIES, arguments_by_parameter, argument
 from leaklint.analysis.containers import bounded_attributes, container_name, literal_key
 from leaklint.analysis.environment import Env
 from leaklint.analysis.names import ImportMap, dotted_name
+from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.walk import Walker
 from leaklint.analysis.structure import (
     ClassInfo,
@@ -1234,9 +1235,18 @@ class FunctionInterpreter:
         if qualified in torch_api.BACKWARD_FUNCTIONS:
             self._consume(node, frame)
             return NOT_TENSOR
+        if qualified in torch_api.PARAMETER_CLASSES:
+            flag = call_argument(node, 1, "requires_grad")
+            if isinstance(flag, cst.Name) and flag.value == "False":
+                return replace(DETACHED, deps=deps)  # a constant kept as a parameter
+            return replace(UNKNOWN, deps=deps)  # a leaf that requires grad: no history, but ops on it have
+        if qualified in torch_api.PARAMETER_CONTAINERS:
+            return replace(NOT_TENSOR, deps=deps, element=UNKNOWN)  # its items are parameters
         if qualified.startswith("torch.") and name in torch_api.TENSOR_FACTORIES:
             requires_grad = any(a.keyword and a.keyword.value == "requires_grad" for a in node.args)
-            return UNKNOWN if requires_grad else replace(DETACHED, fresh=True, deps=deps)
+            if requires_grad:
+                return UNKNOWN
+            return replace(DETACHED, fresh=name not in torch_api.SHARING_FACTORIES, deps=deps)
         if qualified in torch_api.NO_GRAD_RESULT_FUNCTIONS:
             return replace(DETACHED, deps=deps, fresh=True)
         if qualified.startswith("torch.") and name in torch_api.VALUES_INDICES_METHODS and _has_dim_argument(node):
@@ -1522,6 +1532,9 @@ class _SharingCollector(Walker):
         if dotted_name(node.value) is not None:
             for target in node.targets:
                 self._note(target.target)
+        root = _view_root(node.value)
+        if root is not None:
+            self.shared.add(root)  # kept = loss.detach(), flat = out.view(-1), first = out[0]: same storage
 
     def visit_Element(self, node: cst.Element) -> None:
         self._note(node.value)
@@ -1546,6 +1559,24 @@ class _SharingCollector(Walker):
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
+
+
+def _view_root(expr: cst.BaseExpression) -> str | None:
+    """``x`` in ``x.detach()``, ``x.view(-1).t()``, ``x[0]``, ``x.T``: a view of (or, for
+    ``.to()`` / ``.float()`` that need no conversion, the same) storage as ``x``."""
+    seen = False
+    while True:
+        kind = type(expr)
+        if kind is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in torch_api.VIEW_METHODS:  # type: ignore[attr-defined]
+            expr = expr.func.value  # type: ignore[attr-defined]
+        elif kind is cst.Subscript:
+            expr = expr.value  # type: ignore[attr-defined]
+        elif kind is cst.Attribute and expr.attr.value in ("T", "mT", "H", "mH", "real", "imag"):  # type: ignore[attr-defined]
+            expr = expr.value  # type: ignore[attr-defined]
+        else:
+            break
+        seen = True
+    return dotted_name(expr) if seen else None
 
 
 _NON_STORING_BUILTINS = frozenset({"print", "len", "float", "int", "bool", "str", "repr", "isinstance", "format", "round", "abs"})

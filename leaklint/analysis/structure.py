@@ -95,6 +95,13 @@ class FunctionInfo:
     def is_method(self) -> bool:
         return self.cls is not None and self.parent is None
 
+    @property
+    def may_be_called_by_base(self) -> bool:
+        """A method of a class that derives from a class of another package (``transformers.Trainer``,
+        a mixin): that package's code may call it (the Trainer's training step calls
+        ``compute_loss``), so the calls in this file are not all its calls."""
+        return self.is_method and self.cls.has_unknown_bases  # type: ignore[union-attr]
+
 
 @dataclass(eq=False)
 class LoopInfo:

@@ -343,6 +343,18 @@ TENSOR_FACTORIES = frozenset(
         "randint_like", "as_tensor", "from_numpy", "frombuffer", "Tensor", "FloatTensor", "LongTensor",
     }
 )
+#: Parameters: leaves that require grad (unless built with ``requires_grad=False``), so what is
+#: computed from one has autograd history.
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.UninitializedParameter"})
+#: Containers whose items are parameters (``self.scales[name]`` of an ``nn.ParameterDict``).
+PARAMETER_CONTAINERS = frozenset(
+    {"torch.nn.ParameterDict", "torch.nn.ParameterList", "torch.nn.modules.container.ParameterDict", "torch.nn.modules.container.ParameterList"}
+)
+#: Of the factories, those that may return the caller's own storage rather than a new tensor:
+#: ``torch.as_tensor(t)`` / ``torch.asarray(t)`` return ``t`` itself when dtype and device already
+#: match, ``torch.from_numpy`` / ``torch.frombuffer`` / ``torch.from_dlpack`` share the array's
+#: buffer. An in-place op on the result writes into the caller's data.
+SHARING_FACTORIES = frozenset({"as_tensor", "asarray", "from_numpy", "frombuffer", "from_dlpack"})
 #: Module-level torch functions whose results never require grad.
 NO_GRAD_RESULT_FUNCTIONS = frozenset(
     {f"torch.{name}" for name in NO_GRAD_RESULT_METHODS | {"numel", "is_tensor", "manual_seed", "save"}}

@@ -163,6 +163,81 @@ def test_a_function_also_passed_as_a_callback_is_not_assumed_guarded():
     assert value_at_end(source, "out", "helper").is_graph
 
 
+def _grad_modes_of_loss_methods(bases: str) -> dict[str, GradMode]:
+    facts = facts_of(
+        f"""
+        import torch
+        from transformers import Trainer
+        class Tuned({bases}):
+            def compute_loss(self, model, inputs):
+                return self._compute_loss(model, inputs)
+            def _compute_loss(self, model, inputs):
+                loss = model(**inputs).loss
+                return loss
+            def prediction_step(self, model, inputs):
+                with torch.no_grad():
+                    loss = self.compute_loss(model, inputs)
+                return loss
+        """
+    )
+    return {f.function.name: f.grad for f in facts.statements() if f.function.name in ("compute_loss", "_compute_loss")}
+
+
+def test_a_method_a_base_of_another_package_may_call_keeps_its_grad_mode():
+    # transformers' Trainer calls compute_loss from its training step with gradients on: the
+    # no_grad caller of the file is not its only caller, nor of the helper it calls (trl)
+    modes = _grad_modes_of_loss_methods("Trainer")
+    assert modes == {"compute_loss": GradMode.ENABLED, "_compute_loss": GradMode.ENABLED}
+
+
+def test_a_method_of_a_class_without_foreign_bases_follows_its_callers():
+    modes = _grad_modes_of_loss_methods("object")
+    assert modes == {"compute_loss": GradMode.DISABLED, "_compute_loss": GradMode.DISABLED}
+
+
+@pytest.mark.parametrize(
+    "read, kind",
+    [
+        ('self.scales["a"] * 2', Kind.UNKNOWN),
+        ("self.shifts[0] * 2", Kind.UNKNOWN),
+        ("self.weight * 2", Kind.UNKNOWN),
+        ("self.fixed * 2", Kind.DETACHED),
+    ],
+)
+def test_parameters_and_the_items_of_parameter_containers_may_require_grad(read, kind):
+    source = """
+        import torch
+        from torch import nn
+        class Scaled(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.scales = nn.ParameterDict({})
+                self.scales["a"] = nn.Parameter(torch.ones(n))
+                self.shifts = nn.ParameterList([nn.Parameter(torch.zeros(n))])
+                self.weight = nn.Parameter(torch.ones(n))
+                self.fixed = nn.Parameter(torch.ones(n), requires_grad=False)
+            def forward(self, x):
+                probe(READ)
+        """
+    assert value_at_end(source.replace("READ", read), "x", "forward").kind is kind
+
+
+def test_tensors_that_share_the_callers_storage_are_not_fresh():
+    source = """
+        import torch
+        def load(counts, array):
+            shared = torch.as_tensor(counts)
+            buffer = torch.from_numpy(array)
+            copied = torch.tensor(counts)
+            probe(shared)
+            probe(buffer)
+            probe(copied)
+    """
+    facts = facts_of(source)
+    freshness = [facts.value(f.node.value.args[0].value).fresh for f in facts.statements() if isinstance(f.node, cst.Expr)]
+    assert freshness == [False, False, True]
+
+
 def test_set_grad_enabled_with_a_runtime_flag_is_conditional():
     facts = facts_of(
         """
