@@ -1,13 +1,16 @@
 """Each rule's measured figures, from the two benchmarks, as its ``measured = Measured(...)`` line.
 
     python bench/realcode/score.py /tmp/realcode --select ALL --save-findings /tmp/realcode.json
+    python bench/realcode/score.py /tmp/corpus --select ALL --triage bench/realcode/triage-libraries.jsonl --save-findings /tmp/libraries.json
     python bench/leaks/score.py --select ALL --json /tmp/leaks.json
-    python bench/measured.py --realcode /tmp/realcode.json --leaks /tmp/leaks.json [--write]
+    python bench/measured.py --realcode /tmp/realcode.json --libraries /tmp/libraries.json --leaks /tmp/leaks.json [--write]
 
 A rule's ``Measured`` (``leaklint/rule.py``) decides whether it is on by default, so it must be
 what the benchmarks say of the rule at the default confidence, with every rule run (``--select
-ALL``: a preview rule is measured too). From the real-code report it counts each rule's findings
-that the triage judged true, false and debatable (untriaged ones are listed: triage them first);
+ALL``: a preview rule is measured too). From the real-code reports (the scripts and notebooks of
+bench/realcode and, with ``--libraries``, the library code of ``bench/corpus.sh``, each against its
+own triage file; the figures are their sums) it counts each rule's findings that the triage judged
+true, false and debatable (untriaged ones are listed: triage them first);
 from the leak benchmark's JSON, each rule's findings on a marked line and elsewhere. It prints one
 line per rule, marks the rules whose figures or default state would change, and with ``--write``
 rewrites the ``measured = Measured(...)`` line of each rule module that has one. Exit status: 0,
@@ -62,10 +65,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--leaks", type=Path, required=True, help="bench/leaks/score.py --select ALL --json output")
     parser.add_argument("--corpus", type=Path, default=Path("/tmp/realcode"), help="the real-code corpus folder the report is of")
     parser.add_argument("--triage", type=Path, default=ROOT / "bench" / "realcode" / "triage.jsonl")
+    parser.add_argument("--libraries", type=Path, help="leaklint's JSON report on the library corpus of bench/corpus.sh (--select ALL)")
+    parser.add_argument("--libraries-corpus", type=Path, default=Path("/tmp/corpus"), help="the library corpus folder that report is of")
+    parser.add_argument("--libraries-triage", type=Path, default=ROOT / "bench" / "realcode" / "triage-libraries.jsonl")
     parser.add_argument("--write", action="store_true", help="rewrite the measured line of each rule module")
     args = parser.parse_args(argv)
     try:
         real, untriaged = realcode_counts(args.realcode, args.triage, args.corpus.resolve())
+        if args.libraries is not None:
+            libraries, also_untriaged = realcode_counts(args.libraries, args.libraries_triage, args.libraries_corpus.resolve())
+            untriaged += also_untriaged
+            for code, figures in libraries.items():
+                real[code] = tuple(a + b for a, b in zip(real.get(code, (0, 0, 0)), figures))  # type: ignore[assignment]
         leaks = leak_counts(args.leaks)
     except (OSError, ValueError, KeyError) as error:
         print(f"measured.py: cannot read the reports ({type(error).__name__}: {error})", file=sys.stderr)
