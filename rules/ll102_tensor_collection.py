@@ -100,7 +100,8 @@ may not all be tensors. Adding `.cpu()` to free device memory is left to you.
 
 ## Known false positives
 Stores that run only when a caller opts in (`if use_cache:` where the parameter defaults to `False`
-or `None`, as a KV cache filled during generation) are low confidence: whether they keep graphs
+or `None`, as a KV cache filled during generation, or `if self.scalings_logging:` where the class's
+`__init__` sets the attribute to `False` or `None` until a method turns it on) are low confidence: whether they keep graphs
 depends on whether those callers record gradients, which leaklint does not follow. A list kept on
 `self` whose graphs another method of the class backpropagates through (REINFORCE's
 `saved_log_probs`, summed and `.backward()`-ed at the end of the episode) is kept on purpose and
@@ -368,6 +369,22 @@ class Memory(Module):
     def update_state(self, n_id, msg):
         memory = self.gru(msg, self.memory[n_id])
         self.memory[n_id] = memory  # an in-place write into the preallocated buffer
+""",
+        """
+from torch import nn
+class Classifier(nn.Module):
+    def __init__(self, dim, n):
+        super().__init__()
+        self.layers = nn.Linear(dim, n)
+        self.log_scalings = []
+        self.scalings_logging = False  # off unless enable_scalings_logging() is called
+    def enable_scalings_logging(self):
+        self.scalings_logging = True
+    def forward(self, hidden):
+        scalings = self.layers(hidden).softmax(-1)
+        if self.scalings_logging:
+            self.log_scalings.append(scalings)  # opt-in: low confidence
+        return scalings
 """,
     )
     INVALID = (

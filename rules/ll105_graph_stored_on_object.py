@@ -96,7 +96,8 @@ and whether the attribute should be kept at all, is a judgement call.
 
 ## Known false positives
 A store that runs only when a caller opts in (`if use_cache:` where the parameter defaults to
-`False` or `None`: a KV cache) is low confidence; the callers that pass `True` usually generate
+`False` or `None`: a KV cache; or `if self.flag:` where `__init__` sets `self.flag = False`) is low
+confidence; the callers that pass `True` usually generate
 under `torch.no_grad()`, which leaklint does not follow across calls.
 A stored tensor that is meant to carry its graph (a hook that captures features for a perceptual or
 distillation loss, GAN code that keeps `self.fake_B` for the generator's backward, pix2pix's
