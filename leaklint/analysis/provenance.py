@@ -1193,7 +1193,8 @@ class FunctionInterpreter:
             # No parameter requires grad: the output carries a graph only if an input does.
             if any(a.is_graph for a in args):
                 return self._under_grad_mode(combine(args, origin=origin), frame)
-            return replace(DETACHED, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
+            # a new tensor, as a model's output is
+            return replace(DETACHED, fresh=True, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
         if callee.role is Role.LOSS_FN:
             return self._loss_call(args, frame, origin, callee.confidence)
         return replace(UNKNOWN, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
