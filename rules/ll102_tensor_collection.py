@@ -12,6 +12,7 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.containers import container_name, is_bounded_queue
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import per_step_functions
+from leaklint.analysis.stores import Store, overwrites
 from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import strongest_graph
@@ -99,7 +100,8 @@ may not all be tensors. Adding `.cpu()` to free device memory is left to you.
 
 ## Known false positives
 Stores that run only when a caller opts in (`if use_cache:` where the parameter defaults to `False`
-or `None`, as a KV cache filled during generation) are low confidence: whether they keep graphs
+or `None`, as a KV cache filled during generation, or `if self.scalings_logging:` where the class's
+`__init__` sets the attribute to `False` or `None` until a method turns it on) are low confidence: whether they keep graphs
 depends on whether those callers record gradients, which leaklint does not follow. A list kept on
 `self` whose graphs another method of the class backpropagates through (REINFORCE's
 `saved_log_probs`, summed and `.backward()`-ed at the end of the episode) is kept on purpose and
@@ -110,7 +112,12 @@ one graph, not one per step), as is a `forward` that gathers per-layer features 
 returns them. Lightning's `validation_step`/`test_step`/`predict_step` run without gradients and are
 not reported. A container passed in by the caller is only reported when the store happens in a loop
 or in a function that runs every step. A bounded queue (`deque(maxlen=N)`) keeps the last N items
-and is not reported. A helper that every call in the file drives down its `torch.no_grad()` branch
+and is not reported. An indexed write into a tensor (a preallocated or registered buffer:
+`self.memory[idx] = m` after `self.register_buffer("memory", torch.zeros(n, d))`) fills a slot of a
+fixed-size tensor and is not a container store (`leaklint.analysis.stores.overwrites`, shared with
+LL202). A `torch.nn` module without parameters built and called on the spot
+(`nn.CosineSimilarity(dim=-1)(q, k)`) records a graph only through a graph-attached input, like a
+frozen model. A helper that every call in the file drives down its `torch.no_grad()` branch
 (`requires_grad=False`) is followed down that branch only. A REINFORCE-style list whose items
 another method joins (`probs.extend(self.saved_log_probs[k])`) and backpropagates is kept on
 purpose. Outputs of a model run once per input (frames, drawn samples) gathered in a list that
@@ -341,6 +348,44 @@ def embed(encoder, prompt, requires_grad=False):
         return encoder(prompt)
 cached = [embed(text_encoder, p, requires_grad=False) for p in dataloader_prompts]
 """,
+        """
+import torch
+def prizes(data, q_emb, cost_e=0.5):
+    # nn.CosineSimilarity has no parameters: no graph unless an input has one
+    e_prizes = torch.nn.CosineSimilarity(dim=-1)(q_emb, data.edge_attr)
+    costs = []
+    for i, (src, dst) in enumerate(data.edge_index.t().numpy()):
+        costs.append(cost_e - e_prizes[i])
+    return costs
+""",
+        """
+import torch
+from torch.nn import GRUCell, Module
+class Memory(Module):
+    def __init__(self, num_nodes, dim):
+        super().__init__()
+        self.gru = GRUCell(dim, dim)
+        self.register_buffer("memory", torch.zeros(num_nodes, dim))
+    def update_state(self, n_id, msg):
+        memory = self.gru(msg, self.memory[n_id])
+        self.memory[n_id] = memory  # an in-place write into the preallocated buffer
+""",
+        """
+from torch import nn
+class Classifier(nn.Module):
+    def __init__(self, dim, n):
+        super().__init__()
+        self.layers = nn.Linear(dim, n)
+        self.log_scalings = []
+        self.scalings_logging = False  # off unless enable_scalings_logging() is called
+    def enable_scalings_logging(self):
+        self.scalings_logging = True
+    def forward(self, hidden):
+        scalings = self.layers(hidden).softmax(-1)
+        if self.scalings_logging:
+            self.log_scalings.append(scalings)  # opt-in: low confidence
+        return scalings
+""",
     )
     INVALID = (
         """
@@ -475,6 +520,17 @@ def train(model, samples, iterations):
         optimizer.step(closure)
     return losses
 """,
+        """
+import torch
+from torch import nn
+class Memory(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.gru = nn.GRUCell(dim, dim)
+        self.memory = {}
+    def update_state(self, n_id, msg):
+        self.memory[n_id] = self.gru(msg)  # expect: LL102
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -511,7 +567,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     yield from _through_methods(facts)
     for fact in facts.statements():
         yield from _collected_by_comprehension(facts, fact)
-        for container, stored in _stores(fact.node, facts):
+        for container, stored in _stores(fact, facts):
             value = strongest_graph([facts.value(expr) for expr in stored])
             if value is None or facts.kept_at_callers(fact, value) or _bounded(facts, fact, container):
                 continue
@@ -622,8 +678,9 @@ def _help(facts: ModuleFacts, stored: cst.BaseExpression) -> str | None:
     return f"store {receiver}.detach() (add .cpu() to free device memory, or use .item() for a scalar)"
 
 
-def _stores(node: cst.BaseSmallStatement, facts: ModuleFacts) -> Iterator[tuple[str, list[cst.BaseExpression]]]:
+def _stores(fact: StatementFact, facts: ModuleFacts) -> Iterator[tuple[str, list[cst.BaseExpression]]]:
     """(container, stored expressions) pairs of a statement."""
+    node = fact.node
     if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
         call = node.value
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in _STORING_METHODS:
@@ -636,7 +693,7 @@ def _stores(node: cst.BaseSmallStatement, facts: ModuleFacts) -> Iterator[tuple[
         for target in node.targets:
             if isinstance(target.target, cst.Subscript) and not _constant_key(target.target):
                 container = container_name(target.target)
-                if container:
+                if container and not overwrites(facts, fact, Store(container, node.value, "item")):
                     yield container, [node.value]
         if len(node.targets) == 1 and isinstance(node.value, cst.BinaryOperation):
             target_name = dotted_name(node.targets[0].target)

@@ -114,8 +114,13 @@ penalties, meta-learning keep the graph on purpose) is not reported, and neither
 keeps a state with its graph for a few iterations and then re-initialises it
 (`if step % k == 0: hidden = None`): the next backward goes through the retained graph by design.
 A loop over a graph built before it (a Jacobian row by row, one backward per class of a saliency
-map, one per auxiliary loss) is reported at medium confidence for its last iteration; when the
-function returns right after the loop, the graph goes with it and the cost is small; a backward
+map, one per auxiliary loss) is reported at medium confidence for its last iteration. Gradients
+taken as values (`torch.autograd.grad`, a Jacobian row by row) in a function that returns right
+after the loop (a `return` of no graph, or the loop ends the body) are not reported: the graph,
+built from locals, dies with the frame one statement later. A `.backward()` loop that returns right
+after (per-layer distillation losses backpropagated one by one in a training step) is still
+reported: summing the losses into one backward is the remedy, and leaklint does not weigh the
+short time the graph outlives the loop. A backward
 after the loop (or later in an enclosing loop) is taken to need the graph and silences it. A
 `retain_graph` flag that is not the literal `True` (`retain_graph=i < n - 1`) is not reported.
 Other backward calls earlier in the same iteration lower the confidence to medium: leaklint cannot
@@ -198,6 +203,17 @@ for real in loader:
     d_loss = criterion(netD(real), ones) + criterion(netD(fake), zeros)
     d_loss.backward()
 """,
+        """
+import torch
+from torch.autograd import grad
+def influence(model, src):
+    x = src.clone().requires_grad_()
+    out = model(x).sum(dim=-1)
+    rows = []
+    for j in range(src.size(0)):
+        rows.append(grad([out[j]], [x], retain_graph=True)[0])
+    return torch.stack(rows, dim=0)  # the graph dies with the frame right here
+""",
     )
     INVALID = (
         """
@@ -261,6 +277,17 @@ for step, (x, y) in enumerate(loader):
     scaler.scale(criterion(model(x), y)).backward(retain_graph=True)  # expect: LL104
     scaler.step(optimizer)
     scaler.update()
+""",
+        """
+import torch
+from torch.autograd import grad
+def influence(model, src):
+    x = src.clone().requires_grad_()
+    out = model(x).sum(dim=-1)
+    rows = []
+    for j in range(src.size(0)):
+        rows.append(grad([out[j]], [x], retain_graph=True)[0])  # expect: LL104
+    return torch.stack(rows, dim=0), out  # the output keeps the graph alive for the caller
 """,
     )
 
@@ -375,7 +402,7 @@ def _retained_after_loop(facts: ModuleFacts, fact: StatementFact, call: cst.Call
     """``for loss in losses: loss.backward(retain_graph=True)``: every iteration but the last needs
     the shared graph kept; the last keeps it too, so its saved activations outlive the loop until
     the last reference to the graph goes, unless a backward after the loop still goes through it."""
-    if _backward_after(facts, fact.function, loop):
+    if _backward_after(facts, fact.function, loop) or _returns_after(facts, fact, call, loop, target):
         return None
     return Violation(
         node=fact.node,
@@ -388,6 +415,35 @@ def _retained_after_loop(facts: ModuleFacts, fact: StatementFact, call: cst.Call
         help="retain the graph on all but the last iteration (retain_graph=i < n - 1), or sum the losses and call backward once",
         statement=fact.line,
     )
+
+
+def _returns_after(facts: ModuleFacts, fact: StatementFact, call: cst.Call, loop: LoopInfo, target: cst.BaseExpression) -> bool:
+    """Gradients taken as values (``torch.autograd.grad``, a Jacobian built row by row) and the
+    function returns right after ``loop`` (the next statement is a ``return`` of no graph, or the
+    loop ends the body): the retained graph, built from locals, dies with the frame one statement
+    later, so nothing outlives the loop with it. A ``.backward()`` loop (losses backpropagated one
+    by one into the parameters) stays reported: summing them into one backward is the remedy."""
+    if facts.imports.resolve(call.func) != "torch.autograd.grad":
+        return False
+    if any("." in name for name in facts.value(target).deps):
+        return False  # built from an attribute: it may live on with the object
+    place = facts.index.place_of(fact)
+    chain = place.chain if place is not None else ()
+    position = next((index for index, node in enumerate(chain) if node is loop.node), None)
+    if position is None or position < 2 or not isinstance(chain[position - 1], cst.IndentedBlock):
+        return False
+    block, owner = chain[position - 1], chain[position - 2]
+    body = list(block.body)
+    following = body[body.index(loop.node) + 1 :] if loop.node in body else None
+    if following is None:
+        return False
+    if not following:
+        return isinstance(owner, cst.FunctionDef) and owner.body is block
+    after = following[0]
+    if not isinstance(after, cst.SimpleStatementLine) or not isinstance(after.body[0], cst.Return):
+        return False
+    returned = after.body[0].value
+    return returned is None or not facts.value(returned).is_graph
 
 
 def _backward_after(facts: ModuleFacts, function: FunctionInfo, loop: LoopInfo) -> bool:

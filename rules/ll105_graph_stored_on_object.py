@@ -96,7 +96,8 @@ and whether the attribute should be kept at all, is a judgement call.
 
 ## Known false positives
 A store that runs only when a caller opts in (`if use_cache:` where the parameter defaults to
-`False` or `None`: a KV cache) is low confidence; the callers that pass `True` usually generate
+`False` or `None`: a KV cache; or `if self.flag:` where `__init__` sets `self.flag = False`) is low
+confidence; the callers that pass `True` usually generate
 under `torch.no_grad()`, which leaklint does not follow across calls.
 A stored tensor that is meant to carry its graph (a hook that captures features for a perceptual or
 distillation loss, GAN code that keeps `self.fake_B` for the generator's backward, pix2pix's
@@ -125,7 +126,10 @@ None, None` empty both slots. Assignments in
 fed back into its own next value (`self.hidden = rnn(x, self.hidden)`, also after a lazy start
 such as `if self.memory is None: self.memory = torch.zeros_like(x)`, which leaves the previous
 call's value in place on every later call) chains one graph per step: that growth is LL103's
-finding, and this rule stays quiet about it. A method of another class that keeps what it is
+finding, and this rule stays quiet about it. Truncated BPTT where the same step method first
+rebinds the slot to a detached copy, on every path and before any forward runs
+(`self.hidden = (h.detach(), c.detach())`, then `out, self.hidden = self.model(x, self.hidden)`),
+drops the last step's graph before the next one is built: not reported. A method of another class that keeps what it is
 given in a slot (a logging mixin's `self.log_image(key, img)` doing `self.images[key] = img`) is
 reported at the call that hands the graph over, unless the same call also adds it up or appends it
 (LL101's or LL102's growth). Measured on bench/realcode: no finding at the default confidence; the
@@ -290,6 +294,21 @@ def extract(model, loader):
         show(feats["fc"])
         feats = {}
 """,
+        """
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch import LightningModule
+class LM(LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(8, 8)
+        self.hidden = None
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        self.hidden = (self.hidden[0].detach(), self.hidden[1].detach())  # the last graph goes first
+        out, self.hidden = self.rnn(x, self.hidden)
+        return F.nll_loss(out, y)
+""",
     )
     INVALID = (
         # a closure store made by the function that registers the hook: created, never emptied
@@ -400,6 +419,22 @@ class WorldModel(LoggingMixin):
         loss.backward()
         self.log_image("reconstruction", recon[:4])  # expect: LL105
 """,
+        """
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch import LightningModule
+class LM(LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(8, 8)
+        self.hidden = None
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        out, hidden = self.rnn(x, (self.hidden[0].detach(), self.hidden[1].detach()))
+        self.hidden = None  # too late: the forward above ran while the last graph was alive
+        self.hidden = hidden  # expect: LL105
+        return F.nll_loss(out, y)
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -498,7 +533,7 @@ def _slot_stores(facts: ModuleFacts, hook_nodes: set[cst.CSTNode]) -> Iterator[t
                 globals_, nonlocals = declared_names(function.node)  # type: ignore[arg-type]
                 declared[function] = globals_ | nonlocals
             slot = _slot_name(target, declared.get(function, set()))
-            if slot is None or _feeds_itself(fact, slot, expr):
+            if slot is None or _feeds_itself(fact, slot, expr) or _detached_before_forward(facts, fact, slot):
                 continue
             if function not in per_step_functions(facts) and not any(loop.is_iteration_loop for loop in fact.loops):
                 continue
@@ -726,6 +761,31 @@ def _feeds_itself(fact: StatementFact, slot: str, expr: cst.BaseExpression) -> b
         if known is not None and known.is_graph and target in known.deps:
             return True
     return False
+
+
+def _detached_before_forward(facts: ModuleFacts, fact: StatementFact, slot: str) -> bool:
+    """Truncated BPTT: the same method first rebinds the slot to a detached copy
+    (``self.hidden = (h.detach(), c.detach())``), on every path and before any forward runs,
+    then stores the new graph in it. The last step's graph is dropped when the next step
+    starts, before that step builds its own: they are never alive together."""
+    target = slot.split("[", 1)[0]
+    previous = fact.env.get(target)
+    if previous is None or previous.role is not None or previous.kind not in (Kind.DETACHED, Kind.NOT_TENSOR):
+        return False
+    statements = facts.index.statements_of(fact.function)
+    position = next((index for index, other in enumerate(statements) if other is fact), None)
+    if position is None:
+        return False
+    rebinding = next(
+        (index for index in range(position - 1, -1, -1) if target in names_bound_in(statements[index].node)), None
+    )
+    if rebinding is None:
+        return False  # detached where it came from (another method): not this method's doing
+    before = {id(other.node) for other in statements[:rebinding]}
+    return not any(
+        call.statement is not None and id(call.statement.node) in before
+        for call in facts.model_calls()
+    )
 
 
 def _mentions_undetached(expr: cst.BaseExpression, target: str) -> bool:

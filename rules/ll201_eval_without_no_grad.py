@@ -134,7 +134,11 @@ that leaklint cannot recognise as a model (no `.eval()`, `.parameters()`, known 
 parameter believed a model by its name counts when every caller in the file passes one. Inside a
 module whose class also derives from a class of another package (`BaseTunerLayer`,
 `PreTrainedModel`, a mixin), `self.name(...)` with a name no method of the file assigns may be a
-method of that base (`self.get_base_layer()`) and is not taken for a layer's forward.
+method of that base (`self.get_base_layer()`) and is not taken for a layer's forward. A name that
+`.eval()` elsewhere in the file makes look like a model is no model where an
+`isinstance(x, nn.Module)` test has ruled that out: its `else` branch, the body of
+`if not isinstance(x, nn.Module):`, and the code after `if isinstance(x, nn.Module): continue`
+(reward functions that are either models or plain Python callables).
 
 For forwards whose output nothing differentiates: a module of the file whose `forward` neither
 calls a model nor returns a graph-attached value (it delegates to code leaklint cannot see, such
@@ -404,6 +408,28 @@ detector = torch.hub.load("ultralytics/yolov5", "yolov5s")
 results = detector("https://ultralytics.com/images/zidane.jpg")
 results.print()
 """,
+        """
+import torch
+from torch import nn
+class Scorer:
+    def __init__(self, reward_funcs):
+        for reward_func in reward_funcs:
+            if isinstance(reward_func, nn.Module):
+                reward_func.eval()
+        self.reward_funcs = reward_funcs
+    def rewards(self, prompts, completions, inputs):
+        out = torch.zeros(len(prompts), len(self.reward_funcs))
+        for i, reward_func in enumerate(self.reward_funcs):
+            if isinstance(reward_func, nn.Module):
+                with torch.inference_mode():
+                    out[:, i] = reward_func(**inputs).logits[:, 0]
+            else:  # no module here: a plain Python callable over strings
+                scores = reward_func(prompts=prompts, completions=completions)
+                out[:, i] = torch.tensor(scores)
+        return out.sum(dim=1)
+    def training_step(self, prompts, completions, inputs):
+        print(self.rewards(prompts, completions, inputs).mean().item())
+""",
     )
     INVALID = (
         # GRPO-style rollouts: the sampled tokens are trained on later, the rollout's log-probs
@@ -513,6 +539,26 @@ def bootstrap(policy, rewards, last_obs):
 policy = ActorCritic()
 for batch in batches:
     targets = bootstrap(policy, batch["rewards"], batch["last_obs"])
+""",
+        """
+import torch
+from torch import nn
+class Scorer:
+    def __init__(self, reward_funcs):
+        for reward_func in reward_funcs:
+            if isinstance(reward_func, nn.Module):
+                reward_func.eval()
+        self.reward_funcs = reward_funcs
+    def rewards(self, prompts, completions, inputs):
+        out = torch.zeros(len(prompts), len(self.reward_funcs))
+        for i, reward_func in enumerate(self.reward_funcs):
+            if not isinstance(reward_func, nn.Module):
+                out[:, i] = torch.tensor(reward_func(prompts=prompts, completions=completions))
+                continue
+            out[:, i] = reward_func(**inputs).logits[:, 0]  # expect: LL201
+        return out.sum(dim=1)
+    def training_step(self, prompts, completions, inputs):
+        print(self.rewards(prompts, completions, inputs).mean().item())
 """,
     )
 

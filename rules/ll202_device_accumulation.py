@@ -21,10 +21,10 @@ from leaklint.analysis.device import (
     takes_to_host,
 )
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
+from leaklint.analysis.names import dotted_name, names_read
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import is_per_step_hook, per_step_functions
-from leaklint.analysis.stores import CLEARING_METHODS, Store, stores
+from leaklint.analysis.stores import CLEARING_METHODS, Store, overwrites, stores
 from leaklint.analysis.structure import FunctionInfo, LoopInfo, bound_names
 from leaklint.analysis.torch_api import (
     LOOPS_OR_FUNCTIONS,
@@ -718,7 +718,7 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
         return None
     if value.is_graph and value.confidence is not Confidence.LOW:
         return None  # a graph kept: LL102's finding, which frees more than the device copy
-    if store.kind == "item" and _overwrites(facts, fact, store):
+    if overwrites(facts, fact, store):
         return None
     what = facts.describe(store.value)
     size = _size(facts, fact, store.value)
@@ -786,37 +786,6 @@ def _group_of_attribute(container: str, fact: StatementFact) -> object:
     """What fills one list on ``self`` piles up over the same epoch."""
     cls = fact.function.cls
     return (cls.node if cls is not None else fact.node, container)
-
-
-def _overwrites(facts: ModuleFacts, fact: StatementFact, store: Store) -> bool:
-    """``d[k] = d[k].to(device)`` or ``for k in d: d[k] = ...``: the slot exists already, the
-    container does not grow. ``preds[i] = out`` copies into a tensor allocated once."""
-    node = fact.node
-    if not isinstance(node, cst.Assign):
-        return False
-    held = fact.env.get(store.container)
-    if held is not None and held.kind in (Kind.DETACHED, Kind.GRAPH):
-        return True
-    for target in node.targets:
-        slot = target.target
-        if not isinstance(slot, cst.Subscript):
-            continue
-        if any(isinstance(part, cst.Subscript) and part.deep_equals(slot) for part in _subscripts(store.value)):
-            return True
-        keys = names_read(slot.slice[0].slice) if len(slot.slice) == 1 and isinstance(slot.slice[0].slice, cst.Index) else set()
-        for loop in fact.loops:
-            header = loop.node
-            if isinstance(header, cst.For) and keys & set(bound_names(header.target)) and store.container in dotted_names_in(header.iter):
-                return True  # for key in d: d[key] = ...
-    return False
-
-
-def _subscripts(expr: cst.BaseExpression) -> Iterator[cst.Subscript]:
-    from leaklint.analysis.walk import walk
-
-    for node in walk(expr):
-        if isinstance(node, cst.Subscript):
-            yield node
 
 
 def _fed_back(facts: ModuleFacts, loop: LoopInfo, container: str) -> bool:

@@ -85,7 +85,9 @@ in the loop that reads it (its length, a progress printout) has to change too.
 
 ## Known false positives
 Growth that the loop needs is reported when the loop only hands the value to something leaklint
-cannot see using it (a helper that reads the whole array every step). On bench/realcode the rule
+cannot see using it (a helper that reads the whole array every step). Doubling, where nothing new
+is added (`audio = np.concatenate([audio, audio])` until it is long enough: log2 iterations, O(n)
+copied in all), is not regrowth and not reported. On bench/realcode the rule
 reports 10 places, all of them the pattern: an audio tutorial concatenating every window's
 logits, and a tf.data benchmark helper concatenating per-step timings (small there, but growing
 with the dataset).
@@ -132,6 +134,13 @@ for epoch in range(50):
     for batch in dataset:
         step(batch)
 """,
+        """
+import numpy as np
+def pad_by_repeating(audio, len_samples):
+    while audio.shape[-1] < len_samples:  # log2(len_samples / len(audio)) iterations
+        audio = np.concatenate([audio, audio], axis=-1)  # doubles the clip: nothing new added
+    return audio
+""",
     )
     INVALID = (
         """
@@ -163,6 +172,13 @@ class Scores(tf.keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         previous = self.scores.get("loss")
         self.scores["loss"] = tf.concat([previous, [logs["loss"]]], 0)  # expect: LL506
+""",
+        """
+import numpy as np
+def pad_with_last(audio, len_samples):
+    while audio.shape[-1] < len_samples:
+        audio = np.concatenate([audio, audio[..., -1:]], axis=-1)  # expect: LL506
+    return audio
 """,
     )
 
@@ -273,12 +289,15 @@ def _regrowth(
         if grows and call.args:
             arrays = call.args[0].value
             if qualified == "numpy.append":
-                parts = [arrays]
+                parts = [arrays, *(a.value for a in call.args[1:2])]
             elif isinstance(arrays, (cst.List, cst.Tuple)):
                 parts = [e.value for e in arrays.elements]
             else:
                 parts = []  # np.concatenate(pieces): joining a list of pieces once, the right way
-            if any(dotted_name(part) in names for part in parts) and not _fed_back(facts, place, names):
+            # x = np.concatenate([x, x]) only doubles what is there (log2(n) iterations, O(n)
+            # copied in all): nothing new is added, so it is no regrowth
+            kept = [dotted_name(part) in names for part in parts]
+            if any(kept) and not all(kept) and not _fed_back(facts, place, names):
                 return call, f"with '{facts.describe(call.func)}'"
         func = call.func
         if (

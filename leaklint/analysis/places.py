@@ -191,7 +191,9 @@ class Place:
     def opt_in_flag(self) -> str | None:
         """The parameter whose truth a guard around the node tests, when the function gives it a
         default of ``False`` or ``None``: code that runs only when a caller asks for it
-        (``if use_cache:`` in ``def forward(self, x, use_cache=False)``)."""
+        (``if use_cache:`` in ``def forward(self, x, use_cache=False)``); or the attribute of
+        ``self`` it tests when the class's ``__init__`` sets it to ``False`` or ``None``
+        (``if self.scalings_logging:``)."""
         scope = self.scope
         if not isinstance(scope, cst.FunctionDef):
             return None
@@ -201,10 +203,46 @@ class Place:
             for param in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
             if isinstance(param.default, cst.Name) and param.default.value in ("False", "None")
         }
+        attributes: frozenset[str] | None = None
         for test, held in self.branch_guards():
             if held and isinstance(test, cst.Name) and test.value in off:
                 return test.value
+            if held and isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
+                if attributes is None:
+                    attributes = self._attributes_off_at_init(scope)
+                if test.attr.value in attributes:
+                    return f"self.{test.attr.value}"
         return None
+
+    def _attributes_off_at_init(self, method: cst.FunctionDef) -> frozenset[str]:
+        """Attributes the ``__init__`` of ``method``'s class sets to ``False`` or ``None`` in its
+        own body, unconditionally (``self.scalings_logging = False``): a flag off until some
+        caller turns it on (``enable_scalings_logging()``). Empty for ``__init__`` itself."""
+        if method.name.value == "__init__":
+            return frozenset()
+        chain = self.chain
+        index = next((i for i, node in enumerate(chain) if node is method), None)
+        cls = chain[index - 2] if index is not None and index >= 2 else None
+        if not isinstance(cls, cst.ClassDef) or not isinstance(cls.body, cst.IndentedBlock):
+            return frozenset()
+        init = next(
+            (node for node in cls.body.body if isinstance(node, cst.FunctionDef) and node.name.value == "__init__"), None
+        )
+        if init is None or not isinstance(init.body, cst.IndentedBlock):
+            return frozenset()
+        found = set()
+        for line in init.body.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                if (
+                    isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.value, cst.Name) and small.value.value in ("False", "None")
+                ):
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+                        found.add(target.attr.value)
+        return frozenset(found)
 
     def statement(self) -> cst.SimpleStatementLine | None:
         """The statement line holding the node (for suppression comments), if it is simple."""

@@ -269,6 +269,8 @@ class Frame:
     grad: GradMode
     loops: tuple[LoopInfo, ...] = ()
     eval_mode: frozenset[str] = frozenset()
+    #: Names an ``isinstance(x, nn.Module)`` test has ruled out as modules here.
+    not_modules: frozenset[str] = frozenset()
 
     def copy(self) -> Frame:
         """The frame for a branch (see :meth:`Env.fork`)."""
@@ -289,6 +291,20 @@ _AUG_SYMBOLS = {
 #: Container methods that keep their argument.
 STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "put"})
 _BITWISE = frozenset({"&", "|", "^", "<<", ">>"})
+
+
+def _no_module(value: Value) -> Value:
+    """``value`` known not to be a module: whatever else it is, not a model."""
+    return replace(UNKNOWN, deps=value.deps) if value.role in (Role.MODEL, Role.FROZEN_MODEL) else value
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    """The block always leaves: it ends with ``return``, ``continue``, ``break`` or ``raise``."""
+    statements = body.body
+    last = statements[-1] if statements else None
+    if type(last) is cst.SimpleStatementLine:
+        last = last.body[-1] if last.body else None  # type: ignore[attr-defined]
+    return type(last) in (cst.Return, cst.Continue, cst.Break, cst.Raise)
 
 
 def _join_present(values: Iterable[Value | None]) -> Value | None:
@@ -638,15 +654,45 @@ class FunctionInterpreter:
         checked = self._tensor_check(node.test)
         if checked is not None and not checked[1] and checked[0] in frame.env:
             then.env[checked[0]] = replace(NOT_TENSOR, deps=frame.env[checked[0]].deps)
+        module = self._module_check(node.test)
+        if module is not None and not module[1]:
+            self._rule_out_module(module[0], then)
         self._body(node.body, then)
         otherwise = frame.copy()
         if checked is not None and checked[1] and checked[0] in frame.env:
             otherwise.env[checked[0]] = replace(NOT_TENSOR, deps=frame.env[checked[0]].deps)
+        if module is not None and module[1]:
+            self._rule_out_module(module[0], otherwise)
         if isinstance(node.orelse, cst.If):
             self._if(node.orelse, otherwise, statement or node)
         elif isinstance(node.orelse, cst.Else):
             self._body(node.orelse.body, otherwise)
         self._merge_into(frame, [then, otherwise])
+        if module is not None and module[1] and node.orelse is None and _exits(node.body):
+            self._rule_out_module(module[0], frame)  # `if isinstance(f, nn.Module): continue`
+
+    def _rule_out_module(self, name: str, frame: Frame) -> None:
+        """``name`` is no module in ``frame`` (the failed side of ``isinstance(name, nn.Module)``):
+        not a model, even where ``name.eval()`` elsewhere in the file made the name look like one."""
+        frame.not_modules = frame.not_modules | {name}
+        held = frame.env.get(name)
+        if held is not None:
+            frame.env[name] = _no_module(held)
+
+    def _module_check(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
+        """(name, held) for ``isinstance(name, nn.Module)`` (held: True; a tuple of classes with
+        ``nn.Module`` among them too) or its negation."""
+        held = True
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
+            test, held = test.expression, not held  # type: ignore[attr-defined]
+        if type(test) is not cst.Call or type(test.func) is not cst.Name or test.func.value != "isinstance" or len(test.args) != 2:  # type: ignore[attr-defined]
+            return None
+        name = dotted_name(test.args[0].value)  # type: ignore[attr-defined]
+        classes = test.args[1].value  # type: ignore[attr-defined]
+        options = [e.value for e in classes.elements] if type(classes) is cst.Tuple else [classes]  # type: ignore[attr-defined]
+        if name is None or not any(self.imports.resolve(option) in torch_api.MODULE_TYPES for option in options):
+            return None
+        return name, held
 
     def _merge_into(self, frame: Frame, branches: Iterable[Frame], *, deps_from: Frame | None = None) -> None:
         """Join ``branches``, each forked from ``frame``, into ``frame``. They differ from it
@@ -930,6 +976,8 @@ class FunctionInterpreter:
             value = self._guess_from_name(name)
         if value.role is Role.FUNCTION and name in self.structure.module_functions:
             self._note_reference(node, self.structure.module_functions[name])
+        if name in frame.not_modules:
+            return _no_module(value).with_dep(name)
         value = self._upgrade_module_evidence(name, value)
         return value.with_dep(name)
 
@@ -959,6 +1007,12 @@ class FunctionInterpreter:
         return value
 
     def _attribute(self, node: cst.Attribute, frame: Frame) -> Value:
+        value = self._attribute_value(node, frame)
+        if frame.not_modules and dotted_name(node) in frame.not_modules:
+            return _no_module(value)
+        return value
+
+    def _attribute_value(self, node: cst.Attribute, frame: Frame) -> Value:
         dotted = dotted_name(node)
         if dotted is not None:
             if dotted in frame.env:
@@ -1152,7 +1206,8 @@ class FunctionInterpreter:
             # No parameter requires grad: the output carries a graph only if an input does.
             if any(a.is_graph for a in args):
                 return self._under_grad_mode(combine(args, origin=origin), frame)
-            return replace(DETACHED, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
+            # a new tensor, as a model's output is
+            return replace(DETACHED, fresh=True, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
         if callee.role is Role.LOSS_FN:
             return self._loss_call(args, frame, origin, callee.confidence)
         return replace(UNKNOWN, deps=frozenset().union(*(a.deps for a in args)) if args else frozenset())
@@ -1220,6 +1275,10 @@ class FunctionInterpreter:
             # torch.jit.trace(frozen_model, ...) runs the same frozen parameters; a traced or
             # compiled function of the file computes what the function does
             return args[0]
+        if torch_api.is_parameterless_module(qualified):
+            # nn.CosineSimilarity(), nn.ReLU(): no parameter of its own, so a call records a
+            # graph only through a graph-attached input, as a frozen model's does
+            return role(Role.FROZEN_MODEL, Confidence.HIGH, origin)
         if torch_api.is_module_class(qualified) or torch_api.is_model_factory(qualified):
             return role(Role.MODEL, Confidence.HIGH, origin)
         if qualified in torch_api.DATA_LOADER_CLASSES:
@@ -1445,6 +1504,12 @@ class FunctionInterpreter:
             frame.eval_mode = (frame.eval_mode | {receiver_name}) if turns_off else (frame.eval_mode - {receiver_name})
         if method in ("forward", "module"):
             return self._model_call(node, model, receiver_name, args, frame, origin)
+        if method == "register_buffer" and receiver_name and len(node.args) >= 2 and node.args[0].keyword is None:
+            # self.register_buffer("memory", torch.zeros(n, d)): self.memory is that tensor
+            buffer = literal_key(node.args[0].value)
+            if isinstance(buffer, str) and buffer.isidentifier():
+                frame.env[f"{receiver_name}.{buffer}"] = args[1]
+            return NOT_TENSOR
         own = model.cls.find_method(method) if isinstance(model.cls, ClassInfo) and method not in torch_api.MODULE_RETURNS_SELF else None
         if own is not None and method != "__init__":
             return self._local_call(own, args, frame, node, bound=True)  # flow.sample(n): the class's own method

@@ -10,13 +10,20 @@ Whether that container outlives the loop is ``ModuleFacts.lifetime``'s question.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
 from leaklint.analysis.accumulate import CONCATENATIONS
 from leaklint.analysis.containers import container_name
-from leaklint.analysis.names import ImportMap, dotted_name
+from leaklint.analysis.names import ImportMap, dotted_name, dotted_names_in, names_read
+from leaklint.analysis.structure import bound_names
+from leaklint.analysis.values import Kind
+from leaklint.analysis.walk import walk
+
+if TYPE_CHECKING:
+    from leaklint.analysis.facts import ModuleFacts
+    from leaklint.analysis.provenance import StatementFact
 
 #: Container methods that keep an argument, and which positional argument.
 STORING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1, "put": 0}
@@ -106,3 +113,30 @@ def constant_key(target: cst.Subscript) -> bool:
 def _sliced(target: cst.Subscript) -> bool:
     """``buffer[i:j] = v`` writes into an existing sequence or tensor: it keeps no new entry."""
     return any(isinstance(element.slice, cst.Slice) for element in target.slice)
+
+
+def overwrites(facts: ModuleFacts, fact: StatementFact, store: Store) -> bool:
+    """An item store (``c[k] = v``) that writes into a slot that exists already, so the container
+    does not grow: ``d[k] = d[k].to(device)``, ``for k in d: d[k] = ...``, or an indexed write
+    into a tensor allocated once (``preds[i] = out``, ``self.memory[idx] = m`` into a buffer)."""
+    node = fact.node
+    if store.kind != "item" or not isinstance(node, cst.Assign):
+        return False
+    held = fact.env.get(store.container)
+    if held is not None and held.kind in (Kind.DETACHED, Kind.GRAPH):
+        return True
+    for target in node.targets:
+        slot = target.target
+        if not isinstance(slot, cst.Subscript) or container_name(slot) != store.container:
+            continue
+        written = facts.value(slot.value)
+        if held is None and written.role is None and written.kind in (Kind.DETACHED, Kind.GRAPH):
+            return True  # a tensor (self.memory, a registered buffer): an in-place write into it
+        if any(isinstance(part, cst.Subscript) and part.deep_equals(slot) for part in walk(store.value)):
+            return True
+        keys = names_read(slot.slice[0].slice) if len(slot.slice) == 1 and isinstance(slot.slice[0].slice, cst.Index) else set()
+        for loop in fact.loops:
+            header = loop.node
+            if isinstance(header, cst.For) and keys & set(bound_names(header.target)) and store.container in dotted_names_in(header.iter):
+                return True  # for key in d: d[key] = ...
+    return False

@@ -154,6 +154,13 @@ PARAMETERLESS_MODULES = frozenset(
 )
 
 
+def is_parameterless_module(qualified: str) -> bool:
+    """``torch.nn.ReLU``, ``torch.nn.CosineSimilarity``...: a module class with no parameter of
+    its own (an output has a graph only through a graph-attached input)."""
+    module, _, name = qualified.rpartition(".")
+    return module.startswith("torch.nn") and name in PARAMETERLESS_MODULES
+
+
 #: Calls that return their first argument's model compiled or traced: the same parameters.
 MODEL_WRAPPERS = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace"})
 
@@ -326,6 +333,8 @@ BOUNDED_QUEUES = frozenset({"collections.deque"})
 DEFAULT_DICTS = frozenset({"collections.defaultdict"})
 #: ``isinstance(x, torch.Tensor)``: the classes whose instances are tensors.
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+#: ``isinstance(x, nn.Module)`` false: ``x`` is no module, whatever the rest of the file does with the name.
+MODULE_TYPES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.modules.Module"})
 #: ``torch.is_tensor(x)``: the same test as a function.
 TENSOR_CHECKS = frozenset({"torch.is_tensor"})
 #: Integer and boolean dtypes: a tensor cast to one cannot require grad (``x.to(torch.uint8)``).
