@@ -90,8 +90,9 @@ class Measured:
             precision = self.leaks_precision
         return precision is None or precision >= PRECISION_BAR
 
-    def describe(self) -> str:
-        """One paragraph for the rule's page."""
+    def describe(self, enabled: bool | None = None) -> str:
+        """One paragraph for the rule's page (``enabled``: whether the rule is on by default, when
+        the rule decides that itself rather than by these figures)."""
         true, false, debatable = self.realcode
 
         def share(precision: float | None) -> str:
@@ -99,11 +100,14 @@ class Measured:
 
         real = f"{true} true, {false} false, {debatable} debatable: {share(self.realcode_precision)}"
         leaks = f"{self.leaks[0]} on a leaking line, {self.leaks[1]} elsewhere: {share(self.leaks_precision)}"
-        state = (
-            "on by default"
-            if self.on_by_default
-            else f"a preview rule, off by default until its precision on real code reaches {PRECISION_BAR:.0%}"
-        )
+        if enabled is not None and enabled != self.on_by_default:
+            state = "on by default" if enabled else "off by default by choice, though its precision clears the bar (the docs say why)"
+        else:
+            state = (
+                "on by default"
+                if self.on_by_default
+                else f"a preview rule, off by default until its precision on real code reaches {PRECISION_BAR:.0%}"
+            )
         return f"Measured at the default confidence on bench/realcode ({real}) and bench/leaks ({leaks}); {state}."
 
 
@@ -154,7 +158,7 @@ class Rule:
         """The full page that ``leaklint rule CODE`` prints."""
         state = "" if cls.default_enabled else " (off by default: enable with --select " + cls.code + ")"
         header = f"# {cls.code} {cls.name}\n\nSeverity: {cls.severity.value}{state}\n"
-        measured = f"\n{cls.measured.describe()}\n" if cls.measured is not None else ""
+        measured = f"\n{cls.measured.describe(cls.default_enabled)}\n" if cls.measured is not None else ""
         return f"{header}{measured}\n{cls.summary}\n\n{cls.docs.strip()}\n{cls._repro_page()}"
 
     @classmethod

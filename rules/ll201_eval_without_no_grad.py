@@ -37,7 +37,7 @@ class EvalWithoutNoGrad(Rule):
     #: Above low confidence a finding follows .eval() (or .train(False)) on the model, or rests
     #: on the dataflow of a file that imports torch and has a model.
     needs_above_low = GRAPH_EVIDENCE & Names("eval", "train", "torch")
-    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), from bench/measured.py (stop 27).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 28).
     measured = Measured(realcode=(82, 0, 0), leaks=(17, 2))
     docs = """
 ## What it finds

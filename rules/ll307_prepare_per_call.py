@@ -45,8 +45,8 @@ class PreparePerCall(Rule):
     #: Every finding calls a prepare method on an Accelerator of accelerate, or on the
     #: ``self.accelerator`` of a transformers/TRL trainer: the file imports one of them.
     needs = Names(*percall_api.PREPARE_METHODS) & Names(*percall_api.ACCELERATOR_PACKAGES)
-    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), first measurement:
-    #: no default finding on real code, so the leak benchmark decides (5 of 5: on by default).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from
+    #: bench/measured.py (stop 28): no finding on real code, so the leak benchmark decides.
     measured = Measured(realcode=(0, 0, 0), leaks=(5, 0))
     docs = """
 ## What it finds

@@ -29,8 +29,10 @@ class NonInplaceOp(Rule):
     summary = "An out-of-place update (x = x * s) on a tensor no one else holds, where autograd needs no old value."
     help = "update the tensor in place (x.mul_(s), F.relu(x, inplace=True))"
     needs = TORCH_CODE & Syntax(ast.Assign)
-    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), from bench/measured.py (stop 27).
-    measured = Measured(realcode=(29, 7, 3), leaks=(0, 2))
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 28).
+    #: Off by default by choice (see the docs), though its precision clears the bar.
+    default_enabled = False
+    measured = Measured(realcode=(38, 0, 3), leaks=(0, 0))
     docs = """
 ## What it finds
 `x = x + y`, `x = x * s`, `x = x - y`, `x = x / s`, `x = torch.relu(x)`, `x = F.relu(x)`,
@@ -43,7 +45,9 @@ activation modules with an `inplace` flag) constructed inside a no-grad block wi
 
 This rule is **off by default** (enable it with `--select LL401` or `extend-select = ["LL401"]`):
 the saving is bounded — one tensor's worth of peak memory per statement — and the rewrite is a
-judgement call, so it belongs to a memory-tuning pass rather than to every commit.
+judgement call, so it belongs to a memory-tuning pass rather than to every commit. That is a
+choice, not its precision: on both real-code corpora (stop 28) 38 of its findings were true, none
+false and 3 debatable, which would put it on by the precision rule alone.
 
 ## Why it matters
 `x = x * s` allocates the result while the old `x` is still alive, so the statement's peak holds

@@ -43,7 +43,7 @@ class Tf1GraphGrowth(Rule):
     #: has (a session, a placeholder, v1 behaviour, Keras's backend session or symbolic gradients),
     #: and a loop or a function to repeat the building.
     needs = TENSORFLOW_CODE & GRAPH_MODE_NAMES & LOOPS_OR_FUNCTIONS
-    #: bench/realcode (true, false, debatable) and bench/leaks (true, false), from bench/measured.py (stop 27).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 28).
     measured = Measured(realcode=(0, 0, 0), leaks=(41, 0))
     docs = """
 ## What it finds
