@@ -375,14 +375,16 @@ def _cell_lines(text: str, cells: Sequence[tuple[int, int]] | None) -> list[tupl
 
 
 def _lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, gate: bool, cells: Sequence[tuple[int, int]] | None = None) -> FileOutcome:
-    from leaklint.suppressions import UNUSED_SUPPRESSION_CODE
+    from leaklint.suppressions import UNUSED_SUPPRESSION_CODE, may_hold_directives
 
     outcome = FileOutcome(path)
     # The unused-suppression rule reads the other rules' findings, not the tree: the engine runs
-    # it after them (in _filter), for the rules that run on this file.
+    # it after them (in _filter), for the rules that run on this file, where there are comments.
     ignored = settings.ignored_codes_for(path) if path != STDIN_PATH else ()
     ran = [rule for rule in rules if not any(matches_selector(rule.code, s) for s in ignored)]
     unused_rule = next((rule for rule in ran if rule.code == UNUSED_SUPPRESSION_CODE), None)
+    if unused_rule is not None and not may_hold_directives(text):
+        unused_rule = None
     try:
         analysed = _rules_to_run(text, path, [r for r in rules if r.code != UNUSED_SUPPRESSION_CODE], settings, gate, unused_rule is not None)
         if not analysed and unused_rule is None:

@@ -73,6 +73,11 @@ _SEPARATORS = re.compile(r"[\s,]+")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+def may_hold_directives(source: str) -> bool:
+    """False only when ``source`` holds no suppression comment (a quick look, no tokenizing)."""
+    return _ANY_DIRECTIVE.search(source) is not None
+
+
 def _split_codes(text: str) -> tuple[str, ...]:
     """Uppercased selectors from ``"LL101, ll102 LL2"``, in order; anything else is dropped."""
     codes = (part.upper() for part in _SEPARATORS.split(text.strip()) if part)
@@ -135,7 +140,7 @@ class Suppressions:
         """The directives of ``source``. ``regions`` are the (first, last) line spans a range may
         not leave (a notebook's cells); None: the whole source is one."""
         found = cls()
-        if not _ANY_DIRECTIVE.search(source):
+        if not may_hold_directives(source):
             # Every directive matches in the whole text too (the patterns have no anchors), so a
             # text without any needs no tokenizing: most files with a finding.
             return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from leaklint.findings import Severity
+from leaklint.gate import Words
 from leaklint.rule import Rule, Violation
 
 if TYPE_CHECKING:
@@ -18,6 +19,9 @@ class UnusedSuppression(Rule):
     summary = "A suppression comment (noqa, leaklint: ignore, a disable range, a file-level noqa) that suppressed no finding of the rules that ran."
     help = "remove the unused code (or the whole comment): a stale suppression would hide the next real leak on that line"
     fixable = True
+    #: Every suppression comment holds one of these words. (The engine runs this rule itself, after
+    #: the others, whatever the gate says; the need keeps the gate's view of the rule true.)
+    needs = Words("noqa", "leaklint")
     #: Off by default, like Ruff's RUF100: see "Why it matters".
     default_enabled = False
     docs = """
