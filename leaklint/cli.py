@@ -482,7 +482,8 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
             hint = did_you_mean(code, {c: rule.name for c, rule in known.items()})
             print_error(f"unknown rule '{code}'{hint}; 'leaklint rules' lists them")
             sys.exit(EXIT_ERROR)
-    selected = [rule for c, rule in known.items() if not codes or any(matches_selector(c, code.upper()) for code in codes)]
+    # Without codes: every rule that has a repro (LL901 is about comments: nothing to measure).
+    selected = [rule for c, rule in known.items() if (any(matches_selector(c, code.upper()) for code in codes) if codes else rule.has_repro())]
     if plot_file and not os.path.isdir(os.path.dirname(plot_file) or "."):
         print_error(f"--plot: cannot write {plot_file}: no directory {os.path.dirname(plot_file)}")  # before minutes of measuring
         sys.exit(EXIT_ERROR)

@@ -299,74 +299,119 @@ def _text_fix(rule: type[Rule], violation: Violation, editor: SourceEditor, sett
     return fix.with_applicability(applicability) if fix.edits else None
 
 
-def _reportable(violations: list[tuple[type[Rule], Violation]], path: str, settings: Settings) -> list[tuple[type[Rule], Violation]]:
+def _reportable(
+    violations: list[tuple[type[Rule], Violation]], path: str, settings: Settings, *, every_confidence: bool = False
+) -> list[tuple[type[Rule], Violation]]:
     """The violations the configuration lets through (confidence, per-file ignores): only those are
-    positioned and given fixes, which is most of the cost of a finding."""
+    positioned and given fixes, which is most of the cost of a finding. ``every_confidence``: keep
+    those below the minimum confidence too (the unused-suppression rule needs them; ``_filter``
+    drops them after)."""
     if not violations:
         return []
     ignored = settings.ignored_codes_for(path) if path != STDIN_PATH else ()
+    least = Confidence.LOW if every_confidence else settings.min_confidence
     return [
         (rule, v)
         for rule, v in violations
-        if v.confidence >= settings.min_confidence and not any(matches_selector(rule.code, s) for s in ignored)
+        if v.confidence >= least and not any(matches_selector(rule.code, s) for s in ignored)
     ]
 
 
-def _filter(findings: Iterable[Finding], text: str, path: str, settings: Settings) -> list[Finding]:
-    """Drop suppressed findings (``# noqa``) and duplicates; sort."""
-    from leaklint.suppressions import is_suppressed, suppression_table
+def _filter(
+    findings: Iterable[Finding], text: str, path: str, settings: Settings,
+    unused_rule: type[Rule] | None = None, ran: Sequence[type[Rule]] = (), regions: Sequence[tuple[int, int]] | None = None,
+) -> list[Finding]:
+    """Drop suppressed findings (``# noqa``, ranges, file-level comments), those below the minimum
+    confidence and duplicates; sort. With ``unused_rule`` (LL901, selected), add its findings: the
+    suppressions that suppressed none of ``findings`` (every confidence counts: a suppression of a
+    low-confidence finding is still needed under ``--min-confidence low``)."""
+    from leaklint.suppressions import Suppressions, unused_suppression_findings
 
     findings = list(findings)
-    if not findings:
+    if not findings and unused_rule is None:
         return []
-    table = suppression_table(text)
+    suppressions = Suppressions.parse(text, regions)
     kept = [
-        f for f in findings if not is_suppressed(f.code, {f.line, f.statement_start, f.statement_end}, table)
+        f for f in findings
+        if not suppressions.suppress(f.code, f.line, f.end_line, {f.line, f.statement_start, f.statement_end})
+        and f.confidence >= settings.min_confidence
     ]
+    if unused_rule is not None:
+        from leaklint.registry import all_rules
+
+        codes = {rule.code for rule in ran}
+        kept += unused_suppression_findings(text, path, suppressions, unused_rule, codes, codes | set(all_rules()), settings)
     unique = {(f.line, f.column, f.code, f.message): f for f in kept}
     return sorted(unique.values(), key=Finding.sort_key)
 
 
 def lint_text(
-    text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, *, gate: bool = True
+    text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, *, gate: bool = True,
+    cells: Sequence[tuple[int, int]] | None = None,
 ) -> FileOutcome:
     """Lint decoded source ``text`` (reported as ``path``) with ``rules``.
 
     Only the rules whose needs the file meets (:mod:`leaklint.gate`) are run; when none is, the
     file is not parsed with libcst at all. ``gate=False`` runs every rule regardless: for the
-    tests and the benchmark that prove the gate only skips work.
+    tests and the benchmark that prove the gate only skips work. ``cells``: the (start, end)
+    offsets of a notebook program's cells, which range suppressions do not leave.
     """
     with collector_paused():  # see there: 7% of a corpus run
         # The collector resumes only once the file's trees are gone with the call's frame: a
         # collection that meets them would walk them all.
-        return _lint_text(text, path, rules, settings, gate)
+        return _lint_text(text, path, rules, settings, gate, cells)
 
 
-def _lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, gate: bool) -> FileOutcome:
+def _cell_lines(text: str, cells: Sequence[tuple[int, int]] | None) -> list[tuple[int, int]] | None:
+    """Each cell's (first, last) line from its (start, end) offsets."""
+    if not cells:
+        return None
+    from bisect import bisect_right
+
+    from leaklint.fixes.apply import line_starts
+
+    starts = line_starts(text)
+    return [(bisect_right(starts, start), bisect_right(starts, max(end - 1, start))) for start, end in cells]
+
+
+def _lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, gate: bool, cells: Sequence[tuple[int, int]] | None = None) -> FileOutcome:
+    from leaklint.suppressions import UNUSED_SUPPRESSION_CODE, may_hold_directives
+
     outcome = FileOutcome(path)
+    # The unused-suppression rule reads the other rules' findings, not the tree: the engine runs
+    # it after them (in _filter), for the rules that run on this file, where there are comments.
+    ignored = settings.ignored_codes_for(path) if path != STDIN_PATH else ()
+    ran = [rule for rule in rules if not any(matches_selector(rule.code, s) for s in ignored)]
+    unused_rule = next((rule for rule in ran if rule.code == UNUSED_SUPPRESSION_CODE), None)
+    if unused_rule is not None and not may_hold_directives(text):
+        unused_rule = None
     try:
-        rules = _rules_to_run(text, path, rules, settings, gate)
-        if not rules:
+        analysed = _rules_to_run(text, path, [r for r in rules if r.code != UNUSED_SUPPRESSION_CODE], settings, gate, unused_rule is not None)
+        if not analysed and unused_rule is None:
             return outcome
-        project_no_grad = frozenset(settings.no_grad_decorators)
-        violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, rules, project_no_grad))
-        violations = _reportable(violations, path, settings)
-        if violations:
-            assert module is not None
-            findings = run_deep(lambda: _position_findings(module, text, path, violations, settings))
-            outcome.findings = _filter(findings, text, path, settings)
+        findings: list[Finding] = []
+        if analysed:
+            project_no_grad = frozenset(settings.no_grad_decorators)
+            violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, analysed, project_no_grad))
+            violations = _reportable(violations, path, settings, every_confidence=unused_rule is not None)
+            if violations:
+                assert module is not None
+                findings = run_deep(lambda: _position_findings(module, text, path, violations, settings))
+        if findings or unused_rule is not None:
+            outcome.findings = _filter(findings, text, path, settings, unused_rule, ran, _cell_lines(text, cells))
     except SourceProblem as problem:
         outcome.errors.append(FileError(path, problem.kind, problem.reason))
     return outcome
 
 
-def _rules_to_run(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, gate: bool) -> Sequence[type[Rule]]:
+def _rules_to_run(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, gate: bool, every_confidence: bool = False) -> Sequence[type[Rule]]:
     """Python's syntax verdict, then the rules the gate lets through (all of them without the
     gate); refuses a tree too deep for libcst. The ``ast`` tree is dropped on return: on a large
-    file it is a sizeable part of the memory libcst's parse will need."""
+    file it is a sizeable part of the memory libcst's parse will need. ``every_confidence``: gate
+    for low-confidence findings too."""
     contents = read_contents(text, check_syntax(text, path))
     if gate:
-        rules = rules_for(contents, rules, settings.min_confidence)
+        rules = rules_for(contents, rules, Confidence.LOW if every_confidence else settings.min_confidence)
     if rules:
         refuse_deep_nesting(contents.depth)
     return rules
@@ -419,7 +464,8 @@ def lint_document(text: str, path: str, rules: Sequence[type[Rule]], settings: S
         return FileOutcome(path, errors=[FileError(path, ErrorKind.INVALID_NOTEBOOK, error.reason)])
     except SourceProblem as problem:
         return FileOutcome(path, errors=[FileError(path, problem.kind, problem.reason)])
-    outcome = lint_text(program.text, path, rules, settings) if program.blocks else FileOutcome(path)
+    cells = [(block.start, block.end) for block in program.blocks]
+    outcome = lint_text(program.text, path, rules, settings, cells=cells) if program.blocks else FileOutcome(path)
     outcome.findings = [program.localize(finding) for finding in outcome.findings]
     outcome.errors = [*program.errors(path), *(program.localize_error(error) for error in outcome.errors)]
     return outcome

@@ -10,12 +10,14 @@ class Severity(str, enum.Enum):
     """What the anti-pattern costs.
 
     ``leak``: memory grows every iteration until the job dies. ``peak``: no growth, but a higher
-    high-water mark (out-of-memory sooner). ``perf``: time, not memory.
+    high-water mark (out-of-memory sooner). ``perf``: time, not memory. ``hygiene``: nothing at
+    run time; leaklint's own comments (a suppression that no longer suppresses anything).
     """
 
     LEAK = "leak"
     PEAK = "peak"
     PERF = "perf"
+    HYGIENE = "hygiene"
 
     def __str__(self) -> str:
         return self.value

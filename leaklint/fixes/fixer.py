@@ -81,13 +81,17 @@ def _compiles(text: str) -> bool:
     return True
 
 
-def fix_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, *, unsafe: bool) -> FileFixes:
-    """Fix ``text`` (reported as ``path``) in passes; the result holds the final text and findings."""
+def fix_text(
+    text: str, path: str, rules: Sequence[type[Rule]], settings: Settings, *, unsafe: bool, cells: Sequence[tuple[int, int]] | None = None
+) -> FileFixes:
+    """Fix ``text`` (reported as ``path``) in passes; the result holds the final text and findings.
+    ``cells``: a notebook program's cell spans (see :func:`~leaklint.engine.lint_text`), followed
+    through the passes."""
     outcome = FileFixes(path, path, original=text, fixed=text)
     allowed = allowed_by(unsafe)
     refused: set[tuple[str, int, str]] = set()
     current = text
-    linted = lint_text(current, path, rules, settings)
+    linted = lint_text(current, path, rules, settings, cells=cells)
     located: list[int] = []  # offsets of outcome.applied in the current text
     for _ in range(MAX_PASSES):
         if linted.errors:
@@ -101,7 +105,8 @@ def fix_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settin
         if bad or not _compiles(result.text):
             _refuse(outcome, refused, bad or result.applied, "would not compile", starts)
             continue
-        relinted = lint_text(result.text, path, rules, settings)
+        moved_cells = _cells_after(cells, result.edits)
+        relinted = lint_text(result.text, path, rules, settings, cells=moved_cells)
         stuck = _still_reported(current, result.text, result.edits, result.applied, relinted.findings)
         if stuck:
             _refuse(outcome, refused, stuck, "did not remove the finding", starts)
@@ -112,7 +117,7 @@ def fix_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settin
         outcome.passes.append(tuple(result.edits))
         # A refused fix stays refused where its finding moved to in the new text.
         refused = {(code, _moved(offset, result.edits)[0], message) for code, offset, message in refused}
-        current, linted = result.text, relinted
+        current, linted, cells = result.text, relinted, moved_cells
     outcome.fixed = current
     final_starts = line_starts(current)
     for offset in located:
@@ -121,6 +126,19 @@ def fix_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Settin
     outcome.remaining = linted.findings
     outcome.errors.extend(linted.errors)
     return outcome
+
+
+def _cells_after(cells: Sequence[tuple[int, int]] | None, edits: Sequence[TextEdit]) -> list[tuple[int, int]] | None:
+    """Where cell spans are after ``edits`` (None stays None; an edit across cells: None too, and
+    fixing the notebook reports it)."""
+    if cells is None:
+        return None
+    from leaklint.notebook import NotebookError, _end_after, _start_after
+
+    try:
+        return [(_start_after(start, edits), _end_after(end, edits)) for start, end in cells]
+    except NotebookError:
+        return None
 
 
 def _fix_key(finding: Finding, starts: Sequence[int]) -> tuple[str, int, str]:
@@ -209,7 +227,8 @@ def fix_notebook(text: str, path: str, rules: Sequence[type[Rule]], settings: Se
     outcome.errors.extend(program.errors(path))
     if not program.blocks:
         return outcome
-    fixed = fix_text(program.text, path, rules, settings, unsafe=unsafe)
+    cells = [(block.start, block.end) for block in program.blocks]
+    fixed = fix_text(program.text, path, rules, settings, unsafe=unsafe, cells=cells)
     outcome.errors.extend(program.localize_error(error) for error in fixed.errors)
     try:
         sources = program.fixed_sources(fixed.fixed, fixed.passes)
@@ -218,11 +237,12 @@ def fix_notebook(text: str, path: str, rules: Sequence[type[Rule]], settings: Se
     except NotebookError as error:
         outcome.errors.append(FileError(path, ErrorKind.INTERNAL, f"internal error: {error.reason}; no fix applied (please report this)"))
         outcome.fixed = text
-        outcome.remaining = [program.localize(f) for f in lint_text(program.text, path, rules, settings).findings]
+        outcome.remaining = [program.localize(f) for f in lint_text(program.text, path, rules, settings, cells=cells).findings]
         return outcome
     outcome.cell_changes = [(number, notebook.cells[number - 1].source, source) for number, source in sorted(sources.items())]
     outcome.passes = fixed.passes
-    remaining = fixed.remaining if after.text == fixed.fixed else lint_text(after.text, path, rules, settings).findings
+    after_cells = [(block.start, block.end) for block in after.blocks]
+    remaining = fixed.remaining if after.text == fixed.fixed else lint_text(after.text, path, rules, settings, cells=after_cells).findings
     outcome.remaining = [after.localize(f) for f in remaining]
     for finding, (line, column) in zip(fixed.applied, fixed.applied_at):
         block = after.block_at(line)

@@ -88,8 +88,8 @@ def sarif_log(result: LintResult, rules: Mapping[str, type[Rule]], options: Repo
 
 
 def _level(severity: Severity | str) -> str:
-    """Leaks and peaks threaten the job (``warning``); perf findings are only ``note``."""
-    return "note" if Severity(severity) is Severity.PERF else "warning"
+    """Leaks and peaks threaten the job (``warning``); perf and hygiene findings are only ``note``."""
+    return "note" if Severity(severity) in (Severity.PERF, Severity.HYGIENE) else "warning"
 
 
 def _rule_descriptor(rule: type[Rule]) -> dict[str, Any]:

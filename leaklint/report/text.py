@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from leaklint.report import ReportOptions
     from leaklint.rule import Rule
 
-_SEVERITY_COLOR = {Severity.LEAK: "red", Severity.PEAK: "yellow", Severity.PERF: "cyan"}
+_SEVERITY_COLOR = {Severity.LEAK: "red", Severity.PEAK: "yellow", Severity.PERF: "cyan", Severity.HYGIENE: "magenta"}
 
 Style = Callable[..., str]
 

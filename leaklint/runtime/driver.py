@@ -135,7 +135,7 @@ def verify_rule(rule: type, device: str, iterations: int = 12, warmup: int = 3) 
     severity = Severity(rule.severity)
     base = dict(code=rule.code, name=rule.name, severity=severity)
     repro_class = getattr(rule, "Repro", None)
-    if repro_class is None:
+    if repro_class is None or not getattr(rule, "has_repro", lambda: True)():
         return RuleResult(**base, device="-", status=NO_REPRO, verdict=NOT_CONFIRMED, reason="the rule has no runtime repro")
     frameworks, dependencies = repro_class.missing_frameworks(), repro_class.missing_dependencies()
     if frameworks:
