@@ -258,7 +258,7 @@ def test_gitignored_files_are_skipped_when_walking_but_not_when_named(project):
 
 
 # --- help and command names ------------------------------------------------------------------------
-COMMANDS = ("check", "rules", "rule", "verify", "server", "help")
+COMMANDS = ("check", "rules", "rule", "verify", "run", "server", "help")
 
 
 def test_help_shows_both_usages_every_command_and_the_lint_options():
@@ -286,7 +286,7 @@ def test_help_for_a_command_that_does_not_exist():
     result = run_leaklint("help", "verfy")
     assert result.returncode == 2
     assert text(result)[1] == (
-        "leaklint: error: no command 'verfy' (did you mean 'verify'?); the commands are check, rules, rule, verify, server, help\n"
+        "leaklint: error: no command 'verfy' (did you mean 'verify'?); the commands are check, rules, rule, verify, run, server, help\n"
     )
 
 
