@@ -105,3 +105,18 @@ def test_a_script_that_ends_before_steps_is_exit_2(tmp_path):
     result = invoke(script)
     assert result.exit_code == 2
     assert "finished after 4 step(s)" in result.output
+
+
+def test_join_names_unreachable_findings_and_unexplained_growth(tmp_path):
+    from leaklint.findings import Confidence, Finding, Severity
+    from leaklint.runtime.attribution import Site
+    from leaklint.runtime.guard import GrowthReport
+    from leaklint.runtime.join import NOT_REACHABLE, join
+    from leaklint.runtime.run import RunResult
+
+    script = write(tmp_path, "train.py", TRAINING)
+    finding = Finding(script, 40, 5, 40, 9, "LL101", "loss-accumulation", Severity.LEAK, Confidence.HIGH, "m", "h")
+    report = GrowthReport("cpu", 8192.0, 4096.0, 10, 5, (), (Site(f"{script}:7", 8192.0, 1.0),), 0.0, 1024.0)
+    joined = join([finding], RunResult(script, "optimizer.step()", 30, 5, report, {7, 8}))
+    assert joined.findings[0].status == NOT_REACHABLE
+    assert [site.where for site in joined.unexplained_sites] == [f"{script}:7"]
