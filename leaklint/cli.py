@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import click
 
@@ -30,6 +30,9 @@ from leaklint.console import (
     write_report,
 )
 from leaklint.report import FORMATS as OUTPUT_FORMATS
+
+if TYPE_CHECKING:
+    from leaklint.findings import Finding
 
 LINT_COMMAND = "check"
 LINT_EXIT_STATUS = "Exit status: 0 no findings, 1 findings, 2 usage/config error or a file that could not be linted."
@@ -540,16 +543,20 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
     epilog="Exit status: 0 memory stays flat, 1 memory grows per step, 2 usage error, torch missing, or the script failed or ended too soon.",
 )
-@click.option("--steps", type=click.IntRange(min=2), default=30, show_default=True, help="Optimizer steps to run in all (warm-up included); then the script is stopped.")
+@click.option("--steps", type=click.IntRange(min=2), default=30, show_default=True, help="Steps to run in all (warm-up included); then the script is stopped.")
 @click.option("--warmup", type=click.IntRange(min=1), default=5, show_default=True, help="Steps run first and not measured (optimizer state, caches).")
+@click.option("--step", "step_spec", metavar="MODULE:FUNCTION", help="The function that runs one step (e.g. train:train_step, __main__:Evaluator.run_batch); each return from it ends a step. Default: the end of every optimizer.step(), else of every backward().")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True, help="Whose tensor memory to measure (auto: CUDA when the script holds CUDA tensors when measuring starts).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format (json: schema leaklint.run/1).")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), help="Also draw memory per step, with the top allocation sites, into this PNG (needs matplotlib).")
 @click.argument("script", type=click.Path(dir_okay=False))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
-def run_command(steps: int, warmup: int, output_format: str, script: str, script_args: tuple[str, ...]) -> None:
-    """Run SCRIPT (with ARGS) in this process, find its steps (the end of every optimizer.step()),
-    and after the warm-up measure live tensor bytes and host memory per step; stop after --steps.
-    Growth is traced to the lines that allocated the accumulating tensors and joined with the
-    static findings of SCRIPT: confirmed, not observed or not reachable."""
+def run_command(steps: int, warmup: int, step_spec: str | None, device: str, output_format: str, plot_file: str | None, script: str, script_args: tuple[str, ...]) -> None:
+    """Run SCRIPT (with ARGS) in this process, find its steps (the end of every optimizer.step(),
+    else of every backward(), else of the --step function), and after the warm-up measure live
+    tensor bytes and host memory per step; stop after --steps. Growth is traced to the lines that
+    allocated the accumulating tensors and joined with the static findings of SCRIPT and the
+    project files it ran: confirmed, not observed or not reachable."""
     import importlib.util
 
     from leaklint.runtime.repro import TORCH_INSTALL
@@ -560,30 +567,68 @@ def run_command(steps: int, warmup: int, output_format: str, script: str, script
     if importlib.util.find_spec("torch") is None:
         print_error(f"leaklint run needs torch, which leaklint does not install for you: {TORCH_INSTALL}")
         sys.exit(EXIT_ERROR)
-    from leaklint.runtime.run import ScriptError, TooFewSteps, phase_sizes, run_script
+    from leaklint.runtime.run import ScriptError, StepTarget, TooFewSteps, phase_sizes, run_script
 
     try:
         phase_sizes(steps, warmup)
+        target = StepTarget.parse(step_spec, script) if step_spec else None
     except ValueError as problem:
-        print_error(str(problem))
+        print_error(str(problem).replace("steps must", "--steps must").replace("(got steps", "(got --steps").replace(", warmup", ", --warmup"))
         sys.exit(EXIT_ERROR)
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            print_error("--device cuda: torch sees no CUDA device here")
+            sys.exit(EXIT_ERROR)
     try:
-        result = run_script(script, script_args, steps=steps, warmup=warmup)
+        result = run_script(script, script_args, steps=steps, warmup=warmup, step=target, device=device)
     except (ScriptError, TooFewSteps) as problem:
         print_error(str(problem))
         sys.exit(EXIT_ERROR)
-    from leaklint.config import Settings
-    from leaklint.engine import lint_file
     from leaklint.runtime.join import join, render_json, render_text
 
-    settings = Settings()
-    _, rules = selected_rules(settings)
-    outcome = lint_file(script, rules, settings)
-    for error in outcome.errors:
-        print_error_line(error)
-    joined = join(outcome.findings, result)
+    findings = _lint_what_ran(result.lines)
+    joined = join(findings, result)
     click.echo(render_json(result, joined) if output_format == "json" else render_text(result, joined), nl=False)
+    if plot_file:
+        from leaklint.runtime.plot import plot_run
+
+        try:
+            plot_run(result, plot_file)
+        except ImportError:
+            print_error("--plot needs matplotlib: pip install 'leaklint-ml[runtime]'")
+            sys.exit(EXIT_ERROR)
+        except OSError as problem:
+            print_error(f"--plot: cannot write {plot_file}: {problem.strerror or problem}")
+            sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.report.grows else EXIT_CLEAN)
+
+
+def _lint_what_ran(ran: Mapping[str, object]) -> list[Finding]:
+    """The findings of the project files that ran (the script first), with the project's own
+    configuration and project-wide facts, as ``leaklint`` on those files would report them."""
+    from leaklint.config import ConfigError, load_settings
+    from leaklint.engine import lint_file
+    from leaklint.project import with_project_facts
+    from leaklint.registry import all_rules
+
+    known_rules = {code: rule.name for code, rule in all_rules().items()}
+    try:
+        settings = load_settings(None, known_rules=known_rules)
+    except ConfigError as error:
+        print_error(str(error))
+        sys.exit(EXIT_ERROR)
+    files = [name for name in ran if name.endswith(".py")]
+    settings = with_project_facts(settings, files)
+    _, rules = selected_rules(settings)
+    findings: list[Finding] = []
+    for name in files:
+        outcome = lint_file(name, rules, settings)
+        for error in outcome.errors:
+            print_error_line(error)
+        findings.extend(outcome.findings)
+    return findings
 
 
 @main.command("server", short_help="Run the language server (LSP) for editors: 'leaklint server'.")

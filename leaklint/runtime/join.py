@@ -66,7 +66,8 @@ def join(findings: Sequence[Finding], result: RunResult) -> Joined:
         if finding.severity is not Severity.LEAK:
             joined.append(JoinedFinding(finding, NOT_MEASURED, f"a {finding.severity.value} rule: leaklint run measures growth only"))
             continue
-        if not any(line in result.lines for line in lines):
+        ran = result.lines.get(os.path.abspath(finding.path), set())
+        if not any(line in ran for line in lines):
             joined.append(JoinedFinding(finding, NOT_REACHABLE, f"its line never ran in {result.steps} steps"))
             continue
         sites = [site for line in lines for site in by_line.get(line, ())]

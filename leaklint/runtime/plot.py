@@ -9,10 +9,13 @@ plain numbers (no matplotlib offset such as ``+1.8e2``).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from leaklint.runtime.driver import RuleResult
 from leaklint.runtime.verdict import GROWTH, HOST_GROWTH, PEAK, PEAK_RATIO, PERF, VariantStats
+
+if TYPE_CHECKING:
+    from leaklint.runtime.run import RunResult
 
 _BYTE_UNITS = (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024), ("B", 1))
 
@@ -106,4 +109,39 @@ def draw(results: Sequence[RuleResult]):  # type: ignore[no-untyped-def]
         ax.legend(fontsize=6)
     for ax in axes[len(measured):]:
         ax.set_axis_off()
+    return figure
+
+
+def plot_run(result: "RunResult", path: str, top: int = 3) -> None:
+    """``leaklint run --plot FILE.png``: memory per measured step (host heap outside tensors, then
+    live tensor bytes), the growing allocation sites named in the legend. Raises ImportError
+    without matplotlib."""
+    draw_run(result, top).savefig(path, dpi=110)
+
+
+def draw_run(result: "RunResult", top: int = 3):  # type: ignore[no-untyped-def]
+    from matplotlib.figure import Figure
+
+    from leaklint.runtime.units import format_bytes
+
+    report = result.report
+    figure = Figure(figsize=(9, 3.4), layout="constrained")
+    host_ax, tensor_ax = figure.subplots(1, 2)
+    first = result.warmup
+    panels = ((host_ax, report.host, "host heap outside tensors" if report.device == "cuda" else "host heap (tensors included)", first),
+              (tensor_ax, report.live, f"live {report.device} tensor memory", first + max(len(report.host) - 1, 0)))
+    for ax, values, name, start in panels:
+        unit, scale = _byte_unit(values)
+        steps = list(range(start, start + len(values)))
+        ax.plot(steps, [v / scale for v in values], "-o", markersize=2.5, linewidth=1.2)
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+        ax.set_xlabel("step", fontsize=7)
+        ax.set_ylabel(f"{name} ({unit}), from its first reading", fontsize=7)
+        ax.tick_params(labelsize=6)
+        if not values:
+            ax.text(0.5, 0.5, "not measured", ha="center", va="center", transform=ax.transAxes, fontsize=8)
+    grows = [f"{format_bytes(site.bytes)}/step at {site.where}" for site in report.sites[:top]]
+    tensor_ax.set_title("growing sites: " + ("; ".join(grows) if grows else "none"), fontsize=7, wrap=True)
+    verdict = "grows" if report.grows else "stays flat"
+    host_ax.set_title(f"{result.script}: {verdict} ({result.boundary} boundaries)", fontsize=8)
     return figure

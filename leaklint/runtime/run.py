@@ -1,44 +1,45 @@
 """``leaklint run SCRIPT``: the user's own training script, in this process, under the meters.
 
-The script runs through :mod:`runpy` with ``sys.argv`` set to ``[SCRIPT, *ARGS]``. Its steps are
-found through torch's global optimizer hook (``register_optimizer_step_post_hook``): the end of
-every ``optimizer.step()`` is a step boundary. Steps are then used in three phases, one script run:
+The script runs through :mod:`runpy` with ``sys.argv`` set to ``[SCRIPT, *ARGS]``, and a
+:class:`StepMeter` is told the end of every step. Where a step ends is found without touching
+the script or torch:
 
-1. ``warmup`` steps: nothing measured (optimizer state, caches, lazy buffers appear here);
-2. the first half of the remaining steps: the host heap (:class:`HeapMeter`) at every boundary;
-3. the second half: live CPU tensor bytes (:class:`CpuMeter`) with the allocation labeler
-   (:func:`make_labeler`) naming the line that allocated each tensor.
+* ``optimizer.step()``: torch's global optimizer post hook (``register_optimizer_step_post_hook``),
+  counting the first optimizer that steps (a GAN's two optimizers make one step, not two);
+* else ``backward()``: the return of ``torch.autograd.backward`` (which ``Tensor.backward`` and
+  ``accelerator.backward`` call), seen by the trace function; chosen when two backward passes run
+  before any optimizer step (gradient accumulation, a hand-written update);
+* else the function named with ``--step module:function`` (``Class.method`` too): each return from
+  it ends a step. Evaluation and sampling scripts have neither optimizer nor backward.
 
-The phases are separate for the reason :mod:`leaklint.runtime.guard` gives: the profiler and the
-labeler allocate host memory themselves. After the last step the hook raises a private
-``BaseException`` (so a script's ``except Exception`` does not swallow it), which ends the script;
-hooks, ``sys.argv`` and ``sys.path[0]`` are restored whatever happens. The verdict is a
-:class:`GrowthReport`, judged with the guard's tolerances.
-
-Not built yet: a ``backward()`` fallback and ``--step module:function`` for scripts without an
-optimizer, CUDA, and DataLoader worker memory.
+The same trace function records the lines that run in the script and in the project files it
+imports (so a finding can be told "not reachable"); other frames are not traced. After the last
+step the meter raises a private ``BaseException`` (so a script's ``except Exception`` does not
+swallow it), which ends the script; hooks, the trace function, ``sys.argv`` and ``sys.path[0]``
+are restored whatever happens.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import sys
+import sysconfig
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from leaklint.runtime.guard import DEFAULT_HOST_TOLERANCE, DEFAULT_TOLERANCE, GrowthReport
-from leaklint.runtime.units import parse_size
-from leaklint.runtime.verdict import growth_per_iteration
+from leaklint.runtime.steps import DEFAULT_STEPS, DEFAULT_WARMUP, StepMeter, phase_sizes
 
-DEFAULT_STEPS = 30
-DEFAULT_WARMUP = 5
-#: Each measured phase needs at least this many steps for a median of changes to mean anything.
-MIN_PHASE = 3
+__all__ = ["DEFAULT_STEPS", "DEFAULT_WARMUP", "RunResult", "ScriptError", "TooFewSteps", "phase_sizes", "run_script", "StepTarget"]
+
+OPTIMIZER = "optimizer.step()"
+BACKWARD = "backward()"
 
 
 class _StopScript(BaseException):
-    """Raised from the step hook once every step needed has run."""
+    """Raised at the boundary after the last step needed."""
 
 
 class ScriptError(Exception):
@@ -52,99 +53,188 @@ class ScriptError(Exception):
 class TooFewSteps(Exception):
     """The script ended before ``warmup + measured`` steps ran."""
 
-    def __init__(self, seen: int, needed: int) -> None:
-        super().__init__(f"the script finished after {seen} step(s); leaklint run needs {needed} (--steps)")
+    def __init__(self, seen: int, needed: int, boundary: str | None) -> None:
+        if seen == 0:
+            message = (
+                "the script finished without a step boundary: it never called optimizer.step() or backward(); "
+                "name the function that runs one step with --step module:function"
+                if boundary is None or boundary in (OPTIMIZER, BACKWARD) else
+                f"the script finished without ever returning from {boundary} (--step)"
+            )
+        else:
+            message = (
+                f"the script finished after {seen} step(s) ({boundary} boundaries); leaklint run needs {needed}: "
+                f"lower --steps (and --warmup), or give the script more data or epochs"
+            )
+        super().__init__(message)
         self.seen = seen
         self.needed = needed
 
 
+@dataclass(frozen=True)
+class StepTarget:
+    """The function named by ``--step``: its source file and qualified name."""
+
+    filename: str
+    qualname: str
+
+    @classmethod
+    def parse(cls, spec: str, script: str) -> "StepTarget":
+        """``module:function`` (``__main__`` or the script's own name for the script itself;
+        ``function`` may be ``Class.method``). Raises ValueError with a one-line reason."""
+        module, sep, qualname = spec.partition(":")
+        if not sep or not module or not qualname:
+            raise ValueError(f"--step {spec!r}: expected module:function, e.g. train:train_step or __main__:Trainer.step")
+        script_path = os.path.abspath(script)
+        if module in ("__main__", os.path.splitext(os.path.basename(script_path))[0]):
+            return cls(script_path, qualname)
+        if module.endswith(".py") or os.sep in module:
+            path = os.path.abspath(module)
+            if not os.path.isfile(path):
+                raise ValueError(f"--step {spec!r}: no such file {module}")
+            return cls(path, qualname)
+        saved = sys.path[:]
+        sys.path.insert(0, os.path.dirname(script_path))
+        try:
+            found = importlib.util.find_spec(module)
+        except (ImportError, ValueError) as problem:
+            raise ValueError(f"--step {spec!r}: cannot find module {module}: {problem}") from None
+        finally:
+            sys.path[:] = saved
+        if found is None or not found.origin or not os.path.isfile(found.origin):
+            raise ValueError(f"--step {spec!r}: no module named {module} next to the script or on the path")
+        return cls(os.path.abspath(found.origin), qualname)
+
+
 @dataclass
 class RunResult:
-    """What one ``leaklint run`` measured: ``report`` judges growth, ``lines`` are the script's
-    lines that ran (1-based), ``steps`` the step boundaries seen before the script was stopped."""
+    """What one ``leaklint run`` measured: ``report`` judges growth, ``lines`` maps each project
+    file that ran (absolute path) to its lines that ran, ``steps`` the boundaries seen."""
 
     script: str
     boundary: str
     steps: int
     warmup: int
     report: GrowthReport
-    lines: set[int] = field(default_factory=set)
+    lines: dict[str, set[int]] = field(default_factory=dict)
+
+    @property
+    def script_lines(self) -> set[int]:
+        return self.lines.get(os.path.abspath(self.script), set())
 
 
-def phase_sizes(steps: int, warmup: int) -> tuple[int, int]:
-    """Steps measured by the host meter and by the tensor meter, out of ``steps`` in all."""
-    measured = steps - warmup
-    if measured < 2 * MIN_PHASE:
-        raise ValueError(f"--steps must exceed --warmup by at least {2 * MIN_PHASE} (got --steps {steps}, --warmup {warmup})")
-    host = measured // 2
-    return host, measured - host
+class _Boundaries:
+    """Decides which events end a step (see the module docs) and feeds the meter."""
 
+    def __init__(self, meter: StepMeter, target: StepTarget | None) -> None:
+        self.meter = meter
+        self.mode: str | None = None if target is None else target.qualname
+        self.fixed = target is not None
+        self._optimizer: int | None = None
+        self._backwards = 0
 
-class _Stepper:
-    """The state machine behind the step hook: which phase, what each meter read."""
-
-    def __init__(self, steps: int, warmup: int) -> None:
-        from leaklint.runtime.attribution import make_labeler
-        from leaklint.runtime.host_meter import HeapMeter
-        from leaklint.runtime.tensor_meter import CpuMeter
-
-        self.warmup = warmup
-        self.host_steps, self.tensor_steps = phase_sizes(steps, warmup)
-        self.needed = steps
-        self.seen = 0
-        self.heap = HeapMeter()
-        self.host_unavailable = self.heap.unavailable()
-        self.host: list[float] = []
-        self._host_base = 0.0
-        self.meter = CpuMeter()
-        self.labeler = make_labeler()
-        self._tensor_on = False
-        self._labeler_on = False
-
-    def boundary(self) -> None:
-        self.seen += 1
-        host_start = self.warmup
-        tensor_start = host_start + self.host_steps
-        if host_start <= self.seen <= tensor_start and self.host_unavailable is None:
-            reading = self.heap.read()
-            if self.seen == host_start:
-                self._host_base = reading
-            self.host.append(reading - self._host_base)
-        if self.seen == tensor_start:
-            self.meter.start()
-            self._tensor_on = True
-            self.labeler.__enter__()
-            self._labeler_on = True
-        if self.seen >= tensor_start:
-            index = self.seen - tensor_start
-            self._mark(index)
-            if index < self.tensor_steps:
-                self.labeler.begin(index)
-        if self.seen >= self.needed:
-            self.finish()
+    def _end_step(self) -> None:
+        if self.meter.boundary():
             raise _StopScript
 
-    def _mark(self, index: int) -> None:
-        import torch
-        from leaklint.runtime.tensor_meter import ITERATION_MARK
+    def optimizer_stepped(self, optimizer: Any) -> None:
+        if self.fixed or self.mode == BACKWARD:
+            return
+        if self._optimizer is None:
+            self._optimizer = id(optimizer)
+            self.mode = OPTIMIZER
+        self._backwards = 0
+        if id(optimizer) == self._optimizer:
+            self._end_step()
 
-        with torch.profiler.record_function(f"{ITERATION_MARK}{index}"):
-            pass
+    def backward_returned(self) -> None:
+        if self.fixed or self.mode == OPTIMIZER:
+            return
+        self._backwards += 1
+        if self.mode is None and self._backwards >= 2:
+            self.mode = BACKWARD
+        if self.mode == BACKWARD:
+            self._end_step()
 
-    def finish(self) -> None:
-        """Stop whatever is running (idempotent)."""
-        if self._labeler_on:
-            self._labeler_on = False
-            self.labeler.__exit__(None, None, None)
-        if self._tensor_on:
-            self._tensor_on = False
-            self.meter.stop()
+    def function_returned(self) -> None:
+        self._end_step()
 
-    def windows(self) -> list[tuple[int, int]]:
-        """Each measured tensor step: from its starting mark to the next (the meter's marks are
-        points, since a boundary is one moment inside ``optimizer.step()``)."""
-        starts = [start for start, _ in self.meter.iterations]
-        return list(zip(starts, starts[1:]))
+
+def project_root(script: str) -> str:
+    """The folder of the nearest ``pyproject.toml`` or ``.git`` above the script, else its own."""
+    start = os.path.dirname(os.path.abspath(script))
+    folder = start
+    while True:
+        if os.path.exists(os.path.join(folder, "pyproject.toml")) or os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return start
+        folder = parent
+
+
+def _installed_dirs() -> tuple[str, ...]:
+    """Where installed code lives (never the user's project, even when a venv sits inside it)."""
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    dirs.update(path for path in sysconfig.get_paths().values() if path)
+    return tuple(sorted(os.path.abspath(d) + os.sep for d in dirs))
+
+
+def _tracer(root: str, lines: dict[str, set[int]], boundaries: _Boundaries, target: StepTarget | None) -> Callable:
+    """The ``sys.settrace`` function: line events for project files, a return event for the
+    backward and ``--step`` functions, nothing for any other frame (decided once per code object)."""
+    import torch.autograd
+
+    backward_code = torch.autograd.backward.__code__
+    installed = _installed_dirs()
+    root = os.path.abspath(root) + os.sep
+    decisions: dict[Any, Any] = {}
+
+    def returns(call: Callable[[], None]) -> Callable:
+        def local(frame, event, arg):  # type: ignore[no-untyped-def]
+            if event == "return":
+                call()
+            return local
+        return local
+
+    def step_local(record: set[int]) -> Callable:
+        def local(frame, event, arg):  # type: ignore[no-untyped-def]
+            if event == "line":
+                record.add(frame.f_lineno)
+            elif event == "return":
+                boundaries.function_returned()
+            return local
+        return local
+
+    def decide(code):  # type: ignore[no-untyped-def]
+        if code is backward_code:
+            return returns(boundaries.backward_returned)
+        filename = os.path.abspath(code.co_filename)
+        is_target = target is not None and filename == target.filename and code.co_qualname == target.qualname
+        in_project = filename.startswith(root) and not filename.startswith(installed)
+        if in_project:
+            record = lines.setdefault(filename, set())
+            if is_target:
+                return step_local(record)
+
+            def local(frame, event, arg):  # type: ignore[no-untyped-def]
+                if event == "line":
+                    record.add(frame.f_lineno)
+                return local
+            return local
+        if is_target:
+            return returns(boundaries.function_returned)
+        return None
+
+    def global_(frame, event, arg):  # type: ignore[no-untyped-def]
+        code = frame.f_code
+        try:
+            return decisions[code]
+        except KeyError:
+            decision = decisions[code] = decide(code)
+            return decision
+
+    return global_
 
 
 def run_script(
@@ -154,25 +244,22 @@ def run_script(
     warmup: int = DEFAULT_WARMUP,
     tolerance: str | float = DEFAULT_TOLERANCE,
     host_tolerance: str | float = DEFAULT_HOST_TOLERANCE,
+    step: StepTarget | None = None,
+    device: str = "auto",
 ) -> RunResult:
-    """Run ``script`` with ``args`` until ``steps`` optimizer steps have run, measuring as the
-    module docs say. Raises :class:`ScriptError` when the script raises, :class:`TooFewSteps`
-    when it ends first, ``ModuleNotFoundError`` (name ``torch``) without torch."""
-    from leaklint.runtime.attribution import cpu_sites
+    """Run ``script`` with ``args`` until ``steps`` steps have run, measuring as the module docs
+    say. Raises :class:`ScriptError` when the script raises, :class:`TooFewSteps` when it ends
+    first, ``ModuleNotFoundError`` (name ``torch``) without torch."""
     from leaklint.runtime.guard import _torch
-    from leaklint.runtime.tensor_meter import _series
 
     _torch()
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
-    stepper = _Stepper(steps, warmup)
+    meter = StepMeter(steps, warmup, device)
+    boundaries = _Boundaries(meter, step)
     path = os.path.abspath(script)
-    lines: set[int] = set()
-
-    def hook(optimizer: Any, args: Any, kwargs: Any) -> None:
-        stepper.boundary()
-
-    handle = register_optimizer_step_post_hook(hook)
+    lines: dict[str, set[int]] = {path: set()}
+    handle = register_optimizer_step_post_hook(lambda optimizer, args, kwargs: boundaries.optimizer_stepped(optimizer))
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     sys.argv = [script, *args]
     if sys.path:
@@ -180,14 +267,14 @@ def run_script(
     else:
         sys.path.append(os.path.dirname(path))
     saved_trace = sys.gettrace()
-    sys.settrace(_line_tracer(path, lines))
+    sys.settrace(_tracer(project_root(script), lines, boundaries, step))
     try:
         runpy.run_path(path, run_name="__main__")
     except _StopScript:
         pass
     except SystemExit as exit_:
-        if exit_.code not in (None, 0) and stepper.seen < stepper.needed:
-            raise ScriptError(f"{script} exited with status {exit_.code} after {stepper.seen} step(s)", exit_) from None
+        if exit_.code not in (None, 0) and not meter.done:
+            raise ScriptError(f"{script} exited with status {exit_.code} after {meter.seen} step(s)", exit_) from None
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - whatever the user's script raises is reported, not re-raised
@@ -195,40 +282,12 @@ def run_script(
     finally:
         sys.settrace(saved_trace)
         handle.remove()
-        stepper.finish()
+        meter.finish()
         sys.argv = saved_argv
         if saved_path0 is not None and sys.path:
             sys.path[0] = saved_path0
-    if stepper.seen < stepper.needed:
-        raise TooFewSteps(stepper.seen, stepper.needed)
-    windows = stepper.windows()
-    live = _series(stepper.meter.allocations, windows).live
-    labels = {index: names for index, names in stepper.labeler.labels.items()}
-    sites = cpu_sites(stepper.meter.allocations, windows, labels, 1)
-    growth = growth_per_iteration(live, 1)
-    host_growth = None
-    if stepper.host_unavailable is None:
-        # The host heap also holds CPU tensor storage, which the tensor meter judges already.
-        host_growth = growth_per_iteration(stepper.host, 1) - growth
-    report = GrowthReport(
-        "cpu", growth, parse_size(tolerance), len(windows), warmup, tuple(live), tuple(sites),
-        host_growth, parse_size(host_tolerance), tuple(stepper.host), stepper.host_unavailable,
-    )
-    return RunResult(script, "optimizer.step()", stepper.seen, warmup, report, lines)
-
-
-def _line_tracer(path: str, lines: set[int]):  # type: ignore[no-untyped-def]
-    """A ``sys.settrace`` function that records the lines of ``path`` that run (only that file's
-    frames get a local tracer, so the rest of the program runs untraced)."""
-
-    def local(frame, event, arg):  # type: ignore[no-untyped-def]
-        if event == "line" and frame.f_lineno > 0:
-            lines.add(frame.f_lineno)
-        return local
-
-    def global_(frame, event, arg):  # type: ignore[no-untyped-def]
-        if frame.f_code.co_filename == path:
-            return local
-        return None
-
-    return global_
+    if not meter.done:
+        raise TooFewSteps(meter.seen, meter.needed, boundaries.mode)
+    report = meter.report(tolerance, host_tolerance)
+    ran = {name: found for name, found in lines.items() if found or name == path}
+    return RunResult(script, boundaries.mode or OPTIMIZER, meter.seen, warmup, report, ran)

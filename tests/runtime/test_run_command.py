@@ -117,6 +117,6 @@ def test_join_names_unreachable_findings_and_unexplained_growth(tmp_path):
     script = write(tmp_path, "train.py", TRAINING)
     finding = Finding(script, 40, 5, 40, 9, "LL101", "loss-accumulation", Severity.LEAK, Confidence.HIGH, "m", "h")
     report = GrowthReport("cpu", 8192.0, 4096.0, 10, 5, (), (Site(f"{script}:7", 8192.0, 1.0),), 0.0, 1024.0)
-    joined = join([finding], RunResult(script, "optimizer.step()", 30, 5, report, {7, 8}))
+    joined = join([finding], RunResult(script, "optimizer.step()", 30, 5, report, {script: {7, 8}}))
     assert joined.findings[0].status == NOT_REACHABLE
     assert [site.where for site in joined.unexplained_sites] == [f"{script}:7"]

@@ -1,0 +1,177 @@
+"""Memory measured across the step boundaries of a program that runs by itself.
+
+``assert_no_growth`` calls the step; here the program does (a training script under ``leaklint
+run``, a Lightning or transformers trainer, a loop inside ``watch_steps``) and something tells the
+:class:`StepMeter` at the end of each step (``boundary()``). The steps are used in three phases:
+
+1. ``warmup`` steps: nothing measured (optimizer state, caches, lazy buffers appear here);
+2. the first half of the remaining steps: the host heap (:class:`HeapMeter`) at every boundary;
+3. the second half: live tensor bytes and the lines that allocated the growing tensors (CPU: the
+   profiler's memory reports and the allocation labeler; CUDA: the caching allocator's counters
+   and its recorded history, one snapshot per boundary).
+
+The phases are separate for the reason :mod:`leaklint.runtime.guard` gives: the profiler and the
+labeler allocate host memory themselves. Once every step has been measured the meters stop, so
+the steps after cost nothing. The verdict is a :class:`GrowthReport` judged with the guard's
+tolerances.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from leaklint.runtime.guard import DEFAULT_HOST_TOLERANCE, DEFAULT_TOLERANCE, GrowthReport
+from leaklint.runtime.units import parse_size
+from leaklint.runtime.verdict import growth_per_iteration
+
+DEFAULT_STEPS = 30
+DEFAULT_WARMUP = 5
+#: Each measured phase needs at least this many steps for a median of changes to mean anything.
+MIN_PHASE = 3
+
+
+def phase_sizes(steps: int, warmup: int) -> tuple[int, int]:
+    """Steps measured by the host meter and by the tensor meter, out of ``steps`` in all."""
+    measured = steps - warmup
+    if measured < 2 * MIN_PHASE:
+        raise ValueError(f"steps must exceed warmup by at least {2 * MIN_PHASE} (got steps {steps}, warmup {warmup})")
+    host = measured // 2
+    return host, measured - host
+
+
+def cuda_in_use() -> bool:
+    """Whether the program has put tensors on a CUDA device (then CUDA memory is what to watch)."""
+    import torch
+
+    return bool(torch.cuda.is_available() and torch.cuda.is_initialized() and torch.cuda.memory_allocated() > 0)
+
+
+class StepMeter:
+    """Feed it ``boundary()`` at the end of every step; after ``steps`` boundaries, ``report()``.
+
+    ``device``: ``cpu``, ``cuda`` or ``auto`` (decided at the first measured tensor step: CUDA
+    when the program holds CUDA tensors by then).
+    """
+
+    def __init__(self, steps: int = DEFAULT_STEPS, warmup: int = DEFAULT_WARMUP, device: str = "auto") -> None:
+        from leaklint.runtime.host_meter import HeapMeter
+
+        self.warmup = warmup
+        self.host_steps, self.tensor_steps = phase_sizes(steps, warmup)
+        self.needed = steps
+        self.seen = 0
+        self.device = device
+        self.heap = HeapMeter()
+        self.host_unavailable = self.heap.unavailable()
+        self.host: list[float] = []
+        self._host_base = 0.0
+        self._cpu: Any = None
+        self._labeler: Any = None
+        self._cuda_base = 0
+        self.live: list[float] = []
+        self._snapshots: list[dict] = []
+        self._running = False
+
+    @property
+    def done(self) -> bool:
+        return self.seen >= self.needed
+
+    @property
+    def host_start(self) -> int:
+        return self.warmup
+
+    @property
+    def tensor_start(self) -> int:
+        return self.warmup + self.host_steps
+
+    def boundary(self) -> bool:
+        """One step ended. Returns True once the last step needed has been measured."""
+        if self.done:
+            return True
+        self.seen += 1
+        if self.host_start <= self.seen <= self.tensor_start and self.host_unavailable is None:
+            reading = self.heap.read()
+            if self.seen == self.host_start:
+                self._host_base = reading
+            self.host.append(reading - self._host_base)
+        if self.seen == self.tensor_start:
+            self._start_tensor_phase()
+        if self.seen >= self.tensor_start:
+            self._tensor_boundary(self.seen - self.tensor_start)
+        if self.done:
+            self.finish()
+            return True
+        return False
+
+    def _start_tensor_phase(self) -> None:
+        if self.device == "auto":
+            self.device = "cuda" if cuda_in_use() else "cpu"
+        self._running = True
+        if self.device == "cuda":
+            import torch
+
+            torch.cuda.memory._record_memory_history(max_entries=100_000)
+            torch.cuda.synchronize()
+            self._cuda_base = torch.cuda.memory_allocated()
+            return
+        from leaklint.runtime.attribution import make_labeler
+        from leaklint.runtime.tensor_meter import CpuMeter
+
+        self._cpu = CpuMeter()
+        self._cpu.start()
+        self._labeler = make_labeler()
+        self._labeler.__enter__()
+
+    def _tensor_boundary(self, index: int) -> None:
+        import torch
+
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+            self.live.append(float(torch.cuda.memory_allocated() - self._cuda_base))
+            self._snapshots.append(torch.cuda.memory._snapshot())
+            return
+        from leaklint.runtime.tensor_meter import ITERATION_MARK
+
+        # A boundary is one moment (inside optimizer.step(), say): a point mark; each measured step
+        # runs from its mark to the next.
+        with torch.profiler.record_function(f"{ITERATION_MARK}{index}"):
+            pass
+        if index < self.tensor_steps:
+            self._labeler.begin(index)
+
+    def finish(self) -> None:
+        """Stop whatever meter is running (idempotent; call it when the program ends early)."""
+        if not self._running:
+            return
+        self._running = False
+        if self.device == "cuda":
+            import torch
+
+            torch.cuda.memory._record_memory_history(enabled=None)
+            return
+        self._labeler.__exit__(None, None, None)
+        self._cpu.stop()
+
+    def report(self, tolerance: str | float = DEFAULT_TOLERANCE, host_tolerance: str | float | None = DEFAULT_HOST_TOLERANCE) -> GrowthReport:
+        """The growth measured, judged against the tolerances (call after ``done``)."""
+        from leaklint.runtime.attribution import cpu_sites, cuda_sites
+        from leaklint.runtime.tensor_meter import _series
+
+        self.finish()
+        if self.device == "cuda":
+            live, sites = self.live, cuda_sites(self._snapshots, 1)
+        else:
+            starts = [start for start, _ in self._cpu.iterations]
+            windows = list(zip(starts, starts[1:]))
+            live = _series(self._cpu.allocations, windows).live
+            sites = cpu_sites(self._cpu.allocations, windows, self._labeler.labels, 1)
+        growth = growth_per_iteration(live, 1)
+        host_growth = None
+        host_limit = None if host_tolerance is None else parse_size(host_tolerance)
+        if self.host_unavailable is None and host_limit is not None:
+            # On the CPU the heap also holds tensor storage, which the tensor meter judges already.
+            host_growth = growth_per_iteration(self.host, 1) - (0.0 if self.device == "cuda" else growth)
+        return GrowthReport(
+            self.device, growth, parse_size(tolerance), len(live), self.warmup, tuple(live), tuple(sites),
+            host_growth, host_limit, tuple(self.host), self.host_unavailable,
+        )
