@@ -1,10 +1,11 @@
 """Static findings joined with what ``leaklint run`` measured on the same script.
 
-Per finding of a ``leak`` rule: **confirmed** (memory grew, and either tensors allocated at its
-line grew, or host memory outside tensors grew while its line ran: autograd graphs kept alive
-have no tensor bytes to trace back to a line), **not observed** (its line ran, nothing attributable
-to it grew over the measured steps) or **not reachable** (its line never ran before the script was
-stopped). Findings of ``peak``/``perf`` rules are **not measured**: the run measures growth only.
+Per finding of a ``leak`` rule: **confirmed** (memory grew, and either tensors allocated at lines
+that feed the finding's line grew (:mod:`leaklint.runtime.feeds`: the finding keeps them), or
+host memory outside tensors grew while its line ran every step: autograd graphs kept alive after
+``backward()`` have no tensor bytes to trace back to a line), **not observed** (its line ran,
+nothing attributable to it grew over the measured steps) or **not reachable** (its line never ran
+before the script was stopped). Findings of ``peak``/``perf`` rules are **not measured**: the run measures growth only.
 Growing tensor sites at lines without a finding are **unexplained growth**, and so is host growth
 when no finding was confirmed by it.
 """
@@ -17,6 +18,7 @@ from typing import Sequence
 
 from leaklint.findings import Finding, Severity
 from leaklint.runtime.attribution import Site
+from leaklint.runtime.feeds import ProjectSlices
 from leaklint.runtime.run import RunResult
 from leaklint.runtime.units import format_bytes
 
@@ -49,45 +51,50 @@ def site_location(site: Site) -> tuple[str, int] | None:
     return os.path.abspath(where), int(line)
 
 
-def join(findings: Sequence[Finding], result: RunResult) -> Joined:
+def join(findings: Sequence[Finding], result: RunResult, slices: ProjectSlices | None = None) -> Joined:
+    """Each finding's status against what was measured (see the module docs)."""
     report = result.report
-    script = os.path.abspath(result.script)
-    by_line: dict[int, list[Site]] = {}
+    slices = slices if slices is not None else ProjectSlices(result.lines)
+    by_location: dict[tuple[str, int], list[Site]] = {}
     for site in report.sites:
         location = site_location(site)
-        if location is not None and location[0] == script:
-            by_line.setdefault(location[1], []).append(site)
+        if location is not None:
+            by_location.setdefault(location, []).append(site)
     measured = f"{report.iterations} measured steps after {result.warmup} warm-up"
     joined = []
-    explained_lines: set[int] = set()
-    host_explained = False
-    for finding in sorted(findings, key=lambda f: (f.line, f.column, f.code)):
-        lines = range(finding.line, max(finding.end_line, finding.line) + 1)
+    claimed: set[int] = set()
+    any_confirmed = False
+    for finding in sorted(findings, key=lambda f: (f.path, f.line, f.column, f.code)):
+        last = max(finding.end_line, finding.line)
         if finding.severity is not Severity.LEAK:
             joined.append(JoinedFinding(finding, NOT_MEASURED, f"a {finding.severity.value} rule: leaklint run measures growth only"))
             continue
-        ran = result.lines.get(os.path.abspath(finding.path), set())
-        if not any(line in ran for line in lines):
+        runs = max(result.runs(finding.path, line) for line in range(finding.line, last + 1))
+        if runs == 0:
             joined.append(JoinedFinding(finding, NOT_REACHABLE, f"its line never ran in {result.steps} steps"))
             continue
-        sites = [site for line in lines for site in by_line.get(line, ())]
-        if sites and report.grows:
-            explained_lines.update(line for line in lines if line in by_line)
+        if not report.grows:
+            joined.append(JoinedFinding(finding, NOT_OBSERVED, f"no growth over {measured}"))
+            continue
+        feeding = slices.feeding(finding.path, finding.line, last)
+        sites = [site for location in sorted(feeding) for site in by_location.get(location, ())]
+        if sites:
+            any_confirmed = True
+            claimed.update(id(site) for site in sites)
             grown = sum(site.bytes for site in sites)
-            joined.append(JoinedFinding(finding, CONFIRMED, f"tensors allocated here grow {format_bytes(grown)}/step"))
-        elif report.host_grows:
-            host_explained = True
+            named = ", ".join(site.where for site in sites[:3]) + (" ..." if len(sites) > 3 else "")
+            joined.append(JoinedFinding(finding, CONFIRMED, f"tensors allocated at {named}, which feed this line, grow {format_bytes(grown)}/step"))
+        elif report.host_grows and runs >= result.measured_steps:
+            any_confirmed = True
             joined.append(JoinedFinding(
                 finding, CONFIRMED,
-                f"host memory outside tensors grows {format_bytes(report.host_growth_per_iteration or 0)}/step while this line runs",
+                f"host memory outside tensors grows {format_bytes(report.host_growth_per_iteration or 0)}/step and this line runs every step",
             ))
         else:
-            joined.append(JoinedFinding(finding, NOT_OBSERVED, f"no growth attributable to it over {measured}"))
-    unexplained = tuple(
-        site for site in report.sites
-        if report.grows and (site_location(site) is None or site_location(site)[0] != script or site_location(site)[1] not in explained_lines)  # type: ignore[index]
-    )
-    host = report.host_growth_per_iteration if report.host_grows and not host_explained else None
+            reason = "it did not run every step" if report.host_grows and not sites else "no growing tensors were allocated at lines feeding it"
+            joined.append(JoinedFinding(finding, NOT_OBSERVED, f"memory grew, but {reason} ({measured})"))
+    unexplained = tuple(site for site in report.sites if report.grows and id(site) not in claimed)
+    host = report.host_growth_per_iteration if report.host_grows and not any_confirmed else None
     return Joined(tuple(joined), unexplained, host)
 
 
@@ -119,6 +126,7 @@ def render_json(result: RunResult, joined: Joined) -> str:
         "boundary": result.boundary,
         "steps": result.steps,
         "warmup": result.warmup,
+        "linted": sorted(path for path in result.lines if path.endswith(".py")),
         "grows": report.grows,
         "device": report.device,
         "tensor": {"growth_per_step": report.growth_per_iteration, "tolerance": report.tolerance, "grows": report.tensor_grows, "live": list(report.live)},

@@ -109,18 +109,23 @@ class StepTarget:
 @dataclass
 class RunResult:
     """What one ``leaklint run`` measured: ``report`` judges growth, ``lines`` maps each project
-    file that ran (absolute path) to its lines that ran, ``steps`` the boundaries seen."""
+    file that ran (absolute path) to how many times each of its lines ran, ``steps`` the
+    boundaries seen."""
 
     script: str
     boundary: str
     steps: int
     warmup: int
     report: GrowthReport
-    lines: dict[str, set[int]] = field(default_factory=dict)
+    lines: dict[str, dict[int, int]] = field(default_factory=dict)
 
     @property
-    def script_lines(self) -> set[int]:
-        return self.lines.get(os.path.abspath(self.script), set())
+    def measured_steps(self) -> int:
+        return self.steps - self.warmup
+
+    def runs(self, path: str, line: int) -> int:
+        """How many times ``line`` of ``path`` ran (0: never)."""
+        return self.lines.get(os.path.abspath(path), {}).get(line, 0)
 
 
 class _Boundaries:
@@ -180,7 +185,7 @@ def _installed_dirs() -> tuple[str, ...]:
     return tuple(sorted(os.path.abspath(d) + os.sep for d in dirs))
 
 
-def _tracer(root: str, lines: dict[str, set[int]], boundaries: _Boundaries, target: StepTarget | None) -> Callable:
+def _tracer(root: str, lines: dict[str, dict[int, int]], boundaries: _Boundaries, target: StepTarget | None) -> Callable:
     """The ``sys.settrace`` function: line events for project files, a return event for the
     backward and ``--step`` functions, nothing for any other frame (decided once per code object)."""
     import torch.autograd
@@ -197,10 +202,10 @@ def _tracer(root: str, lines: dict[str, set[int]], boundaries: _Boundaries, targ
             return local
         return local
 
-    def step_local(record: set[int]) -> Callable:
+    def step_local(record: dict[int, int]) -> Callable:
         def local(frame, event, arg):  # type: ignore[no-untyped-def]
             if event == "line":
-                record.add(frame.f_lineno)
+                record[frame.f_lineno] = record.get(frame.f_lineno, 0) + 1
             elif event == "return":
                 boundaries.function_returned()
             return local
@@ -209,17 +214,19 @@ def _tracer(root: str, lines: dict[str, set[int]], boundaries: _Boundaries, targ
     def decide(code):  # type: ignore[no-untyped-def]
         if code is backward_code:
             return returns(boundaries.backward_returned)
+        if code.co_filename.startswith("<"):
+            return None  # generated code (<string>, <frozen ...>): no file to lint
         filename = os.path.abspath(code.co_filename)
         is_target = target is not None and filename == target.filename and code.co_qualname == target.qualname
         in_project = filename.startswith(root) and not filename.startswith(installed)
         if in_project:
-            record = lines.setdefault(filename, set())
+            record = lines.setdefault(filename, {})
             if is_target:
                 return step_local(record)
 
             def local(frame, event, arg):  # type: ignore[no-untyped-def]
                 if event == "line":
-                    record.add(frame.f_lineno)
+                    record[frame.f_lineno] = record.get(frame.f_lineno, 0) + 1
                 return local
             return local
         if is_target:
@@ -258,7 +265,7 @@ def run_script(
     meter = StepMeter(steps, warmup, device)
     boundaries = _Boundaries(meter, step)
     path = os.path.abspath(script)
-    lines: dict[str, set[int]] = {path: set()}
+    lines: dict[str, dict[int, int]] = {path: {}}
     handle = register_optimizer_step_post_hook(lambda optimizer, args, kwargs: boundaries.optimizer_stepped(optimizer))
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     sys.argv = [script, *args]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 import textwrap
 
@@ -117,6 +118,123 @@ def test_join_names_unreachable_findings_and_unexplained_growth(tmp_path):
     script = write(tmp_path, "train.py", TRAINING)
     finding = Finding(script, 40, 5, 40, 9, "LL101", "loss-accumulation", Severity.LEAK, Confidence.HIGH, "m", "h")
     report = GrowthReport("cpu", 8192.0, 4096.0, 10, 5, (), (Site(f"{script}:7", 8192.0, 1.0),), 0.0, 1024.0)
-    joined = join([finding], RunResult(script, "optimizer.step()", 30, 5, report, {script: {7, 8}}))
+    joined = join([finding], RunResult(script, "optimizer.step()", 30, 5, report, {script: {7: 25, 8: 25}}))
     assert joined.findings[0].status == NOT_REACHABLE
     assert [site.where for site in joined.unexplained_sites] == [f"{script}:7"]
+
+
+EVALUATION = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 8))
+    batches = [torch.randn(32, 64) for _ in range(60)]
+    kept = []
+
+
+    def evaluate_batch(inputs):
+        scores = model(inputs)
+        kept.append(scores)
+        return scores.argmax(1)
+
+
+    for inputs in batches:
+        evaluate_batch(inputs)
+    """
+)
+
+
+def test_an_evaluation_script_needs_step_and_then_its_collection_is_confirmed(tmp_path):
+    script = write(tmp_path, "evaluate.py", EVALUATION)
+    result = invoke(script)
+    assert result.exit_code == 2 and "--step module:function" in result.output
+    result = invoke("--format", "json", "--step", "__main__:evaluate_batch", script)
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.output)
+    assert document["boundary"] == "evaluate_batch"
+    keep = EVALUATION.splitlines().index("    kept.append(scores)") + 1
+    statuses = {(f["line"], f["code"]): f["status"] for f in document["findings"]}
+    assert statuses[(keep, "LL102")] == "confirmed"
+    forward = EVALUATION.splitlines().index("    scores = model(inputs)") + 1
+    assert "evaluate.py:%d" % forward in next(f["evidence"] for f in document["findings"] if f["line"] == keep)
+
+
+def test_the_step_function_may_be_named_by_the_script_module_name_and_fixed_stays_flat(tmp_path):
+    script = write(tmp_path, "evaluate.py", EVALUATION.replace("kept.append(scores)", "kept.append(scores.argmax(1).tolist())"))
+    result = invoke("--step", "evaluate:evaluate_batch", script)
+    assert result.exit_code == 0, result.output
+
+
+def test_a_bad_step_is_a_usage_error(tmp_path):
+    script = write(tmp_path, "evaluate.py", EVALUATION)
+    assert invoke("--step", "evaluate_batch", script).exit_code == 2
+    result = invoke("--step", "nosuchmodule:f", script)
+    assert result.exit_code == 2 and "nosuchmodule" in result.output
+    result = invoke("--step", "__main__:never_called", script)
+    assert result.exit_code == 2 and "without ever returning from never_called" in result.output
+
+
+BACKWARD_ONLY = textwrap.dedent(
+    """\
+    import torch
+
+    weights = torch.randn(64, 64, requires_grad=True)
+    history = []
+    for _ in range(80):
+        loss = (torch.randn(16, 64) @ weights).pow(2).mean()
+        loss.backward()
+        with torch.no_grad():
+            weights -= 0.01 * weights.grad
+            weights.grad = None
+        history.append(loss)
+    """
+)
+
+
+def test_without_an_optimizer_the_backward_passes_are_the_steps(tmp_path):
+    script = write(tmp_path, "manual.py", BACKWARD_ONLY)
+    result = invoke("--format", "json", script)
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.output)
+    assert document["boundary"] == "backward()"
+    keep = BACKWARD_ONLY.splitlines().index("    history.append(loss)") + 1
+    assert any(f["line"] == keep and f["status"] == "confirmed" for f in document["findings"])
+
+
+ENGINE = textwrap.dedent(
+    """\
+    def train_epoch(model, optimizer, criterion, batches):
+        losses = []
+        for inputs, targets in batches:
+            optimizer.zero_grad()
+            loss = criterion(model(inputs), targets)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss)
+        return losses
+    """
+)
+
+
+def test_a_loop_in_an_imported_project_module_is_traced_linted_and_its_finding_confirmed(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'toy'\n")
+    write(tmp_path, "engine.py", ENGINE)
+    head = TRAINING[: TRAINING.index("total = 0")]
+    script = write(tmp_path, "train.py", head + "from engine import train_epoch\ntrain_epoch(model, optimizer, criterion, data)\n")
+    result = invoke("--format", "json", script)
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.output)
+    assert sorted(os.path.basename(path) for path in document["linted"]) == ["engine.py", "train.py"]
+    keep = ENGINE.splitlines().index("        losses.append(loss)") + 1
+    found = [(os.path.basename(f["path"]), f["line"], f["status"]) for f in document["findings"]]
+    assert found == [("engine.py", keep, "confirmed")], found
+
+
+def test_plot_draws_memory_per_step(tmp_path):
+    pytest.importorskip("matplotlib")
+    script = write(tmp_path, "train.py", TRAINING)
+    picture = tmp_path / "memory.png"
+    result = invoke("--plot", str(picture), script)
+    assert result.exit_code == 1, result.output
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
