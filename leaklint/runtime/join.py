@@ -98,6 +98,12 @@ def join(findings: Sequence[Finding], result: RunResult, slices: ProjectSlices |
     return Joined(tuple(joined), unexplained, host)
 
 
+def display_path(path: str) -> str:
+    """``path`` relative to the working directory when it is below it (as sites are shown)."""
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    return path if relative.startswith("..") else relative
+
+
 def render_text(result: RunResult, joined: Joined) -> str:
     report = result.report
     lines = [f"leaklint run {result.script}: {result.steps} steps ({result.boundary} boundaries), {result.warmup} warm-up"]
@@ -106,7 +112,7 @@ def render_text(result: RunResult, joined: Joined) -> str:
         lines.append("static findings:")
         for item in joined.findings:
             f = item.finding
-            lines.append(f"  {f.path}:{f.line}:{f.column}: {f.code} {f.name}: {item.status} ({item.evidence})")
+            lines.append(f"  {display_path(f.path)}:{f.line}:{f.column}: {f.code} {f.name}: {item.status} ({item.evidence})")
     else:
         lines.append("static findings: none")
     for site in joined.unexplained_sites:
