@@ -73,6 +73,12 @@ _SEPARATORS = re.compile(r"[\s,]+")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+def noqa_directive(comment: str) -> re.Match[str] | None:
+    """The first ``# noqa`` directive in ``comment``: group ``codes`` is its code list (None when
+    it names none), group ``colon`` its colon and what follows (None for a bare ``# noqa``)."""
+    return _NOQA.search(comment)
+
+
 def may_hold_directives(source: str) -> bool:
     """False only when ``source`` holds no suppression comment (a quick look, no tokenizing)."""
     return _ANY_DIRECTIVE.search(source) is not None

@@ -12,21 +12,16 @@ go at the end of a line inside a triple-quoted string); the first that passes is
 from __future__ import annotations
 
 import io
-import re
 import tokenize
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from leaklint.fixes.apply import line_starts
-from leaklint.suppressions import is_suppressed, suppression_table
+from leaklint.suppressions import is_suppressed, noqa_directive, suppression_table
 
 if TYPE_CHECKING:
     from leaklint.findings import Finding
 
-#: ``# noqa: CODES`` with at least one code: the list to extend (the grammar suppressions.py reads).
-_NOQA_WITH_CODES = re.compile(r"#\s*noqa\s*:\s*[A-Z]+[0-9]+(?![\w-])(?:[\s,]+[A-Z]+[0-9]+(?![\w-]))*", re.IGNORECASE)
-#: ``# noqa:`` naming no valid code: it suppresses nothing, so it becomes ours.
-_EMPTY_NOQA = re.compile(r"#\s*noqa\s*:(?!\s*[A-Z]+[0-9])", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -63,13 +58,15 @@ def _edit_for_line(text: str, line: int, code: str) -> Insertion:
     comment = _comment_on(text, line, start, end)
     if comment is not None:
         at, body = comment
-        listed = _NOQA_WITH_CODES.search(body)
-        if listed is not None:
-            position = at + listed.end()
+        directive = noqa_directive(body)
+        if directive is not None and directive.group("codes") is not None:
+            # ``# noqa: E501``: the list to extend.
+            position = at + directive.end("codes")
             return Insertion(position, position, f", {code}", line)
-        empty = _EMPTY_NOQA.search(body)
-        if empty is not None:
-            return Insertion(at + empty.start(), at + empty.end(), f"# noqa: {code}", line)
+        if directive is not None and directive.group("colon") is not None:
+            # ``# noqa:`` naming no valid code suppresses nothing, so it becomes ours.
+            colon = body.index(":", directive.start("colon")) + 1
+            return Insertion(at + directive.start(), at + colon, f"# noqa: {code}", line)
     content_end = end
     while content_end > start and text[content_end - 1] in " \t":
         content_end -= 1
