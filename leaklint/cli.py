@@ -547,11 +547,12 @@ def verify(codes: tuple[str, ...], device: str, iterations: int, warmup: int, ou
 @click.option("--warmup", type=click.IntRange(min=1), default=5, show_default=True, help="Steps run first and not measured (optimizer state, caches).")
 @click.option("--step", "step_spec", metavar="MODULE:FUNCTION", help="The function that runs one step (e.g. train:train_step, __main__:Evaluator.run_batch); each return from it ends a step. Default: the end of every optimizer.step(), else of every backward().")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True, help="Whose tensor memory to measure (auto: CUDA when the script holds CUDA tensors when measuring starts).")
+@click.option("--workers", "measure_workers", is_flag=True, help="Also measure the private memory (USS) of child processes, DataLoader workers, per step (needs psutil); growth over 64 KiB/step counts. On by itself when the script has a finding about workers' memory (LL302).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format (json: schema leaklint.run/1).")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), help="Also draw memory per step, with the top allocation sites, into this PNG (needs matplotlib).")
 @click.argument("script", type=click.Path(dir_okay=False))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
-def run_command(steps: int, warmup: int, step_spec: str | None, device: str, output_format: str, plot_file: str | None, script: str, script_args: tuple[str, ...]) -> None:
+def run_command(steps: int, warmup: int, step_spec: str | None, device: str, measure_workers: bool, output_format: str, plot_file: str | None, script: str, script_args: tuple[str, ...]) -> None:
     """Run SCRIPT (with ARGS) in this process, find its steps (the end of every optimizer.step(),
     else of every backward(), else of the --step function), and after the warm-up measure live
     tensor bytes and host memory per step; stop after --steps. Growth is traced to the lines that
@@ -581,15 +582,20 @@ def run_command(steps: int, warmup: int, step_spec: str | None, device: str, out
         if not torch.cuda.is_available():
             print_error("--device cuda: torch sees no CUDA device here")
             sys.exit(EXIT_ERROR)
+    from leaklint.runtime.join import workers_rules
+
+    worker_codes = workers_rules()
+    if not measure_workers and worker_codes & {finding.code for finding in _lint_what_ran({os.path.abspath(script): {}})}:
+        measure_workers = True  # a finding only the workers' memory can confirm
     try:
-        result = run_script(script, script_args, steps=steps, warmup=warmup, step=target, device=device)
+        result = run_script(script, script_args, steps=steps, warmup=warmup, step=target, device=device, workers=measure_workers)
     except (ScriptError, TooFewSteps) as problem:
         print_error(str(problem))
         sys.exit(EXIT_ERROR)
     from leaklint.runtime.join import join, render_json, render_text
 
     findings = _lint_what_ran(result.lines)
-    joined = join(findings, result)
+    joined = join(findings, result, worker_codes=worker_codes)
     click.echo(render_json(result, joined) if output_format == "json" else render_text(result, joined), nl=False)
     if plot_file:
         from leaklint.runtime.plot import plot_run
@@ -602,7 +608,7 @@ def run_command(steps: int, warmup: int, step_spec: str | None, device: str, out
         except OSError as problem:
             print_error(f"--plot: cannot write {plot_file}: {problem.strerror or problem}")
             sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if result.report.grows else EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if result.grows else EXIT_CLEAN)
 
 
 def _lint_what_ran(ran: Mapping[str, object]) -> list[Finding]:

@@ -5,7 +5,9 @@ that feed the finding's line grew (:mod:`leaklint.runtime.feeds`: the finding ke
 host memory outside tensors grew while its line ran every step: autograd graphs kept alive after
 ``backward()`` have no tensor bytes to trace back to a line), **not observed** (its line ran,
 nothing attributable to it grew over the measured steps) or **not reachable** (its line never ran
-before the script was stopped). Findings of ``peak``/``perf`` rules are **not measured**: the run measures growth only.
+before the script was stopped). Findings of ``peak``/``perf`` rules are **not measured**: the run measures growth only. Findings
+of rules whose memory is the DataLoader workers' (LL302) are judged by the workers meter alone
+(``--workers``; turned on by itself when the script has such a finding).
 Growing tensor sites at lines without a finding are **unexplained growth**, and so is host growth
 when no finding was confirmed by it.
 """
@@ -19,7 +21,7 @@ from typing import Sequence
 from leaklint.findings import Finding, Severity
 from leaklint.runtime.attribution import Site
 from leaklint.runtime.feeds import ProjectSlices
-from leaklint.runtime.run import RunResult
+from leaklint.runtime.run import RunResult, WorkersGrowth
 from leaklint.runtime.units import format_bytes
 
 CONFIRMED = "confirmed"
@@ -51,9 +53,27 @@ def site_location(site: Site) -> tuple[str, int] | None:
     return os.path.abspath(where), int(line)
 
 
-def join(findings: Sequence[Finding], result: RunResult, slices: ProjectSlices | None = None) -> Joined:
+def workers_rules() -> frozenset[str]:
+    """Codes of the rules whose leak lives in DataLoader workers (their repro measures the
+    workers' private memory): only the workers meter can confirm them."""
+    from leaklint.registry import all_rules
+
+    return frozenset(code for code, rule in all_rules().items() if rule.has_repro() and rule.Repro.host_meter == "uss")
+
+
+def _judged_by_workers(finding: Finding, workers: WorkersGrowth | None, measured: str) -> JoinedFinding:
+    if workers is None or workers.growth_per_step is None:
+        why = workers.unavailable if workers is not None and workers.unavailable else "run with --workers to measure it"
+        return JoinedFinding(finding, NOT_MEASURED, f"its memory is the DataLoader workers': {why}")
+    if workers.grows:
+        return JoinedFinding(finding, CONFIRMED, f"the DataLoader workers' private memory grows {format_bytes(workers.growth_per_step)}/step")
+    return JoinedFinding(finding, NOT_OBSERVED, f"the DataLoader workers' private memory stays within {format_bytes(workers.tolerance)}/step ({measured})")
+
+
+def join(findings: Sequence[Finding], result: RunResult, slices: ProjectSlices | None = None, worker_codes: frozenset[str] | None = None) -> Joined:
     """Each finding's status against what was measured (see the module docs)."""
     report = result.report
+    worker_codes = workers_rules() if worker_codes is None else worker_codes
     slices = slices if slices is not None else ProjectSlices(result.lines)
     by_location: dict[tuple[str, int], list[Site]] = {}
     for site in report.sites:
@@ -72,6 +92,10 @@ def join(findings: Sequence[Finding], result: RunResult, slices: ProjectSlices |
         runs = max(result.runs(finding.path, line) for line in range(finding.line, last + 1))
         if runs == 0:
             joined.append(JoinedFinding(finding, NOT_REACHABLE, f"its line never ran in {result.steps} steps"))
+            continue
+        if finding.code in worker_codes:
+            joined.append(_judged_by_workers(finding, result.workers, measured))
+            any_confirmed = any_confirmed or joined[-1].status == CONFIRMED
             continue
         if not report.grows:
             joined.append(JoinedFinding(finding, NOT_OBSERVED, f"no growth over {measured}"))
@@ -107,7 +131,29 @@ def display_path(path: str) -> str:
 def render_text(result: RunResult, joined: Joined) -> str:
     report = result.report
     lines = [f"leaklint run {result.script}: {result.steps} steps ({result.boundary} boundaries), {result.warmup} warm-up"]
-    lines.append(report.describe())
+    described = report.describe().split("\n")
+    workers = result.workers
+    if workers is not None and workers.grows:
+        grown = f"{format_bytes(workers.growth_per_step or 0)}/iter of DataLoader workers' private memory"
+        if report.grows:
+            described[0] = described[0].replace("step grows ", f"step grows {grown} and ", 1)
+        else:
+            described[0] = described[0].replace("step stays within its tolerances", f"step grows {grown}", 1)
+    if workers is not None:
+        if workers.unavailable:
+            meter = f"  DataLoader workers: not measured, {workers.unavailable}"
+        elif workers.growth_per_step is None:
+            meter = "  DataLoader workers: no reading"
+        else:
+            mark = "  <- grows" if workers.grows else ""
+            meter = f"  DataLoader workers (private memory of child processes): {format_bytes(workers.growth_per_step)}/iter, tolerance {format_bytes(workers.tolerance)}/iter{mark}"
+        described.insert(3, meter)
+        if workers.grows:
+            described.insert(4, (
+                "workers' memory growing is typically copy-on-write copies of a dataset held in Python objects (lists, dicts): "
+                "keep it in numpy arrays or tensors, or read it from disk in __getitem__"
+            ))
+    lines.extend(described)
     if joined.findings:
         lines.append("static findings:")
         for item in joined.findings:
@@ -133,12 +179,16 @@ def render_json(result: RunResult, joined: Joined) -> str:
         "steps": result.steps,
         "warmup": result.warmup,
         "linted": sorted(path for path in result.lines if path.endswith(".py")),
-        "grows": report.grows,
+        "grows": result.grows,
         "device": report.device,
         "tensor": {"growth_per_step": report.growth_per_iteration, "tolerance": report.tolerance, "grows": report.tensor_grows, "live": list(report.live)},
         "host": {
             "growth_per_step": report.host_growth_per_iteration, "tolerance": report.host_tolerance, "grows": report.host_grows,
             "heap": list(report.host), "unavailable": report.host_unavailable,
+        },
+        "workers": None if result.workers is None else {
+            "growth_per_step": result.workers.growth_per_step, "tolerance": result.workers.tolerance, "grows": result.workers.grows,
+            "uss": list(result.workers.readings), "unavailable": result.workers.unavailable,
         },
         "sites": [{"where": s.where, "bytes_per_step": s.bytes, "tensors_per_step": s.tensors} for s in report.sites],
         "findings": [

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from leaklint.runtime.guard import DEFAULT_HOST_TOLERANCE, DEFAULT_TOLERANCE, GrowthReport
-from leaklint.runtime.steps import DEFAULT_STEPS, DEFAULT_WARMUP, StepMeter, phase_sizes
+from leaklint.runtime.steps import DEFAULT_STEPS, DEFAULT_WARMUP, DEFAULT_WORKERS_TOLERANCE, StepMeter, phase_sizes
+from leaklint.runtime.units import parse_size
 
 __all__ = ["DEFAULT_STEPS", "DEFAULT_WARMUP", "RunResult", "ScriptError", "TooFewSteps", "phase_sizes", "run_script", "StepTarget"]
 
@@ -106,6 +107,20 @@ class StepTarget:
         return cls(os.path.abspath(found.origin), qualname)
 
 
+@dataclass(frozen=True)
+class WorkersGrowth:
+    """The DataLoader workers' private memory (USS of the child processes) per measured step."""
+
+    growth_per_step: float | None
+    tolerance: float
+    readings: tuple[float, ...]
+    unavailable: str | None = None
+
+    @property
+    def grows(self) -> bool:
+        return self.growth_per_step is not None and self.growth_per_step > self.tolerance
+
+
 @dataclass
 class RunResult:
     """What one ``leaklint run`` measured: ``report`` judges growth, ``lines`` maps each project
@@ -118,6 +133,11 @@ class RunResult:
     warmup: int
     report: GrowthReport
     lines: dict[str, dict[int, int]] = field(default_factory=dict)
+    workers: WorkersGrowth | None = None
+
+    @property
+    def grows(self) -> bool:
+        return self.report.grows or (self.workers is not None and self.workers.grows)
 
     @property
     def measured_steps(self) -> int:
@@ -253,6 +273,8 @@ def run_script(
     host_tolerance: str | float = DEFAULT_HOST_TOLERANCE,
     step: StepTarget | None = None,
     device: str = "auto",
+    workers: bool = False,
+    workers_tolerance: str | float = DEFAULT_WORKERS_TOLERANCE,
 ) -> RunResult:
     """Run ``script`` with ``args`` until ``steps`` steps have run, measuring as the module docs
     say. Raises :class:`ScriptError` when the script raises, :class:`TooFewSteps` when it ends
@@ -262,7 +284,7 @@ def run_script(
     _torch()
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
-    meter = StepMeter(steps, warmup, device)
+    meter = StepMeter(steps, warmup, device, workers=workers)
     boundaries = _Boundaries(meter, step)
     path = os.path.abspath(script)
     lines: dict[str, dict[int, int]] = {path: {}}
@@ -297,4 +319,7 @@ def run_script(
         raise TooFewSteps(meter.seen, meter.needed, boundaries.mode)
     report = meter.report(tolerance, host_tolerance)
     ran = {name: found for name, found in lines.items() if found or name == path}
-    return RunResult(script, boundaries.mode or OPTIMIZER, meter.seen, warmup, report, ran)
+    measured_workers = None
+    if workers:
+        measured_workers = WorkersGrowth(meter.workers_growth(), parse_size(workers_tolerance), tuple(meter.workers or ()), meter.workers_unavailable)
+    return RunResult(script, boundaries.mode or OPTIMIZER, meter.seen, warmup, report, ran, measured_workers)

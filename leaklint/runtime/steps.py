@@ -24,6 +24,9 @@ from leaklint.runtime.guard import DEFAULT_HOST_TOLERANCE, DEFAULT_TOLERANCE, Gr
 from leaklint.runtime.units import parse_size
 from leaklint.runtime.verdict import growth_per_iteration
 
+#: DataLoader workers touch the pages of the dataset they read (copy-on-write copies them, 4 KiB
+#: at a time): more than this many bytes of their private memory per step is growth.
+DEFAULT_WORKERS_TOLERANCE = "64 KiB"
 DEFAULT_STEPS = 30
 DEFAULT_WARMUP = 5
 #: Each measured phase needs at least this many steps for a median of changes to mean anything.
@@ -50,10 +53,11 @@ class StepMeter:
     """Feed it ``boundary()`` at the end of every step; after ``steps`` boundaries, ``report()``.
 
     ``device``: ``cpu``, ``cuda`` or ``auto`` (decided at the first measured tensor step: CUDA
-    when the program holds CUDA tensors by then).
+    when the program holds CUDA tensors by then). ``workers``: also read the private memory (USS)
+    of the child processes, DataLoader workers, at every measured step.
     """
 
-    def __init__(self, steps: int = DEFAULT_STEPS, warmup: int = DEFAULT_WARMUP, device: str = "auto") -> None:
+    def __init__(self, steps: int = DEFAULT_STEPS, warmup: int = DEFAULT_WARMUP, device: str = "auto", workers: bool = False) -> None:
         from leaklint.runtime.host_meter import HeapMeter
 
         self.warmup = warmup
@@ -71,6 +75,16 @@ class StepMeter:
         self.live: list[float] = []
         self._snapshots: list[dict] = []
         self._running = False
+        self.workers: list[float] | None = None
+        self.workers_unavailable: str | None = None
+        if workers:
+            from leaklint.runtime.host_meter import UssMeter
+
+            self._uss = UssMeter()
+            self.workers_unavailable = self._uss.unavailable()
+            if self.workers_unavailable is None:
+                self._uss.start()
+                self.workers = []
 
     @property
     def done(self) -> bool:
@@ -89,6 +103,8 @@ class StepMeter:
         if self.done:
             return True
         self.seen += 1
+        if self.workers is not None and self.seen >= self.host_start:
+            self.workers.append(self._uss.read())
         if self.host_start <= self.seen <= self.tensor_start and self.host_unavailable is None:
             reading = self.heap.read()
             if self.seen == self.host_start:
@@ -151,6 +167,12 @@ class StepMeter:
             return
         self._labeler.__exit__(None, None, None)
         self._cpu.stop()
+
+    def workers_growth(self) -> float | None:
+        """Median growth per step of the workers' private memory (None when not measured)."""
+        if not self.workers:
+            return None
+        return growth_per_iteration(self.workers, 1)
 
     def report(self, tolerance: str | float = DEFAULT_TOLERANCE, host_tolerance: str | float | None = DEFAULT_HOST_TOLERANCE) -> GrowthReport:
         """The growth measured, judged against the tolerances (call after ``done``)."""

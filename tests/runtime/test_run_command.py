@@ -238,3 +238,43 @@ def test_plot_draws_memory_per_step(tmp_path):
     result = invoke("--plot", str(picture), script)
     assert result.exit_code == 1, result.output
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+WORKERS = textwrap.dedent(
+    """\
+    import numpy as np
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+
+    class Records(Dataset):
+        def __init__(self, n):
+            self.rows = [[float(i), float(i) * 2.0, str(i)] for i in range(n)]
+
+        def __len__(self):
+            return len(self.rows)
+
+        def __getitem__(self, index):
+            row = self.rows[index]
+            return torch.tensor([row[0], row[1]])
+
+
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    loader = DataLoader(Records(300_000), batch_size=256, shuffle=True, num_workers=2)
+    for batch in loader:
+        optimizer.zero_grad()
+        model(batch).sum().backward()
+        optimizer.step()
+    """
+)
+
+
+def test_dataloader_workers_are_measured_when_a_finding_is_about_them(tmp_path):
+    pytest.importorskip("psutil")
+    script = write(tmp_path, "workers.py", WORKERS)
+    result = invoke("--format", "json", "--steps", "16", "--warmup", "4", script)
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.output)
+    assert document["workers"]["grows"], document["workers"]
+    assert [(f["code"], f["status"]) for f in document["findings"]] == [("LL302", "confirmed")]
