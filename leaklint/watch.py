@@ -44,6 +44,7 @@ def watch_and_lint(paths: Sequence[str], settings: Settings, lint_once: Callable
         click.echo(f"[{_now()}] Starting leaklint in watch mode...", err=True)
         seen = snapshot(paths, settings)
         lint_once()
+        click.echo(f"[{_now()}] Watching for file changes.", err=True)
         while True:
             time.sleep(POLL_INTERVAL)
             current = snapshot(paths, settings)
@@ -51,6 +52,7 @@ def watch_and_lint(paths: Sequence[str], settings: Settings, lint_once: Callable
                 seen = current
                 click.echo(f"[{_now()}] File change detected, linting again...", err=True)
                 lint_once()
+                click.echo(f"[{_now()}] Watching for file changes.", err=True)
     except KeyboardInterrupt:
         return EXIT_CLEAN
 

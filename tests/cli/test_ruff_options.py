@@ -150,7 +150,8 @@ def test_watch_lints_again_after_a_change_and_stops_cleanly_on_ctrl_c(project):
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     try:
         _wait_for(process.stderr, "Starting leaklint in watch mode")
-        time.sleep(1.0)  # the first run has read the file
+        _wait_for(process.stderr, "Watching for file changes")  # the first run has read the file
+        time.sleep(0.05)  # a modification time of its own (coarse file-system clocks)
         (project / "train.py").write_text(LEAKY_LOOP)
         _wait_for(process.stderr, "File change detected")
         assert _wait_for(process.stdout, "LL101").startswith("train.py:10:9: LL101")
