@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from leaklint.runtime.guard import DEFAULT_HOST_TOLERANCE, DEFAULT_TOLERANCE, GrowthReport
-from leaklint.runtime.steps import DEFAULT_STEPS, DEFAULT_WARMUP, DEFAULT_WORKERS_TOLERANCE, StepMeter, phase_sizes
+from leaklint.runtime.steps import DEFAULT_STEPS, DEFAULT_WARMUP, DEFAULT_WORKERS_TOLERANCE, FirstOptimizer, StepMeter, phase_sizes
 from leaklint.runtime.units import parse_size
 
 __all__ = ["DEFAULT_STEPS", "DEFAULT_WARMUP", "RunResult", "ScriptError", "TooFewSteps", "phase_sizes", "run_script", "StepTarget"]
@@ -155,7 +155,7 @@ class _Boundaries:
         self.meter = meter
         self.mode: str | None = None if target is None else target.qualname
         self.fixed = target is not None
-        self._optimizer: int | None = None
+        self._first = FirstOptimizer()
         self._backwards = 0
 
     def _end_step(self) -> None:
@@ -165,11 +165,9 @@ class _Boundaries:
     def optimizer_stepped(self, optimizer: Any) -> None:
         if self.fixed or self.mode == BACKWARD:
             return
-        if self._optimizer is None:
-            self._optimizer = id(optimizer)
-            self.mode = OPTIMIZER
+        self.mode = OPTIMIZER
         self._backwards = 0
-        if id(optimizer) == self._optimizer:
+        if self._first.is_first(optimizer):
             self._end_step()
 
     def backward_returned(self) -> None:

@@ -18,7 +18,8 @@ tolerances.
 
 from __future__ import annotations
 
-from typing import Any
+import weakref
+from typing import Any, Callable
 
 from leaklint.runtime.guard import DEFAULT_HOST_TOLERANCE, DEFAULT_TOLERANCE, GrowthReport
 from leaklint.runtime.units import parse_size
@@ -47,6 +48,46 @@ def cuda_in_use() -> bool:
     import torch
 
     return bool(torch.cuda.is_available() and torch.cuda.is_initialized() and torch.cuda.memory_allocated() > 0)
+
+
+class FirstOptimizer:
+    """Which optimizer's steps are the program's steps: the first one seen stepping.
+
+    A GAN steps its generator's and its discriminator's optimizers once each per training step;
+    counting both would make one step two. The first optimizer is held by weak reference, so when a
+    program drops it and trains anew (a second run in the same process), the next one to step
+    takes its place instead of no step ever ending again.
+    """
+
+    def __init__(self) -> None:
+        self._first: Any = None
+
+    def is_first(self, optimizer: Any) -> bool:
+        """Whether ``optimizer`` (which just stepped) is the one that counts."""
+        first = None if self._first is None else self._first()
+        if first is None:
+            try:
+                self._first = weakref.ref(optimizer)
+            except TypeError:  # an optimizer-like object without weak references: keep it alive
+                self._first = lambda: optimizer
+            return True
+        return first is optimizer
+
+
+def on_optimizer_steps(end_step: Callable[[], object]) -> Any:
+    """Call ``end_step()`` after every step of the first optimizer that steps (see
+    :class:`FirstOptimizer`), through torch's global optimizer post hook: no optimizer has to be
+    named, and a trainer's own optimizers (Lightning's, transformers') count too. Returns the
+    hook's handle: ``.remove()`` it."""
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    first = FirstOptimizer()
+
+    def hook(optimizer: Any, args: Any, kwargs: Any) -> None:
+        if first.is_first(optimizer):
+            end_step()
+
+    return register_optimizer_step_post_hook(hook)
 
 
 class StepMeter:
