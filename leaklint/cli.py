@@ -588,7 +588,10 @@ def run_command(steps: int, warmup: int, step_spec: str | None, device: str, mea
     if not measure_workers and worker_codes & {finding.code for finding in _lint_what_ran({os.path.abspath(script): {}})}:
         measure_workers = True  # a finding only the workers' memory can confirm
     try:
-        result = run_script(script, script_args, steps=steps, warmup=warmup, step=target, device=device, workers=measure_workers)
+        result = run_script(
+            script, script_args, steps=steps, warmup=warmup, step=target, device=device, workers=measure_workers,
+            script_stdout=sys.stderr if output_format == "json" else None,  # the document alone on stdout
+        )
     except (ScriptError, TooFewSteps) as problem:
         print_error(str(problem))
         sys.exit(EXIT_ERROR)

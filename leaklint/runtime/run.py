@@ -21,6 +21,7 @@ are restored whatever happens.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import runpy
@@ -157,6 +158,8 @@ class _Boundaries:
         self.fixed = target is not None
         self._first = FirstOptimizer()
         self._backwards = 0
+        #: ``[True]`` between a return of the --step function and the next traced event.
+        self.pending_return = [False]
 
     def _end_step(self) -> None:
         if self.meter.boundary():
@@ -212,6 +215,17 @@ def _tracer(root: str, lines: dict[str, dict[int, int]], boundaries: _Boundaries
     installed = _installed_dirs()
     root = os.path.abspath(root) + os.sep
     decisions: dict[Any, Any] = {}
+    # The --step function's step ends at the first event after it returned, not at its return
+    # event: its frame (and every local it holds) is still alive then.
+    pending = boundaries.pending_return
+
+    def step_returned() -> None:
+        pending[0] = True
+
+    def settle() -> None:
+        if pending[0]:
+            pending[0] = False
+            boundaries.function_returned()
 
     def returns(call: Callable[[], None]) -> Callable:
         def local(frame, event, arg):  # type: ignore[no-untyped-def]
@@ -223,9 +237,10 @@ def _tracer(root: str, lines: dict[str, dict[int, int]], boundaries: _Boundaries
     def step_local(record: dict[int, int]) -> Callable:
         def local(frame, event, arg):  # type: ignore[no-untyped-def]
             if event == "line":
+                settle()
                 record[frame.f_lineno] = record.get(frame.f_lineno, 0) + 1
             elif event == "return":
-                boundaries.function_returned()
+                step_returned()
             return local
         return local
 
@@ -244,14 +259,18 @@ def _tracer(root: str, lines: dict[str, dict[int, int]], boundaries: _Boundaries
 
             def local(frame, event, arg):  # type: ignore[no-untyped-def]
                 if event == "line":
+                    if pending[0]:
+                        settle()
                     record[frame.f_lineno] = record.get(frame.f_lineno, 0) + 1
                 return local
             return local
         if is_target:
-            return returns(boundaries.function_returned)
+            return returns(step_returned)
         return None
 
     def global_(frame, event, arg):  # type: ignore[no-untyped-def]
+        if pending[0]:
+            settle()
         code = frame.f_code
         try:
             return decisions[code]
@@ -273,10 +292,12 @@ def run_script(
     device: str = "auto",
     workers: bool = False,
     workers_tolerance: str | float = DEFAULT_WORKERS_TOLERANCE,
+    script_stdout: Any = None,
 ) -> RunResult:
     """Run ``script`` with ``args`` until ``steps`` steps have run, measuring as the module docs
     say. Raises :class:`ScriptError` when the script raises, :class:`TooFewSteps` when it ends
-    first, ``ModuleNotFoundError`` (name ``torch``) without torch."""
+    first, ``ModuleNotFoundError`` (name ``torch``) without torch. ``script_stdout``: where the
+    script's ``print`` goes (default: standard output)."""
     from leaklint.runtime.guard import _torch
 
     _torch()
@@ -295,8 +316,14 @@ def run_script(
         sys.path.append(os.path.dirname(path))
     saved_trace = sys.gettrace()
     sys.settrace(_tracer(project_root(script), lines, boundaries, step))
+    redirect = contextlib.redirect_stdout(script_stdout) if script_stdout is not None else contextlib.nullcontext()
     try:
-        runpy.run_path(path, run_name="__main__")
+        with redirect:
+            runpy.run_path(path, run_name="__main__")
+        sys.settrace(saved_trace)
+        if boundaries.pending_return[0]:
+            boundaries.pending_return[0] = False
+            boundaries.function_returned()  # the last return before the script ended
     except _StopScript:
         pass
     except SystemExit as exit_:

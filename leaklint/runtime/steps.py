@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from leaklint.runtime.guard import DEFAULT_HOST_TOLERANCE, DEFAULT_TOLERANCE, GrowthReport
 from leaklint.runtime.units import parse_size
-from leaklint.runtime.verdict import growth_per_iteration
+from leaklint.runtime.verdict import steady_growth
 
 #: DataLoader workers touch the pages of the dataset they read (copy-on-write copies them, 4 KiB
 #: at a time): more than this many bytes of their private memory per step is growth.
@@ -174,6 +174,8 @@ class StepMeter:
         from leaklint.runtime.attribution import make_labeler
         from leaklint.runtime.tensor_meter import CpuMeter
 
+        self._earlier = _python_held_storages()
+        self._unseen_frees = [0.0]
         self._cpu = CpuMeter()
         self._cpu.start()
         self._labeler = make_labeler()
@@ -193,6 +195,8 @@ class StepMeter:
         # runs from its mark to the next.
         with torch.profiler.record_function(f"{ITERATION_MARK}{index}"):
             pass
+        if index > 0:
+            self._unseen_frees.append(self._unseen_frees[-1] + _freed(self._earlier))
         if index < self.tensor_steps:
             self._labeler.begin(index)
 
@@ -213,7 +217,7 @@ class StepMeter:
         """Median growth per step of the workers' private memory (None when not measured)."""
         if not self.workers:
             return None
-        return growth_per_iteration(self.workers, 1)
+        return steady_growth(self.workers, 1)
 
     def report(self, tolerance: str | float = DEFAULT_TOLERANCE, host_tolerance: str | float | None = DEFAULT_HOST_TOLERANCE) -> GrowthReport:
         """The growth measured, judged against the tolerances (call after ``done``)."""
@@ -226,15 +230,55 @@ class StepMeter:
         else:
             starts = [start for start, _ in self._cpu.iterations]
             windows = list(zip(starts, starts[1:]))
-            live = _series(self._cpu.allocations, windows).live
+            # Live bytes at the end of step i, less the storages from before the phase freed by then.
+            counted = _series(self._cpu.allocations, windows).live
+            live = [value - self._unseen_frees[min(i + 1, len(self._unseen_frees) - 1)] for i, value in enumerate(counted)]
             sites = cpu_sites(self._cpu.allocations, windows, self._labeler.labels, 1)
-        growth = growth_per_iteration(live, 1)
+        growth = steady_growth(live, 1)
         host_growth = None
         host_limit = None if host_tolerance is None else parse_size(host_tolerance)
         if self.host_unavailable is None and host_limit is not None:
             # On the CPU the heap also holds tensor storage, which the tensor meter judges already.
-            host_growth = growth_per_iteration(self.host, 1) - (0.0 if self.device == "cuda" else growth)
+            host_growth = steady_growth(self.host, 1) - (0.0 if self.device == "cuda" else growth)
         return GrowthReport(
             self.device, growth, parse_size(tolerance), len(live), self.warmup, tuple(live), tuple(sites),
             host_growth, host_limit, tuple(self.host), self.host_unavailable,
         )
+
+
+def _python_held_storages() -> dict[int, tuple[int, list[Any]]]:
+    """The CPU tensor storages Python holds now: data pointer -> (bytes, weak references to the
+    tensors on it). The profiler sees no free of a block allocated before it started, so a
+    bounded buffer filled before the tensor phase (a replay buffer, the last frames of a video)
+    would look like growth as its old entries are replaced: their frees are found here instead,
+    when every tensor on a storage has died."""
+    import gc
+    import weakref
+
+    import torch
+
+    held: dict[int, tuple[int, list[Any]]] = {}
+    tensor = torch.Tensor
+    for value in gc.get_objects():
+        # type(), not isinstance(): isinstance() reads ``__class__``, which some module proxies
+        # answer with a deprecation warning.
+        if not issubclass(type(value), tensor):
+            continue
+        try:
+            if value.device.type != "cpu" or value.is_sparse:
+                continue
+            storage = value.untyped_storage()
+            pointer, size = storage.data_ptr(), storage.nbytes()
+            reference = weakref.ref(value)
+        except (RuntimeError, NotImplementedError, TypeError):
+            continue
+        if pointer and size:
+            held.setdefault(pointer, (size, []))[1].append(reference)
+    return held
+
+
+def _freed(held: dict[int, tuple[int, list[Any]]]) -> float:
+    """Bytes of the storages in ``held`` whose tensors have all died since the last call (removed)."""
+    gone = [pointer for pointer, (_, references) in held.items() if all(reference() is None for reference in references)]
+    return float(sum(held.pop(pointer)[0] for pointer in gone))
+

@@ -49,6 +49,20 @@ def growth_per_iteration(live: Sequence[float], warmup: int) -> float:
     return statistics.median(deltas) if deltas else 0.0
 
 
+def steady_growth(series: Sequence[float], warmup: int) -> float:
+    """Growth per step of a program measured between boundaries it chooses itself: the median
+    change (as :func:`growth_per_iteration`), but never more than the average change over the
+    whole window. Steps of unequal work (a generation of 16 tokens, then one of 2) make the heap
+    swing up and down; a median of swings is not growth, while a leak's steady climb gives the
+    same figure both ways."""
+    median = growth_per_iteration(series, warmup)
+    measured = list(series[max(warmup - 1, 0):]) if warmup else [0.0, *series]
+    if len(measured) < 2:
+        return median
+    average = (measured[-1] - measured[0]) / (len(measured) - 1)
+    return min(median, average)
+
+
 @dataclass(frozen=True)
 class VariantStats:
     """What one variant measured; byte counts are relative to the live bytes before its first step.

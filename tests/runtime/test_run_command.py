@@ -278,3 +278,33 @@ def test_dataloader_workers_are_measured_when_a_finding_is_about_them(tmp_path):
     document = json.loads(result.output)
     assert document["workers"]["grows"], document["workers"]
     assert [(f["code"], f["status"]) for f in document["findings"]] == [("LL302", "confirmed")]
+
+
+def test_json_stays_parseable_when_the_script_prints(tmp_path):
+    script = write(tmp_path, "train.py", TRAINING.replace("    total += loss\n", "    total += loss\n    print('step', float(loss))\n"))
+    result = CliRunner().invoke(cli.main, ["run", "--format", "json", script])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["grows"]
+    assert "step " in result.stderr
+
+
+def test_a_step_function_ends_its_step_after_its_frame_is_gone(tmp_path):
+    generate = textwrap.dedent(
+        """\
+        import torch
+
+        weights = torch.randn(256, 256)
+
+
+        def generate(tokens):
+            scratch = [torch.randn(64, 256) @ weights for _ in range(tokens)]
+            return len(scratch)
+
+
+        for index in range(80):
+            generate(16 if index % 2 else 2)
+        """
+    )
+    script = write(tmp_path, "generate.py", generate)
+    result = invoke("--step", "__main__:generate", script)
+    assert result.exit_code == 0, result.output

@@ -91,3 +91,24 @@ def test_on_cuda_the_allocator_counters_and_snapshots_are_read_at_each_boundary(
 def _line_of(text: str) -> int:
     with open(__file__, encoding="utf-8") as handle:
         return next(number for number, line in enumerate(handle, 1) if text in line and "_line_of" not in line)
+
+
+def test_a_bounded_buffer_filled_before_the_tensor_phase_is_not_growth():
+    from collections import deque
+
+    frames = deque((torch.ones(4096) for _ in range(8)), maxlen=8)  # filled before measuring
+    meter = StepMeter(steps=16, warmup=2, device="cpu")
+    while not meter.boundary():
+        frames.append(torch.ones(4096))  # 16 KiB in, the oldest 16 KiB out
+    report = meter.report()
+    assert not report.tensor_grows, report.describe()
+
+
+def test_steps_of_unequal_work_that_swing_up_and_down_are_not_growth():
+    from leaklint.runtime.verdict import growth_per_iteration, steady_growth
+
+    swinging = [0.0, 60.0, 0.0, 60.0, 0.0, 60.0, 0.0, 60.0, 2.0, 61.0]
+    assert growth_per_iteration(swinging, 1) == 59.0  # the median of the swings
+    assert steady_growth(swinging, 1) < 7  # 61 bytes over 9 steps
+    climbing = [float(8 * i) for i in range(10)]
+    assert steady_growth(climbing, 1) == growth_per_iteration(climbing, 1) == 8.0
