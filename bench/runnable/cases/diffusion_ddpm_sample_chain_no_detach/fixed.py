@@ -4,7 +4,7 @@ Source: https://github.com/TeaPearce/Conditional_Diffusion_MNIST/issues/12
 Style: diffusion
 Kind: a diffusion sampler's x updated from the model output, the graph chained over all steps
 Runnable from: bench/leaks/cases/diffusion_ddpm_sample_chain_no_detach
-Run: Run: --step __main__:ContextUnet.forward
+Run: --step __main__:ContextUnet.forward
 """
 import os
 import tempfile

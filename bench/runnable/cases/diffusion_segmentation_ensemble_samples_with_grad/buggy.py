@@ -5,7 +5,7 @@ Source: https://github.com/ImprintLab/MedSegDiff/issues/23
 Style: diffusion
 Kind: sampling records graphs nobody uses; the ensemble list keeps each sample's graph (about 2 GB per ensemble member) until the image is done
 Runnable from: bench/leaks/cases/diffusion_segmentation_ensemble_samples_with_grad
-Run: Run: --step __main__:DPMSolverLite.sample
+Run: --step __main__:DPMSolverLite.sample
 """
 import argparse
 import os

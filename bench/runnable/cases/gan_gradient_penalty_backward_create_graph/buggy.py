@@ -46,7 +46,7 @@ if __name__ == "__main__":
     torch.manual_seed(0)
     critic = Critic()
     gen = nn.Sequential(nn.Linear(32, 3 * 16 * 16), nn.Tanh())
-    optimizer = torch.optim.Adam(critic.parameters(), lr=1e-4, betas=(0, 0.99))
+    optimizer = torch.optim.Adam(critic.parameters(), lr=1e-4, betas=(0.0, 0.99))
     loss_fn = WGAN_GP(critic)
     for step in range(200):
         real = torch.rand(16, 3, 16, 16) * 2 - 1

@@ -4,7 +4,7 @@ Source: https://github.com/guopengf/FL-MRCM/issues/2
 Style: plain
 Kind: evaluation forward records a graph nobody uses; every reconstruction kept for saving holds it until the end
 Runnable from: bench/leaks/cases/plain_federated_mri_test_without_no_grad
-Run: Run: --step __main__:UNet.forward
+Run: --step __main__:UNet.forward
 """
 import argparse
 import os

@@ -4,7 +4,7 @@ Source: https://github.com/generative-computing/mellea/pull/544
 Style: plain
 Kind: a dict on self grows with every new input (KV caches and outputs on the GPU)
 Runnable from: bench/leaks/cases/plain_generate_backend_kv_cache_dict
-Run: Run: --step __main__:LocalBackend.generate
+Run: --step __main__:LocalBackend.generate
 """
 import hashlib
 

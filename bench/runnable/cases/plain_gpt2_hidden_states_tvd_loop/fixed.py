@@ -4,7 +4,7 @@ Source: https://github.com/huggingface/transformers/issues/2595
 Style: plain
 Kind: statistics pass records graphs nobody uses; results tensor keeps them
 Runnable from: bench/leaks/cases/plain_gpt2_hidden_states_tvd_loop
-Run: Run: --step __main__:TinyGPT.forward
+Run: --step __main__:TinyGPT.forward
 """
 import os
 import tempfile

@@ -34,7 +34,7 @@ def lyapunov_violation(model, samples):
 def train(iterations=100):
     torch.manual_seed(0)
     model = LyapunovNet()
-    optimizer = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=4)
+    optimizer = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=20, history_size=3, line_search_fn="strong_wolfe")
     losses = []
     for it in range(iterations):
         samples = torch.empty(256, 4).uniform_(-1, 1)

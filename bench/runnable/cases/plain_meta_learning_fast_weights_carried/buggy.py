@@ -31,7 +31,7 @@ class OnlineMetaLearner(nn.Module):
             nn.Parameter(torch.randn(1, 40) * 0.1), nn.Parameter(torch.zeros(1)),
         ])
         self.log_lr = nn.Parameter(torch.tensor(-2.3))
-        self.fast = [w for w in self.init_weights]
+        self.fast = [w.clone() for w in self.init_weights]
 
     def adapt(self, x, y, steps=3):
         weights = self.fast

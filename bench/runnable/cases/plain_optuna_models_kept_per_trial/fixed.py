@@ -4,7 +4,7 @@ Source: https://github.com/optuna/optuna/issues/1224
 Style: plain
 Kind: an Optuna objective creating a model per trial; every model stays referenced
 Runnable from: bench/leaks/cases/plain_optuna_models_kept_per_trial
-Run: Run: --step __main__:objective
+Run: --step __main__:objective
 """
 import os
 import random

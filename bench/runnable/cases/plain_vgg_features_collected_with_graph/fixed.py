@@ -4,7 +4,7 @@ Source: https://github.com/pytorch/pytorch/issues/836
 Style: plain
 Kind: graph kept across steps in a list of model outputs (each entry holds the whole VGG forward)
 Runnable from: bench/leaks/cases/plain_vgg_features_collected_with_graph
-Run: Run: --step __main__:FeatureNet.forward
+Run: --step __main__:FeatureNet.forward
 """
 import argparse
 import os

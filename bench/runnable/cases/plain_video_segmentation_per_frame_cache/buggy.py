@@ -4,7 +4,7 @@ Source: https://github.com/facebookresearch/sam2/issues/456
 Style: plain
 Kind: a dict cache on self grows with every new frame
 Runnable from: bench/leaks/cases/plain_video_segmentation_per_frame_cache
-Run: Run: --step __main__:MemorySegmenter.decode
+Run: --step __main__:VideoPredictor.propagate
 """
 import torch
 import torch.nn as nn
@@ -16,9 +16,6 @@ class MemorySegmenter(nn.Module):
         self.image_encoder = nn.Sequential(nn.Conv2d(3, dim, 8, 8), nn.GELU())
         self.mask_decoder = nn.Conv2d(2 * dim, 1, 1)
         self.memory_encoder = nn.Conv2d(dim + 1, dim, 1)
-
-    def decode(self, feats, memory):
-        return self.mask_decoder(torch.cat([feats, memory], dim=1))
 
 
 class VideoPredictor:
@@ -32,7 +29,7 @@ class VideoPredictor:
             feats = self.model.image_encoder(frame.unsqueeze(0))
             recent = [self.frame_cache[i]["memory"] for i in range(max(0, idx - num_memory), idx)]
             memory = torch.stack(recent).mean(0) if recent else torch.zeros_like(feats)
-            mask_logits = self.model.decode(feats, memory)
+            mask_logits = self.model.mask_decoder(torch.cat([feats, memory], dim=1))
             new_memory = self.model.memory_encoder(torch.cat([feats, mask_logits.sigmoid()], dim=1))
             self.frame_cache[idx] = {"features": feats, "mask": mask_logits, "memory": new_memory}  # leak: new:cache-growth
             yield idx, (mask_logits > 0).squeeze().cpu()

@@ -4,7 +4,7 @@ Source: https://github.com/pytorch/pytorch/issues/1536
 Style: rl
 Kind: RNN state in an inference loop carried with its graph
 Runnable from: bench/leaks/cases/rl_lstm_policy_rollout_state_carry
-Run: Run: --step __main__:PolicyNet.forward
+Run: --step __main__:PolicyNet.forward
 """
 import torch
 import torch.nn as nn

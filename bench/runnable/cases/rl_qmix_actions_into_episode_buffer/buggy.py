@@ -4,7 +4,7 @@ Source: https://github.com/oxwhirl/pymarl/pull/73
 Style: rl
 Kind: graph kept across episodes through a replay buffer's method and a logger's dict of lists
 Runnable from: bench/leaks/cases/rl_qmix_actions_into_episode_buffer
-Run: Run: --step __main__:EpisodeRunner.run
+Run: --step __main__:EpisodeRunner.run
 """
 from collections import defaultdict
 

@@ -4,7 +4,7 @@ Source: https://github.com/flairNLP/flair/issues/210
 Style: seq2seq
 Kind: RNN state in an inference loop carried with its graph
 Runnable from: bench/leaks/cases/seq2seq_char_lm_generate_text_hidden
-Run: Run: --step __main__:LanguageModel.forward
+Run: --step __main__:LanguageModel.forward
 """
 import torch
 import torch.nn as nn

@@ -4,7 +4,7 @@ Source: https://github.com/bigscience-workshop/petals/pull/177
 Style: seq2seq
 Kind: a list on self grows with every generated token (hidden states kept after their outputs arrive)
 Runnable from: bench/leaks/cases/seq2seq_inference_session_keeps_step_inputs
-Run: Run: --step __main__:InferenceSession.step
+Run: --step __main__:InferenceSession.step
 """
 import torch
 import torch.nn as nn
