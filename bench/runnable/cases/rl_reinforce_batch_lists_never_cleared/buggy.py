@@ -12,14 +12,14 @@ from torch.utils.data import DataLoader, IterableDataset
 
 
 class CartPoleLike:
-    """A tiny stand-in environment with gym's reset/step API: episodes of 20 to 40 steps."""
+    """A tiny stand-in environment with gym's reset/step API: episodes of 32 steps."""
 
     def __init__(self, seed=0):
         self.rng = np.random.default_rng(seed)
         self.t, self.length = 0, 0
 
     def reset(self):
-        self.t, self.length = 0, int(self.rng.integers(20, 40))
+        self.t, self.length = 0, 32
         return self.rng.standard_normal(4).astype(np.float32), {}
 
     def step(self, action):
