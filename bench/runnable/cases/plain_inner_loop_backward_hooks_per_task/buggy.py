@@ -45,8 +45,8 @@ def sample_task(n_way=5, k_shot=5, dim=64):
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
-                          nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 5))
+    hidden = [layer for _ in range(7) for layer in (nn.Linear(128, 128), nn.ReLU())]
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), *hidden, nn.Linear(128, 5))
     meta_opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     for it in range(200):
         support, query = sample_task()
