@@ -1,0 +1,70 @@
+"""A statistics collector keeps the loss tensor of every episode in a dict of lists
+
+Source: https://github.com/IBM/mi-prometheus/issues/111
+Style: plain
+Kind: dicts of lists (stats["loss"].append(...)) keep a graph per step
+Runnable from: bench/leaks/cases/plain_loss_tensors_in_stats_collector
+"""
+import os
+import tempfile
+from collections import defaultdict
+
+import torch
+import torch.nn as nn
+
+
+class StatisticsCollector:
+    """Everything the workers log, kept until the end of training for the summary file."""
+
+    def __init__(self):
+        self.statistics = defaultdict(list)
+
+    def add(self, key, value):
+        self.statistics[key].append(value)
+
+    def export(self, path):
+        with open(path, "w") as handle:
+            for key, values in self.statistics.items():
+                handle.write(f"{key},{','.join(f'{float(v):.5f}' for v in values)}\n")
+
+
+class SimpleCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(1, 8, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 6 * 6, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Problem:
+    def __init__(self):
+        self.loss_function = nn.CrossEntropyLoss()
+
+    def generate_batch(self, size=16):
+        return torch.randn(size, 1, 16, 16), torch.randint(0, 10, (size,))
+
+    def evaluate_loss(self, logits, targets):
+        return self.loss_function(logits, targets)
+
+
+def train(episodes=200):
+    torch.manual_seed(0)
+    model, problem = SimpleCNN(), Problem()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    collector = StatisticsCollector()
+    for episode in range(episodes):
+        images, targets = problem.generate_batch()
+        logits = model(images)
+        loss = problem.evaluate_loss(logits, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        collector.add("episode", episode)
+        collector.add("loss", loss)  # leak: LL102
+        collector.add("acc", (logits.argmax(1) == targets).float().mean())  # leak: LL102
+    collector.export(os.path.join(tempfile.mkdtemp(), "training_statistics.csv"))
+
+
+if __name__ == "__main__":
+    train()
