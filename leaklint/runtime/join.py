@@ -5,7 +5,9 @@ that feed the finding's line grew (:mod:`leaklint.runtime.feeds`: the finding ke
 host memory outside tensors grew while its line ran every step: autograd graphs kept alive after
 ``backward()`` have no tensor bytes to trace back to a line), **not observed** (its line ran,
 nothing attributable to it grew over the measured steps) or **not reachable** (its line never ran
-before the script was stopped). Findings of ``peak``/``perf`` rules are **not measured**: the run measures growth only. Findings
+before the script was stopped). Findings of ``peak``/``perf`` rules are **not measured** (the run measures growth only), unless
+tensors allocated on lines feeding them grow: then they are confirmed as kept, more than the
+peak they claim (a forward without ``no_grad`` whose outputs are stored). Findings
 of rules whose memory is the DataLoader workers' (LL302) are judged by the workers meter alone
 (``--workers``; turned on by itself when the script has such a finding).
 Growing tensor sites at lines without a finding are **unexplained growth**, and so is host growth
@@ -86,8 +88,10 @@ def join(findings: Sequence[Finding], result: RunResult, slices: ProjectSlices |
     any_confirmed = False
     for finding in sorted(findings, key=lambda f: (f.path, f.line, f.column, f.code)):
         last = max(finding.end_line, finding.line)
-        if finding.severity is not Severity.LEAK:
-            joined.append(JoinedFinding(finding, NOT_MEASURED, f"a {finding.severity.value} rule: leaklint run measures growth only"))
+        leak = finding.severity is Severity.LEAK
+        not_measured = f"a {finding.severity.value} rule: leaklint run measures growth only"
+        if finding.severity is Severity.HYGIENE:
+            joined.append(JoinedFinding(finding, NOT_MEASURED, not_measured))
             continue
         runs = max(result.runs(finding.path, line) for line in range(finding.line, last + 1))
         if runs == 0:
@@ -98,16 +102,20 @@ def join(findings: Sequence[Finding], result: RunResult, slices: ProjectSlices |
             any_confirmed = any_confirmed or joined[-1].status == CONFIRMED
             continue
         if not report.grows:
-            joined.append(JoinedFinding(finding, NOT_OBSERVED, f"no growth over {measured}"))
+            joined.append(JoinedFinding(finding, NOT_OBSERVED, f"no growth over {measured}") if leak else JoinedFinding(finding, NOT_MEASURED, not_measured))
             continue
         feeding = slices.feeding(finding.path, finding.line, last)
         sites = [site for location in sorted(feeding) for site in by_location.get(location, ())]
         if sites:
+            # A peak rule's forward whose tensors are measured to pile up is kept, not only a peak.
             any_confirmed = True
             claimed.update(id(site) for site in sites)
             grown = sum(site.bytes for site in sites)
             named = ", ".join(site.where for site in sites[:3]) + (" ..." if len(sites) > 3 else "")
-            joined.append(JoinedFinding(finding, CONFIRMED, f"tensors allocated at {named}, which feed this line, grow {format_bytes(grown)}/step"))
+            kept = "" if leak else " (kept across steps: more than the peak this rule claims)"
+            joined.append(JoinedFinding(finding, CONFIRMED, f"tensors allocated at {named}, which feed this line, grow {format_bytes(grown)}/step{kept}"))
+        elif not leak:
+            joined.append(JoinedFinding(finding, NOT_MEASURED, not_measured))
         elif report.host_grows and runs >= result.measured_steps:
             any_confirmed = True
             joined.append(JoinedFinding(

@@ -158,8 +158,6 @@ class _Boundaries:
         self.fixed = target is not None
         self._first = FirstOptimizer()
         self._backwards = 0
-        #: ``[True]`` between a return of the --step function and the next traced event.
-        self.pending_return = [False]
 
     def _end_step(self) -> None:
         if self.meter.boundary():
@@ -215,17 +213,6 @@ def _tracer(root: str, lines: dict[str, dict[int, int]], boundaries: _Boundaries
     installed = _installed_dirs()
     root = os.path.abspath(root) + os.sep
     decisions: dict[Any, Any] = {}
-    # The --step function's step ends at the first event after it returned, not at its return
-    # event: its frame (and every local it holds) is still alive then.
-    pending = boundaries.pending_return
-
-    def step_returned() -> None:
-        pending[0] = True
-
-    def settle() -> None:
-        if pending[0]:
-            pending[0] = False
-            boundaries.function_returned()
 
     def returns(call: Callable[[], None]) -> Callable:
         def local(frame, event, arg):  # type: ignore[no-untyped-def]
@@ -237,10 +224,9 @@ def _tracer(root: str, lines: dict[str, dict[int, int]], boundaries: _Boundaries
     def step_local(record: dict[int, int]) -> Callable:
         def local(frame, event, arg):  # type: ignore[no-untyped-def]
             if event == "line":
-                settle()
                 record[frame.f_lineno] = record.get(frame.f_lineno, 0) + 1
             elif event == "return":
-                step_returned()
+                boundaries.function_returned()
             return local
         return local
 
@@ -259,24 +245,20 @@ def _tracer(root: str, lines: dict[str, dict[int, int]], boundaries: _Boundaries
 
             def local(frame, event, arg):  # type: ignore[no-untyped-def]
                 if event == "line":
-                    if pending[0]:
-                        settle()
                     record[frame.f_lineno] = record.get(frame.f_lineno, 0) + 1
                 return local
             return local
         if is_target:
-            return returns(step_returned)
+            return returns(boundaries.function_returned)
         return None
 
     def global_(frame, event, arg):  # type: ignore[no-untyped-def]
-        if pending[0]:
-            settle()
         code = frame.f_code
         try:
-            return decisions[code]
+            decision = decisions[code]
         except KeyError:
             decision = decisions[code] = decide(code)
-            return decision
+        return decision
 
     return global_
 
@@ -320,10 +302,6 @@ def run_script(
     try:
         with redirect:
             runpy.run_path(path, run_name="__main__")
-        sys.settrace(saved_trace)
-        if boundaries.pending_return[0]:
-            boundaries.pending_return[0] = False
-            boundaries.function_returned()  # the last return before the script ended
     except _StopScript:
         pass
     except SystemExit as exit_:

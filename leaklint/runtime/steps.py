@@ -239,7 +239,8 @@ class StepMeter:
         host_limit = None if host_tolerance is None else parse_size(host_tolerance)
         if self.host_unavailable is None and host_limit is not None:
             # On the CPU the heap also holds tensor storage, which the tensor meter judges already.
-            host_growth = steady_growth(self.host, 1) - (0.0 if self.device == "cuda" else growth)
+            # Less tensor bytes that really went away would make host growth out of nothing.
+            host_growth = steady_growth(self.host, 1) - (0.0 if self.device == "cuda" else max(growth, 0.0))
         return GrowthReport(
             self.device, growth, parse_size(tolerance), len(live), self.warmup, tuple(live), tuple(sites),
             host_growth, host_limit, tuple(self.host), self.host_unavailable,
@@ -259,6 +260,7 @@ def _python_held_storages() -> dict[int, tuple[int, list[Any]]]:
 
     held: dict[int, tuple[int, list[Any]]] = {}
     tensor = torch.Tensor
+    gc.collect()  # garbage from before (an earlier script's objects) is not freed during the phase
     for value in gc.get_objects():
         # type(), not isinstance(): isinstance() reads ``__class__``, which some module proxies
         # answer with a deprecation warning.

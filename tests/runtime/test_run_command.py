@@ -288,7 +288,7 @@ def test_json_stays_parseable_when_the_script_prints(tmp_path):
     assert "step " in result.stderr
 
 
-def test_a_step_function_ends_its_step_after_its_frame_is_gone(tmp_path):
+def test_a_step_function_of_unequal_work_per_call_is_not_growth(tmp_path):
     generate = textwrap.dedent(
         """\
         import torch
