@@ -50,17 +50,16 @@ def growth_per_iteration(live: Sequence[float], warmup: int) -> float:
 
 
 def steady_growth(series: Sequence[float], warmup: int) -> float:
-    """Growth per step of a program measured between boundaries it chooses itself: the median
-    change (as :func:`growth_per_iteration`), but never more than the average change over the
-    whole window. Steps of unequal work (a generation of 16 tokens, then one of 2) make the heap
-    swing up and down; a median of swings is not growth, while a leak's steady climb gives the
-    same figure both ways."""
-    median = growth_per_iteration(series, warmup)
+    """Growth per step of a program measured between boundaries it chooses itself: the
+    Theil-Sen slope of the readings after the warm-up (the median of the slopes between every two
+    of them). A leak's steady climb gives its rate, as the median change does; but steps of
+    unequal work (a generation of 16 tokens, then one of 2) swing the heap up and down, and a
+    median of swings is half a swing, while the median slope is the drift under them. A one-off
+    jump (a lazily built buffer) moves few of the slopes, and a leak every other step reads as
+    half its size rather than as nothing."""
     measured = list(series[max(warmup - 1, 0):]) if warmup else [0.0, *series]
-    if len(measured) < 2:
-        return median
-    average = (measured[-1] - measured[0]) / (len(measured) - 1)
-    return min(median, average)
+    slopes = [(measured[j] - measured[i]) / (j - i) for i in range(len(measured)) for j in range(i + 1, len(measured))]
+    return statistics.median(slopes) if slopes else 0.0
 
 
 @dataclass(frozen=True)

@@ -107,8 +107,12 @@ def test_a_bounded_buffer_filled_before_the_tensor_phase_is_not_growth():
 def test_steps_of_unequal_work_that_swing_up_and_down_are_not_growth():
     from leaklint.runtime.verdict import growth_per_iteration, steady_growth
 
-    swinging = [0.0, 60.0, 0.0, 60.0, 0.0, 60.0, 0.0, 60.0, 2.0, 61.0]
-    assert growth_per_iteration(swinging, 1) == 59.0  # the median of the swings
-    assert steady_growth(swinging, 1) < 7  # 61 bytes over 9 steps
+    swinging = [0.0, 60.0, 0.0, 60.0, 0.0, 60.0, 0.0, 60.0]
+    assert growth_per_iteration(swinging, 1) == 60.0  # the median change picks a swing
+    assert steady_growth(swinging, 1) == 0.0  # nothing under the swings
     climbing = [float(8 * i) for i in range(10)]
     assert steady_growth(climbing, 1) == growth_per_iteration(climbing, 1) == 8.0
+    lazy = [0.0, 500.0, 500.0, 500.0, 500.0, 500.0, 500.0, 500.0, 500.0]
+    assert steady_growth(lazy, 1) == 0.0
+    every_other = [0.0, 8.0, 8.0, 16.0, 16.0, 24.0, 24.0, 32.0, 32.0]
+    assert 3.0 <= steady_growth(every_other, 1) <= 5.0
