@@ -1,4 +1,4 @@
-"""What watching a real run costs per step: watch_steps and the Lightning/transformers callbacks.
+"""What watching a real run costs per step: watch_steps, the Lightning/transformers callbacks, leaklint run.
 
     python bench/run_overhead.py [--threads 1] [--repeats 3] [--steps 60] [--warmup 10] [--after 60]
 
@@ -195,6 +195,56 @@ def transformers_loop(model_name: str, total: int, watched: dict | None) -> list
     return [float("nan")] + [b - a for a, b in zip(stamps, stamps[1:])][: total - 1]
 
 
+RUN_SCRIPT = """\
+import builtins
+import torch
+from torch import nn
+import run_overhead as bench
+
+torch.manual_seed(0)
+model = bench.MODELS[{model!r}]()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+batches = bench.data(16)
+times = builtins._leaklint_bench_times
+for index in range({total}):
+    x, y = batches[index % len(batches)]
+    start = bench.CLOCK()
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    times.append(bench.CLOCK() - start)
+"""
+
+
+def run_command_loop(model_name: str, total: int, watched: dict | None) -> list[float]:
+    """Per-step seconds of the same loop as a script: run as it is, or under ``leaklint run``
+    (its trace function on every call, the project's lines counted, the meters by phase; the
+    script is stopped at the end of the window, so there is no ``after``)."""
+    import builtins
+    import runpy
+    import tempfile
+
+    from leaklint.runtime.run import run_script
+
+    times: list[float] = []
+    builtins._leaklint_bench_times = times  # type: ignore[attr-defined]
+    bench_dir = str(Path(__file__).resolve().parent)
+    sys.path.append(bench_dir)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            script = Path(folder) / "train.py"
+            script.write_text(RUN_SCRIPT.format(model=model_name, total=total))
+            if watched is None:
+                runpy.run_path(str(script), run_name="__main__")
+            else:
+                run_script(str(script), steps=watched["steps"], warmup=watched["warmup"])
+    finally:
+        sys.path.remove(bench_dir)
+        del builtins._leaklint_bench_times  # type: ignore[attr-defined]
+    return times
+
+
 def quietly(loop: Callable, *args: object) -> list[float] | None:
     """The trainers' banners, tips and metrics dicts, kept out of the table."""
     for name in ("lightning", "lightning.pytorch", "lightning.fabric", "pytorch_lightning", "transformers"):
@@ -287,7 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"torch {torch.__version__}, {options.threads} thread(s), {options.clock} clock, batch {BATCH}, window {options.steps} steps "
           f"({options.warmup} warm-up), best of {options.repeats}; time per step (lower quartile), then +ms added vs the same steps unwatched")
     print(f"{'loop':<30}{'unwatched':>11}" + "".join(f"{name:>19}" for name in split))
-    loops = {"plain + watch_steps": plain_loop, "Lightning + LeakWatch": lightning_loop, "transformers + LeakWatch": transformers_loop}
+    loops = {
+        "plain + watch_steps": plain_loop, "Lightning + LeakWatch": lightning_loop, "transformers + LeakWatch": transformers_loop,
+        "script + leaklint run": run_command_loop,
+    }
     for model_name in options.models.split(","):
         for label, loop in loops.items():
             best_base = float("inf")
@@ -310,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             row += f"{best_base * 1e3:>9.2f}ms"
             for name in split:
+                if best_phase[name] == float("inf"):
+                    row += f"{'-':>19}"  # leaklint run stops the script at the window's end
+                    continue
                 # Against the same steps unwatched (best runs of each): the loop's own drift cancels.
                 row += f"{best_phase[name] * 1e3:>9.2f}ms{(best_phase[name] - best_same[name]) * 1e3:>+8.2f}"
             print(row)
