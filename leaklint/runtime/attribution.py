@@ -54,13 +54,21 @@ def _short(filename: str) -> str:
     return filename if relative.startswith("..") else relative
 
 
-def user_line(skip: tuple[str, ...]) -> str | None:
-    """``file:line`` of the innermost frame outside torch, this package and the standard library."""
+def user_line(skip: tuple[str, ...], shown: dict[str, str | None] | None = None) -> str | None:
+    """``file:line`` of the innermost frame outside torch, this package and the standard library.
+    ``shown`` caches, per code file name, its short name (None for a skipped file): this runs for
+    every operator, through call stacks dozens of frames deep under a trainer."""
+    cache: dict[str, str | None] = {} if shown is None else shown
     frame = sys._getframe(1)
     while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(skip) and not filename.startswith("<"):
-            return f"{_short(filename)}:{frame.f_lineno}"
+        name = frame.f_code.co_filename
+        try:
+            short = cache[name]
+        except KeyError:
+            filename = os.path.abspath(name)
+            short = cache[name] = None if filename.startswith(skip) or name.startswith("<") else _short(filename)
+        if short is not None:
+            return f"{short}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 
@@ -76,15 +84,31 @@ def make_labeler():  # type: ignore[no-untyped-def]
     from torch.utils._pytree import tree_flatten
 
     skip = _skipped_dirs()
+    shown: dict[str, str | None] = {}
+    tensor = torch.Tensor
+
+    def add(found: set[int], value) -> None:  # type: ignore[no-untyped-def]
+        if value.device.type == "cpu" and not value.is_sparse:
+            try:
+                found.add(value.untyped_storage().data_ptr())
+            except (RuntimeError, NotImplementedError):
+                pass
 
     def storages(values) -> set[int]:  # type: ignore[no-untyped-def]
-        found = set()
-        for value in tree_flatten(values)[0]:
-            if isinstance(value, torch.Tensor) and value.device.type == "cpu" and not value.is_sparse:
-                try:
-                    found.add(value.untyped_storage().data_ptr())
-                except (RuntimeError, NotImplementedError):
-                    continue
+        """Data pointers of the CPU tensors in ``values``: tensors and flat lists/tuples of them
+        directly (an operator's usual arguments and results), anything else through pytree."""
+        found: set[int] = set()
+        for value in values:
+            if isinstance(value, tensor):
+                add(found, value)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    if isinstance(item, tensor):
+                        add(found, item)
+                    elif isinstance(item, (list, tuple, dict)):
+                        found |= storages(tree_flatten(item)[0])
+            elif isinstance(value, dict):
+                found |= storages(tree_flatten(value)[0])
         return found
 
     class Labeler(TorchDispatchMode):
@@ -98,9 +122,13 @@ def make_labeler():  # type: ignore[no-untyped-def]
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             result = func(*args, **(kwargs or {}))
-            created = storages(result) - storages((args, kwargs))
+            created = storages((result,))
             if created:
-                where = user_line(skip)
+                created -= storages(args)
+                if kwargs:
+                    created -= storages(kwargs.values())
+            if created:
+                where = user_line(skip, shown)
                 if where is not None:
                     for pointer in created:
                         self._current[pointer] = where
