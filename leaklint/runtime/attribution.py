@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -38,6 +39,15 @@ class Site:
     where: str
     bytes: float
     tensors: float
+
+
+def installed_dirs() -> tuple[str, ...]:
+    """Folders of installed code (the standard library, site-packages), each ending in a
+    separator: never the user's project, even when a virtual environment sits in it. Not the
+    interpreter's prefix itself: a project may live below it (``/usr/local/app``)."""
+    paths = sysconfig.get_paths()
+    dirs = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if paths.get(key)}
+    return tuple(sorted(os.path.abspath(d) + os.sep for d in dirs))
 
 
 def _skipped_dirs() -> tuple[str, ...]:

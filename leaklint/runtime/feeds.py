@@ -28,6 +28,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from leaklint.analysis.names import dotted_name, names_read
 from leaklint.analysis.structure import bound_names
+from leaklint.analysis.walk import calls_in
 
 Location = tuple[str, int]
 #: How many calls deep the slice follows parameters out to callers, and calls into callees.
@@ -173,20 +174,14 @@ def _mutated_receiver(expr: cst.BaseExpression) -> str | None:
 
 
 def _calls_in(node: cst.CSTNode) -> Iterator[_Arguments]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            continue
-        if isinstance(current, cst.Call):
-            name = dotted_name(current.func)
-            if name:
-                positional = [names_read(a.value) for a in current.args if a.keyword is None and not a.star]
-                keywords = {a.keyword.value: names_read(a.value) for a in current.args if a.keyword is not None}
-                star = [a for a in current.args if a.star]
-                starred = set().union(*(names_read(a.value) for a in star)) if star else None
-                yield _Arguments(name, positional, keywords, starred)
-        stack.extend(current.children)
+    for call in calls_in(node):
+        name = dotted_name(call.func)
+        if name:
+            positional = [names_read(a.value) for a in call.args if a.keyword is None and not a.star]
+            keywords = {a.keyword.value: names_read(a.value) for a in call.args if a.keyword is not None}
+            star = [a for a in call.args if a.star]
+            starred = set().union(*(names_read(a.value) for a in star)) if star else None
+            yield _Arguments(name, positional, keywords, starred)
 
 
 def _feeds(read: str, bound: str) -> bool:

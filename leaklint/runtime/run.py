@@ -26,10 +26,10 @@ import importlib.util
 import os
 import runpy
 import sys
-import sysconfig
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from leaklint.runtime.attribution import installed_dirs
 from leaklint.runtime.guard import DEFAULT_HOST_TOLERANCE, DEFAULT_TOLERANCE, GrowthReport
 from leaklint.runtime.steps import DEFAULT_STEPS, DEFAULT_WARMUP, DEFAULT_WORKERS_TOLERANCE, FirstOptimizer, StepMeter, phase_sizes
 from leaklint.runtime.units import parse_size
@@ -197,20 +197,13 @@ def project_root(script: str) -> str:
         folder = parent
 
 
-def _installed_dirs() -> tuple[str, ...]:
-    """Where installed code lives (never the user's project, even when a venv sits inside it)."""
-    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    dirs.update(path for path in sysconfig.get_paths().values() if path)
-    return tuple(sorted(os.path.abspath(d) + os.sep for d in dirs))
-
-
 def _tracer(root: str, lines: dict[str, dict[int, int]], boundaries: _Boundaries, target: StepTarget | None) -> Callable:
     """The ``sys.settrace`` function: line events for project files, a return event for the
     backward and ``--step`` functions, nothing for any other frame (decided once per code object)."""
     import torch.autograd
 
     backward_code = torch.autograd.backward.__code__
-    installed = _installed_dirs()
+    installed = installed_dirs()
     root = os.path.abspath(root) + os.sep
     decisions: dict[Any, Any] = {}
 

@@ -42,9 +42,14 @@ PROVES: dict[Severity, tuple[str, ...]] = {
 }
 
 
+def _judged_readings(series: Sequence[float], warmup: int) -> list[float]:
+    """The readings growth is judged on: from the last warm-up reading on (or from zero)."""
+    return list(series[max(warmup - 1, 0):]) if warmup else [0.0, *series]
+
+
 def growth_per_iteration(live: Sequence[float], warmup: int) -> float:
     """Median change of ``live`` (bytes at the end of each iteration) after ``warmup`` iterations."""
-    measured = list(live[max(warmup - 1, 0):]) if warmup else [0.0, *live]
+    measured = _judged_readings(live, warmup)
     deltas = [b - a for a, b in zip(measured, measured[1:])]
     return statistics.median(deltas) if deltas else 0.0
 
@@ -57,7 +62,7 @@ def steady_growth(series: Sequence[float], warmup: int) -> float:
     median of swings is half a swing, while the median slope is the drift under them. A one-off
     jump (a lazily built buffer) moves few of the slopes, and a leak every other step reads as
     half its size rather than as nothing."""
-    measured = list(series[max(warmup - 1, 0):]) if warmup else [0.0, *series]
+    measured = _judged_readings(series, warmup)
     slopes = [(measured[j] - measured[i]) / (j - i) for i in range(len(measured)) for j in range(i + 1, len(measured))]
     return statistics.median(slopes) if slopes else 0.0
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import os
 import sys
-import sysconfig
 import warnings
 from typing import Any
 
+from leaklint.runtime.attribution import installed_dirs
 from leaklint.runtime.guard import DEFAULT_HOST_TOLERANCE, DEFAULT_TOLERANCE, GrowthReport
 from leaklint.runtime.steps import DEFAULT_STEPS, DEFAULT_WARMUP, StepMeter, on_optimizer_steps
 from leaklint.runtime.units import parse_size
@@ -154,10 +154,7 @@ class StepWatch:
 
 def _library_dirs() -> tuple[str, ...]:
     """Folders of installed code and of leaklint itself (an editable install lives elsewhere)."""
-    found = sysconfig.get_paths()
-    paths = {os.path.abspath(found[key]) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib") if found.get(key)}
-    paths.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
-    return tuple(sorted(paths))
+    return (*installed_dirs(), os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
 
 
 def warn_at_user_frame(message: str, category: type[Warning]) -> None:

@@ -158,6 +158,9 @@ def test_an_evaluation_script_needs_step_and_then_its_collection_is_confirmed(tm
     assert statuses[(keep, "LL102")] == "confirmed"
     forward = EVALUATION.splitlines().index("    scores = model(inputs)") + 1
     assert "evaluate.py:%d" % forward in next(f["evidence"] for f in document["findings"] if f["line"] == keep)
+    # The forward without no_grad is a peak rule's finding; its outputs are measured to pile up.
+    peak = next(f for f in document["findings"] if (f["line"], f["code"]) == (forward, "LL201"))
+    assert peak["status"] == "confirmed" and "more than the peak" in peak["evidence"]
 
 
 def test_the_step_function_may_be_named_by_the_script_module_name_and_fixed_stays_flat(tmp_path):
@@ -308,3 +311,11 @@ def test_a_step_function_of_unequal_work_per_call_is_not_growth(tmp_path):
     script = write(tmp_path, "generate.py", generate)
     result = invoke("--step", "__main__:generate", script)
     assert result.exit_code == 0, result.output
+
+
+def test_device_cuda_without_a_cuda_device_is_a_usage_error(tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    script = write(tmp_path, "train.py", TRAINING)
+    result = invoke("--device", "cuda", script)
+    assert result.exit_code == 2 and "no CUDA device" in result.output
