@@ -281,14 +281,15 @@ def _lint(
     known, rules = selected_rules(settings)
     found = discover(paths, settings, force_exclude=force_exclude)  # type: ignore[arg-type]
     warn_if_nothing_found(paths, found)
-    settings = with_project_facts(settings, found.files)  # type: ignore[arg-type]
+    jobs = jobs or default_jobs()
+    settings = with_project_facts(settings, found.files, jobs=jobs)  # type: ignore[arg-type]
     baseline_file = _baseline_path(settings)
     keep_text = show_source or output_format in ("full", "sarif", "gitlab") or baseline_file is not None or write_baseline_file is not None
     result, texts = lint_paths(
         found.files,
         rules,
         settings,  # type: ignore[arg-type]
-        jobs=jobs or default_jobs(),
+        jobs=jobs,
         keep_text=keep_text,
         keep_notebook_text=output_format == "github",  # annotations point into the .ipynb file's JSON
         stdin_filename=stdin_filename,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from leaklint.findings import Applicability, Confidence
 
 if TYPE_CHECKING:
+    from leaklint.analysis.project_classes import ProjectClass
     from leaklint.rule import Rule
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
@@ -330,6 +331,9 @@ class Settings:
     #: Not configuration but what the run's files say (leaklint/project.py): the qualified names
     #: of decorators defined in them that turn gradients off. Part of the result-cache key.
     no_grad_decorators: tuple[str, ...] = ()
+    #: Likewise: the classes defined in them whose methods keep their arguments (meters, buffers),
+    #: summarized (leaklint/analysis/project_classes.py). Part of the result-cache key.
+    project_classes: tuple[ProjectClass, ...] = ()
 
     def enabled_codes(self, rules: Mapping[str, type[Rule]]) -> frozenset[str]:
         """Codes of ``rules`` (code -> class) this configuration turns on.

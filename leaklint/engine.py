@@ -207,7 +207,7 @@ def _internal_error(path: str, error: BaseException, rule: str | None) -> FileEr
 
 
 def _apply_rules(
-    text: str, path: str, rules: Sequence[type[Rule]], project_no_grad: frozenset[str] = frozenset()
+    text: str, path: str, rules: Sequence[type[Rule]], settings: Settings
 ) -> tuple[list[tuple[type[Rule], Violation]], list[FileError], cst.Module | None]:
     """The rules' violations in ``text``, found on libcst's tree (the one tree of a run)."""
     import libcst as cst
@@ -225,7 +225,7 @@ def _apply_rules(
         ) from None
     with children_cached():
         try:
-            facts = ModuleFacts(module, project_no_grad=project_no_grad)
+            facts = ModuleFacts(module, project_no_grad=frozenset(settings.no_grad_decorators), project_classes=settings.project_classes)
         except RecursionError:
             raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None
         except Exception as error:  # a bug in leaklint, not in the user's file
@@ -391,8 +391,7 @@ def _lint_text(text: str, path: str, rules: Sequence[type[Rule]], settings: Sett
             return outcome
         findings: list[Finding] = []
         if analysed:
-            project_no_grad = frozenset(settings.no_grad_decorators)
-            violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, analysed, project_no_grad))
+            violations, outcome.errors, module = run_deep(lambda: _apply_rules(text, path, analysed, settings))
             violations = _reportable(violations, path, settings, every_confidence=unused_rule is not None)
             if violations:
                 assert module is not None

@@ -1,4 +1,5 @@
-"""What the files of one run tell about each other: the decorators that turn gradients off.
+"""What the files of one run tell about each other: decorators that turn gradients off, and
+helper classes that keep what their methods are given.
 
 A decorator defined in one module of a project and used in another (yolov5's
 ``@smart_inference_mode()``, defined in ``utils/torch_utils.py`` and put on ``run()`` in
@@ -12,8 +13,16 @@ such a decorator: they refer to a grad-disabling context (``torch.no_grad``,
 of its file's path (``utils.torch_utils.smart_inference_mode``, ``torch_utils.smart_...``), which
 is how ``from utils.torch_utils import smart_inference_mode`` (or a relative import) names it.
 
-The names travel with the run's settings (:attr:`Settings.no_grad_decorators`), so they reach the
-worker processes and are part of every result-cache key.
+Likewise a meter, buffer or pool defined in ``utils/meters.py`` and fed a loss every step in
+``train.py``: the run finds the top-level classes that another of its files imports by name and
+that have no base from another package, analyses the modules that define them, and keeps a summary
+of each class whose methods keep a parameter on ``self``
+(:mod:`leaklint.analysis.project_classes`). A qualified name that two files of the run define is
+left out: which class an import means is then a guess.
+
+Both travel with the run's settings (:attr:`Settings.no_grad_decorators`,
+:attr:`Settings.project_classes`), so they reach the worker processes and are part of every
+result-cache key.
 """
 
 from __future__ import annotations
@@ -24,11 +33,12 @@ import re
 from collections.abc import Iterable
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from leaklint.analysis.torch_api import NO_GRAD_CONTEXTS
 
 if TYPE_CHECKING:
+    from leaklint.analysis.project_classes import ProjectClass
     from leaklint.config import Settings
 
 #: Words one of which a file that defines such a decorator contains (a cheap first look).
@@ -38,37 +48,64 @@ _DECORATOR = re.compile(rb"^[ \t]*@([A-Za-z_][\w.]*)", re.MULTILINE)
 #: ``def name(`` at the start of a line (top-level functions are all the scan looks at).
 _DEFINITION = re.compile(rb"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 _TOP_LEVEL_IMPORT = re.compile(rb"^(?:import|from)[ \t][^\n]*", re.MULTILINE)
+#: ``from x import a, b as c`` anywhere, or ``from x import (a,\n b)``: the names it takes.
+_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(\([^)]*\)|[^\n]*)", re.MULTILINE)
+#: The largest class summarized: meters, buffers, pools and loggers are a few dozen lines; a
+#: trainer or a framework's central class is thousands, costs a second to analyse, and is not
+#: what a training script hands a loss to keep.
+MAX_HELPER_BYTES = 16_000
+#: What a class body that keeps a growing record of its arguments contains: an augmented
+#: assignment, or a call that adds to a container (see ``KEPT_KINDS``).
+_GROWS = re.compile(rb"[-+*/]=|\.(?:append|appendleft|extend|insert|add|put)\(")
+#: A top-level class with its indented body (to the next line that starts at column 0).
+_CLASS_BLOCK = re.compile(rb"^class[ \t]+([A-Za-z_]\w*).*?(?=^[^ \t\n#]|\Z)", re.MULTILINE | re.DOTALL)
+#: A top-level class, with its bases if it has any.
+_CLASS = re.compile(rb"^class[ \t]+([A-Za-z_]\w*)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.MULTILINE)
 #: A top-level function with its decorators' line-start and its indented body.
 _FUNCTION_BLOCK = re.compile(rb"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*).*?(?=^[^ \t\n#]|\Z)", re.MULTILINE | re.DOTALL)
 #: Dotted suffixes of a file's path kept as its module names (``a.b.c.d`` for deep packages).
 _MAX_MODULE_DEPTH = 4
 
 
-def with_project_facts(settings: Settings, files: Sequence[str]) -> Settings:
-    """``settings`` with what the run's ``files`` say about each other."""
-    return replace(settings, no_grad_decorators=no_grad_decorators(files))
+def with_project_facts(settings: Settings, files: Sequence[str], *, jobs: int = 1) -> Settings:
+    """``settings`` with what the run's ``files`` say about each other (``jobs`` processes
+    analyse the modules that define helper classes)."""
+    sources = _read_sources(files)
+    decorators = no_grad_decorators(files, sources)
+    classes = keeping_project_classes(sources, frozenset(decorators), jobs=jobs)
+    return replace(settings, no_grad_decorators=decorators, project_classes=classes)
 
 
-def no_grad_decorators(paths: Iterable[str]) -> tuple[str, ...]:
-    """The qualified names (sorted) of the grad-disabling decorators the files at ``paths`` define
-    and use. Reading is cheap: every file is scanned as bytes for the names used as decorators,
-    and only a file that defines one of them and mentions a grad-disabling context is parsed.
-    Unreadable and unparsable files are skipped (they are reported when linted)."""
+def _read_sources(paths: Iterable[str]) -> dict[str, bytes]:
+    """The Python files among ``paths`` by path, as bytes (unreadable ones left out: they are
+    reported when linted)."""
     sources: dict[str, bytes] = {}
-    used: set[bytes] = set()
     for path in paths:
         if not path.endswith((".py", ".pyi")):
             continue
         try:
             with open(path, "rb") as handle:
-                data = handle.read()
+                sources[path] = handle.read()
         except OSError:
             continue
+    return sources
+
+
+def no_grad_decorators(paths: Iterable[str], sources: dict[str, bytes] | None = None) -> tuple[str, ...]:
+    """The qualified names (sorted) of the grad-disabling decorators the files at ``paths`` define
+    and use. Reading is cheap: every file is scanned as bytes for the names used as decorators,
+    and only a file that defines one of them and mentions a grad-disabling context is parsed.
+    Unparsable files are skipped (they are reported when linted). ``sources``: the files' bytes,
+    when already read."""
+    if sources is None:
+        sources = _read_sources(paths)
+    used: set[bytes] = set()
+    for data in sources.values():
         used.update(match.rsplit(b".", 1)[-1] for match in _DECORATOR.findall(data))
-        if any(word in data for word in _GRAD_WORDS):
-            sources[path] = data
     found: set[str] = set()
     for path, data in sources.items():
+        if not any(word in data for word in _GRAD_WORDS):
+            continue
         defined = {name for name in _DEFINITION.findall(data) if name in used}
         if not defined:
             continue
@@ -78,6 +115,128 @@ def no_grad_decorators(paths: Iterable[str]) -> tuple[str, ...]:
         functions = defined_no_grad_decorators(tree, {name.decode() for name in defined})
         found.update(f"{module}.{name}" for module in module_names(path) for name in functions)
     return tuple(sorted(found))
+
+
+def keeping_project_classes(sources: dict[str, bytes], no_grad: frozenset[str] = frozenset(), *, jobs: int = 1) -> tuple[ProjectClass, ...]:
+    """Summaries of the run's top-level classes that another file imports by name and whose
+    methods keep their arguments (see the module docstring). Only the modules that define a
+    candidate are parsed and analysed."""
+    imported: dict[bytes, set[str]] = {}
+    defined: dict[str, set[str]] = {}  # class name -> files defining a top-level class of that name
+    candidates: dict[str, set[str]] = {}  # file -> its candidate classes
+    for path, data in sources.items():
+        for names in _FROM_IMPORT.findall(data):
+            for name in _imported_names(names):
+                imported.setdefault(name, set()).add(path)
+        for match in _CLASS.finditer(data):
+            defined.setdefault(match.group(1).decode(), set()).add(path)
+    for path, data in sources.items():
+        headers = {match.group(1): match.group(2) for match in _CLASS.finditer(data)}
+        blocks = {match.group(1): match.group(0) for match in _CLASS_BLOCK.finditer(data)} if headers else {}
+        for name in headers:
+            if not imported.get(name, set()) - {path} or not _whole_class_in_file(name, headers):
+                continue
+            chain = [blocks.get(ancestor, b"") for ancestor in _ancestry(name, headers)]
+            if sum(map(len, chain)) <= MAX_HELPER_BYTES and any(_GROWS.search(block) for block in chain):
+                candidates.setdefault(path, set()).add(name.decode())
+
+    from leaklint.engine import map_in_workers
+
+    work = [(path, sources[path], frozenset(names), no_grad) for path, names in sorted(candidates.items())]
+    found: list[ProjectClass] = []
+    for path, summaries in zip(sorted(candidates), map_in_workers(_summarize_job, work, jobs)):
+        for summary in summaries:
+            unique = tuple(q for q in summary.qualified_names if not _defined_elsewhere(q, path, defined))
+            if unique:
+                found.append(replace(summary, qualified_names=unique))
+    return tuple(found)
+
+
+def _imported_names(clause: bytes) -> Iterator[bytes]:
+    """``a, b as c`` / ``(a,\n b)`` -> ``a``, ``b``: the names a ``from`` import takes."""
+    for part in clause.strip(b"()").replace(b"\\", b" ").split(b","):
+        words = part.split(b"#", 1)[0].split()
+        if words and words[0] != b"*":
+            yield words[0]
+
+
+def _bases(header: bytes | None) -> list[bytes]:
+    return [base.strip() for base in (header or b"").split(b",") if base.strip()]
+
+
+def _ancestry(name: bytes, headers: dict[bytes, bytes | None]) -> list[bytes]:
+    """The class and its bases defined in the same file, transitively."""
+    found = [name]
+    for current in found:
+        found.extend(base for base in _bases(headers.get(current)) if base in headers and base not in found)
+    return found
+
+
+def _whole_class_in_file(name: bytes, headers: dict[bytes, bytes | None]) -> bool:
+    """The class and its bases have no base but ``object`` and classes of the same file: the
+    file shows every method it has."""
+    return all(base == b"object" or base in headers for ancestor in _ancestry(name, headers) for base in _bases(headers.get(ancestor)))
+
+
+def _defined_elsewhere(qualified: str, path: str, defined: dict[str, set[str]]) -> bool:
+    module, _, name = qualified.rpartition(".")
+    return any(module in module_names(other) for other in defined.get(name, ()) if other != path)
+
+
+def _summarize_job(job: tuple[str, bytes, frozenset[str], frozenset[str]]) -> list[ProjectClass]:
+    return _summarize(*job)
+
+
+def _summarize(path: str, data: bytes, names: frozenset[str], no_grad: frozenset[str]) -> list[ProjectClass]:
+    """Analyse one module and summarize its classes ``names``; nothing when it cannot be read or
+    analysed (the file's own lint reports why)."""
+    import libcst as cst
+
+    from leaklint.analysis.facts import ModuleFacts
+    from leaklint.analysis.project_classes import keeping_classes
+    from leaklint.analysis.walk import children_cached
+    from leaklint.engine import run_deep
+
+    def parse() -> cst.Module:
+        try:
+            return cst.parse_module(_classes_and_helpers(data, names).decode("utf-8"))
+        except cst.ParserSyntaxError:  # the cut went wrong (a multi-line import): the whole file
+            return cst.parse_module(data.decode("utf-8"))
+
+    def summarize() -> list[ProjectClass]:
+        module = parse()
+        with children_cached():
+            facts = ModuleFacts(module, project_no_grad=no_grad)
+            try:
+                return keeping_classes(facts, module_names(path), names)
+            finally:
+                facts.release()
+
+    try:
+        return run_deep(summarize)
+    except Exception:  # a syntax error, an encoding problem, a file too deep: linting reports it
+        return []
+
+
+def _classes_and_helpers(data: bytes, names: frozenset[str]) -> bytes:
+    """The module's top-level imports, the classes ``names`` with their bases of the same file,
+    and the top-level functions the classes mention, cut out of its text: what the classes' methods
+    can run, without the rest of a large module."""
+    blocks = {match.group(1): match.group(0) for match in _CLASS_BLOCK.finditer(data)}
+    wanted = [name.encode() for name in names]
+    kept: list[bytes] = []
+    while wanted:
+        name = wanted.pop()
+        if name in kept or name not in blocks:
+            continue
+        kept.append(name)
+        header = _CLASS.match(blocks[name])
+        bases = header.group(2) if header is not None else None
+        wanted.extend(base.strip() for base in (bases or b"").split(b",") if base.strip() in blocks)
+    classes = [blocks[name] for name in blocks if name in kept]  # in file order: bases come first
+    text = b"\n".join(classes)
+    functions = [match.group(0) for match in _FUNCTION_BLOCK.finditer(data) if re.search(rb"\b" + match.group(1) + rb"\b", text)]
+    return b"\n".join([*_TOP_LEVEL_IMPORT.findall(data), *functions, *classes]) + b"\n"
 
 
 def _imports_and_functions(data: bytes, names: set[bytes]) -> bytes:

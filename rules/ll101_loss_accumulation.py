@@ -116,7 +116,9 @@ LL102's. A reset of the accumulator on every iteration of an enclosing loop (`to
 each epoch) bounds it, and the loop that resets it does not count. If the accumulated value comes from a function leaklint
 cannot see and no `.backward()` is called on it, the finding has low confidence and is hidden unless
 `--min-confidence low` is set. A meter method that turns tensors into numbers first
-(`val.item() if torch.is_tensor(val) else val`) is followed and stays quiet. A value summed afresh
+(`val.item() if torch.is_tensor(val) else val`) is followed and stays quiet, in the same file or
+in another module of the linted project (README, "How leaklint decides"); linted alone, a script
+cannot know what an imported meter keeps, and says nothing about it. A value summed afresh
 in the same iteration (`loss = f(x)` then `loss = loss + g(x)` in one branch) is not an
 accumulation across iterations, even when another branch binds it too. Measured on bench/realcode:
 no finding at the default confidence (the five earlier false positives, integer counters and

@@ -15,7 +15,7 @@ from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.stores import Store, overwrites
 from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
-from leaklint.analysis.values import strongest_graph
+from leaklint.analysis.values import Role, strongest_graph
 from leaklint.findings import Confidence, Severity
 from leaklint.fixes.spec import MAPPING, container_usage, detach_each_fix, detach_fix
 from leaklint.rule import Measured, Rule, Violation
@@ -99,7 +99,11 @@ still reported — a dict of graph tensors keeps every graph — but its fix is 
 may not all be tensors. Adding `.cpu()` to free device memory is left to you.
 
 ## Known false positives
-Stores that run only when a caller opts in (`if use_cache:` where the parameter defaults to `False`
+An object of a class the file or another module of the linted project defines (a history, a
+buffer) is judged by what its method does: `history.add(loss)` is reported when `add` appends its
+argument, and not because a set's `add` would keep it. Linted alone, a script that imports the class
+cannot see its methods; `.add`, `.append`, `.extend`, `.insert` and `.put` on such an object are then
+read as a container's. Stores that run only when a caller opts in (`if use_cache:` where the parameter defaults to `False`
 or `None`, as a KV cache filled during generation, or `if self.scalings_logging:` where the class's
 `__init__` sets the attribute to `False` or `None` until a method turns it on) are low confidence: whether they keep graphs
 depends on whether those callers record gradients, which leaklint does not follow. A list kept on
@@ -688,6 +692,8 @@ def _stores(fact: StatementFact, facts: ModuleFacts) -> Iterator[tuple[str, list
     if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
         call = node.value
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in _STORING_METHODS:
+            if _instance_of_known_class(facts, call.func.value):
+                return  # its method says what it keeps (_through_methods), not the method's name
             position = _STORING_METHODS[call.func.attr.value]
             positional = [a.value for a in call.args if a.keyword is None and not a.star]
             container = container_name(call.func.value)
@@ -714,6 +720,13 @@ def _stores(fact: StatementFact, facts: ModuleFacts) -> Iterator[tuple[str, list
             container = container_name(node.target)
             if container:
                 yield container, _elements(node.value)
+
+
+def _instance_of_known_class(facts: ModuleFacts, receiver: cst.BaseExpression) -> bool:
+    """An object built from a class of this file or of another module of the project: a
+    ``history.add(loss)`` there runs that class's ``add``, whatever a set's ``add`` would do."""
+    value = facts.value(receiver)
+    return value.role is Role.INSTANCE and value.cls is not None
 
 
 def _constant_key(target: cst.Subscript) -> bool:

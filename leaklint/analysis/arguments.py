@@ -85,11 +85,25 @@ def arguments_by_parameter(function: cst.FunctionDef, node: cst.Call, args: list
 def arguments_with_nodes(function: cst.FunctionDef, node: cst.Call, args: list[Value], *, bound: bool) -> list[tuple[tuple[str, Value], cst.Arg]]:
     """((parameter, value), argument) for each argument of ``node`` that a parameter of
     ``function`` receives."""
+    positional, keywords = parameter_names(function, bound=bound)
+    return bind_arguments(positional, frozenset(keywords), node, args)
+
+
+def parameter_names(function: cst.FunctionDef, *, bound: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The parameters a call fills by position (``self`` left out of a bound call) and those it
+    may name."""
     parameters = function.params
-    positional = [p.name.value for p in (*parameters.posonly_params, *parameters.params)]
-    keywords = {p.name.value for p in (*parameters.params, *parameters.kwonly_params)}
+    positional = tuple(p.name.value for p in (*parameters.posonly_params, *parameters.params))
+    keywords = tuple(p.name.value for p in (*parameters.params, *parameters.kwonly_params))
     if bound and not _is_staticmethod(function):
         positional = positional[1:]
+    return positional, keywords
+
+
+def bind_arguments(positional: tuple[str, ...], keywords: frozenset[str], node: cst.Call, args: list[Value]) -> list[tuple[tuple[str, Value], cst.Arg]]:
+    """((parameter, value), argument) for each argument of ``node`` that one of the parameters
+    receives (``args``: the arguments' values, in order); ``*args`` leaves the later positional
+    ones unknown."""
     found: list[tuple[tuple[str, Value], cst.Arg]] = []
     index = 0
     for arg, value in zip(node.args, args):

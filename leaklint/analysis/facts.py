@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections import ChainMap
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, TypeVar
 
 import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.index import ModuleIndex
 from leaklint.analysis.names import ImportMap, dotted_names_in
+from leaklint.analysis.project_classes import KeepingMethod
 from leaklint.analysis.provenance import (
     FunctionSummary,
     MethodStore,
@@ -34,6 +35,7 @@ from leaklint.findings import Confidence
 
 if TYPE_CHECKING:  # positions imports libcst.metadata: loaded only when a message needs a line
     from leaklint.analysis.positions import Lines
+    from leaklint.analysis.project_classes import ProjectClass
 
 
 MAX_ROUNDS = 3
@@ -130,10 +132,19 @@ class Lifetime:
 class ModuleFacts:
     """Program facts about one module: values, statement contexts, loops, model calls."""
 
-    def __init__(self, module: cst.Module, *, project_no_grad: frozenset[str] = frozenset()) -> None:
-        """``project_no_grad``: decorators of the project that turn gradients off (leaklint/project.py)."""
+    def __init__(
+        self,
+        module: cst.Module,
+        *,
+        project_no_grad: frozenset[str] = frozenset(),
+        project_classes: Iterable[ProjectClass] = (),
+    ) -> None:
+        """What the other files of the run tell (leaklint/project.py): ``project_no_grad``, the
+        decorators of the project that turn gradients off; ``project_classes``, its classes
+        whose methods keep their arguments."""
         self.module = module
         self.imports, self.structure = scan_imports_and_structure(module, project_no_grad)
+        self.structure.project_classes = {name: cls for cls in project_classes for name in cls.qualified_names}
         self._recording = _analyse(module, self.imports, self.structure)
         self._derived: dict[Callable[[ModuleFacts], object], object] = {}
 
@@ -197,7 +208,7 @@ class ModuleFacts:
             fact = store.statement
             if fact is None or fact.grad is GradMode.DISABLED:
                 continue
-            if self.handles_tensors(store.method):
+            if store.method.handles_tensors if isinstance(store.method, KeepingMethod) else self.handles_tensors(store.method):
                 continue  # the method's own store is reported (kept_at_callers)
             for argument in store.stored:
                 value = self.value(argument.expr)

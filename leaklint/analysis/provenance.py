@@ -17,10 +17,11 @@ from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
 from leaklint.analysis import device, torch_api
-from leaklint.analysis.arguments import VARIES, arguments_by_parameter, arguments_with_nodes, join_arguments, join_literals, literal_arguments
+from leaklint.analysis.arguments import VARIES, arguments_by_parameter, arguments_with_nodes, bind_arguments, join_arguments, join_literals, literal_arguments
 from leaklint.analysis.containers import bounded_attributes, container_name, literal_key
 from leaklint.analysis.environment import Env
 from leaklint.analysis.names import ImportMap, dotted_name
+from leaklint.analysis.project_classes import KeepingMethod, ProjectClass
 from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.walk import Walker
 from leaklint.analysis.structure import (
@@ -95,7 +96,8 @@ class MethodStore:
     node: cst.Call
     statement: StatementFact | None
     receiver: str
-    method: FunctionInfo
+    #: The method: of this file, or of another module of the project (known by its summary).
+    method: FunctionInfo | KeepingMethod
     stored: tuple[StoredArgument, ...]
 
 
@@ -541,18 +543,34 @@ class FunctionInterpreter:
         param_stores = self.inputs.callee_param_stores(info)
         if not param_stores or receiver is None:
             return
-        passed = {
-            name: (arg, value)
-            for (name, value), arg in arguments_with_nodes(method, node, args, bound=True)
-        }
+        passed = arguments_with_nodes(method, node, args, bound=True)
+        self._record_method_store(node, receiver, info, passed, lambda name: param_stores.get(name, ()))
+
+    def _note_project_method_store(self, node: cst.Call, receiver: str | None, method: KeepingMethod, args: list[Value]) -> None:
+        """The same, for a method of a class defined in another module of the project, known by
+        its summary (leaklint/analysis/project_classes.py)."""
+        if receiver is None:
+            return
+        passed = bind_arguments(method.positional, frozenset(method.keywords), node, args)
+        self._record_method_store(node, receiver, method, passed, method.stored)
+
+    def _record_method_store(
+        self,
+        node: cst.Call,
+        receiver: str,
+        method: FunctionInfo | KeepingMethod,
+        passed: list[tuple[tuple[str, Value], cst.Arg]],
+        stores_of: Callable[[str], Iterable[tuple[str, str]]],
+    ) -> None:
+        by_parameter = {name: (arg, value) for (name, value), arg in passed}
         stored = []
-        for name, (arg, value) in passed.items():
-            for kind, attribute in param_stores.get(name, ()):
+        for name, (arg, value) in by_parameter.items():
+            for kind, attribute in stores_of(name):
                 stored.append(StoredArgument(arg.value, kind, attribute))
                 if receiver.startswith("self.") or receiver == "self":
                     self._note_param_store([value], kind, receiver if receiver != "self" else attribute)
         if stored:
-            self.rec.method_stores[node] = MethodStore(node, self._statement, receiver, info, tuple(stored))
+            self.rec.method_stores[node] = MethodStore(node, self._statement, receiver, method, tuple(stored))
 
     def _bind(self, target: cst.BaseExpression, value: Value, frame: Frame) -> None:
         kind = type(target)
@@ -1200,6 +1218,10 @@ class FunctionInterpreter:
             call_method = callee.cls.find_method("__call__")
             if call_method is not None:
                 return self._local_call(call_method, args, frame, node, bound=True)  # cam(images): its __call__ runs
+        if callee.role is Role.INSTANCE and isinstance(callee.cls, ProjectClass):
+            kept = callee.cls.method("__call__")
+            if kept is not None:
+                self._note_project_method_store(node, callee_name, kept, args)
         if callee.role is Role.MODEL:
             return self._model_call(node, callee, callee_name, args, frame, origin)
         if callee.role is Role.FROZEN_MODEL:
@@ -1311,6 +1333,9 @@ class FunctionInterpreter:
         if qualified.startswith("torch.") and name in torch_api.VALUES_INDICES_METHODS and _has_dim_argument(node):
             values = self._under_grad_mode(combine(args[:1], origin=origin), frame)
             return replace(values, items=(values, replace(DETACHED, deps=deps, fresh=True)), fresh=False)
+        project_class = self.structure.project_classes.get(qualified)
+        if project_class is not None:
+            return instance(project_class)  # a meter or buffer of another module of the project
         if qualified.startswith(("torch.", "numpy.")) or qualified.startswith("math."):
             if qualified.startswith(("numpy.", "math.")):
                 return replace(NOT_TENSOR, deps=deps)
@@ -1425,6 +1450,11 @@ class FunctionInterpreter:
             if called is not None:
                 self._note_method_store(node, container, called, args)
                 return self._local_call(called, args, frame, node, bound=True)
+        if receiver.role is Role.INSTANCE and isinstance(receiver.cls, ProjectClass):
+            kept = receiver.cls.method(method)
+            if kept is not None:
+                self._note_project_method_store(node, container, kept, args)
+            return replace(UNKNOWN, deps=deps)
         if receiver.fields is not None and receiver.role is None:
             known = self._dict_method(node, method, receiver, receiver_name, args, deps, frame)
             if known is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import libcst as cst
 
@@ -18,6 +18,9 @@ from leaklint.analysis import torch_api
 from leaklint.analysis.names import ImportMap, dotted_name, dotted_names_in
 from leaklint.analysis.torch_api import STEP_METHODS, is_eval_function_name
 from leaklint.analysis.walk import Walker, children, not_into_scopes, walk
+
+if TYPE_CHECKING:
+    from leaklint.analysis.project_classes import ProjectClass
 
 
 class GradMode(enum.Enum):
@@ -170,6 +173,9 @@ class ModuleStructure:
     module_evidence: set[str] = field(default_factory=set)
     #: Method names called on something other than ``self`` (callers outside the class).
     external_method_calls: set[str] = field(default_factory=set)
+    #: Classes of other modules of the project that keep what their methods are given, by every
+    #: qualified name an import may give them (leaklint/analysis/project_classes.py).
+    project_classes: Mapping[str, ProjectClass] = field(default_factory=dict)
     top: FunctionInfo = field(default_factory=lambda: FunctionInfo(None, "<module>"))
 
 

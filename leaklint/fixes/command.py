@@ -57,7 +57,7 @@ def run_fix(request: FixRequest) -> int:
     known, rules = selected_rules(request.settings)
     found = discover(request.paths, request.settings, force_exclude=request.force_exclude)
     warn_if_nothing_found(request.paths, found)
-    request = replace(request, settings=with_project_facts(request.settings, found.files))
+    request = replace(request, settings=with_project_facts(request.settings, found.files, jobs=request.jobs or default_jobs()))
     outcomes = fix_paths(
         found.files,
         rules,
@@ -170,7 +170,7 @@ def run_add_noqa(paths: Sequence[str], settings: Settings, *, jobs: int | None, 
     known, rules = selected_rules(settings)
     found = discover(paths, settings, force_exclude=force_exclude)
     warn_if_nothing_found(paths, found)
-    settings = with_project_facts(settings, found.files)
+    settings = with_project_facts(settings, found.files, jobs=jobs or default_jobs())
     result, _ = lint_paths(found.files, rules, settings, jobs=jobs or default_jobs(), pre_errors=found.errors)
     errors = list(result.errors)
     by_file: dict[str, list[Finding]] = {}
