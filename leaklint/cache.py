@@ -153,6 +153,50 @@ class ResultCache:
         return True
 
 
+@dataclass(frozen=True)
+class SummaryCache:
+    """What the project pass (leaklint/project.py) learned about one module, kept beside the
+    results: a module's summary depends on its bytes, its path, what it is asked about and
+    leaklint's own code, not on the rules or settings of a run. Entries are JSON values under
+    ``<cache dir>/v2/summaries/``, checksummed and written like results; a value that does not
+    read back is a miss."""
+
+    directory: Path
+    #: Hash of the format, version and leaklint's code.
+    fingerprint: str
+
+    def key(self, *parts: str | bytes) -> str:
+        digest = hashlib.blake2b(self.fingerprint.encode(), digest_size=20)
+        for part in parts:
+            data = part if isinstance(part, bytes) else part.encode("utf-8", "surrogateescape")
+            digest.update(len(data).to_bytes(8, "little") + data)
+        return digest.hexdigest()
+
+    def _entry(self, key: str) -> Path:
+        return self.directory / f"v{CACHE_FORMAT}" / "summaries" / key[:2] / f"{key}.json"
+
+    def load(self, key: str) -> Any | None:
+        try:
+            with open(self._entry(key), "rb") as handle:
+                data = json.loads(handle.read())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("key") != key or data.get("checksum") != _checksum(data):
+            return None
+        return data.get("value")
+
+    def store(self, key: str, value: Any) -> bool:
+        payload: dict[str, Any] = {"key": key, "value": value}
+        payload["checksum"] = _checksum(payload)
+        target = self._entry(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(target, json.dumps(payload, separators=(",", ":")).encode("utf-8"))
+        except OSError:
+            return False
+        return True
+
+
 def atomic_write(target: Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``target`` and move it into place: readers see the
     old entry, or none, or the new one, never a part."""
@@ -201,6 +245,20 @@ def open_cache(settings: Settings, rules: Sequence[type[Rule]], *, warn: bool = 
             print(f"leaklint: warning: cache disabled: cannot write {directory}: {reason}", file=sys.stderr)
         return None
     return ResultCache(directory, run_fingerprint(settings, rules))
+
+
+def open_summary_cache(settings: Settings) -> SummaryCache | None:
+    """The summary cache of a run, or None when caching is off or the directory is unusable
+    (:func:`open_cache` warns about that once)."""
+    if not getattr(settings, "cache", True) or cache_disabled_by_env():
+        return None
+    directory = default_cache_dir(settings)
+    try:
+        _prepare(directory)
+    except OSError:
+        return None
+    parts = f"format={CACHE_FORMAT}\nversion={__version__}\npython={sys.version_info[:2]}\ncode={_code_fingerprint(())}"
+    return SummaryCache(directory, hashlib.blake2b(parts.encode("utf-8"), digest_size=20).hexdigest())
 
 
 def _prepare(directory: Path) -> None:

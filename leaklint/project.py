@@ -39,6 +39,7 @@ from leaklint.analysis.torch_api import NO_GRAD_CONTEXTS
 
 if TYPE_CHECKING:
     from leaklint.analysis.project_classes import ProjectClass
+    from leaklint.cache import SummaryCache
     from leaklint.config import Settings
 
 #: Words one of which a file that defines such a decorator contains (a cheap first look).
@@ -57,8 +58,8 @@ MAX_HELPER_BYTES = 16_000
 #: What a class body that keeps a growing record of its arguments contains: an augmented
 #: assignment, or a call that adds to a container (see ``KEPT_KINDS``).
 _GROWS = re.compile(rb"[-+*/]=|\.(?:append|appendleft|extend|insert|add|put)\(")
-#: A top-level class with its indented body (to the next line that starts at column 0).
-_CLASS_BLOCK = re.compile(rb"^class[ \t]+([A-Za-z_]\w*).*?(?=^[^ \t\n#]|\Z)", re.MULTILINE | re.DOTALL)
+#: Where a top-level statement ends: a line that starts at column 0 (not blank, not a comment).
+_NEXT_TOP_LEVEL_LINE = re.compile(rb"\n(?=[^ \t\n#])")
 #: A top-level class, with its bases if it has any.
 _CLASS = re.compile(rb"^class[ \t]+([A-Za-z_]\w*)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.MULTILINE)
 #: A top-level function with its decorators' line-start and its indented body.
@@ -70,9 +71,11 @@ _MAX_MODULE_DEPTH = 4
 def with_project_facts(settings: Settings, files: Sequence[str], *, jobs: int = 1) -> Settings:
     """``settings`` with what the run's ``files`` say about each other (``jobs`` processes
     analyse the modules that define helper classes)."""
+    from leaklint.cache import open_summary_cache
+
     sources = _read_sources(files)
     decorators = no_grad_decorators(files, sources)
-    classes = keeping_project_classes(sources, frozenset(decorators), jobs=jobs)
+    classes = keeping_project_classes(sources, frozenset(decorators), jobs=jobs, cache=open_summary_cache(settings))
     return replace(settings, no_grad_decorators=decorators, project_classes=classes)
 
 
@@ -117,10 +120,13 @@ def no_grad_decorators(paths: Iterable[str], sources: dict[str, bytes] | None = 
     return tuple(sorted(found))
 
 
-def keeping_project_classes(sources: dict[str, bytes], no_grad: frozenset[str] = frozenset(), *, jobs: int = 1) -> tuple[ProjectClass, ...]:
+def keeping_project_classes(
+    sources: dict[str, bytes], no_grad: frozenset[str] = frozenset(), *, jobs: int = 1, cache: SummaryCache | None = None
+) -> tuple[ProjectClass, ...]:
     """Summaries of the run's top-level classes that another file imports by name and whose
     methods keep their arguments (see the module docstring). Only the modules that define a
-    candidate are parsed and analysed."""
+    candidate are parsed and analysed, on ``jobs`` processes; with a ``cache``, each module's
+    summaries are kept there and read back while its bytes stay the same."""
     imported: dict[bytes, set[str]] = {}
     defined: dict[str, set[str]] = {}  # class name -> files defining a top-level class of that name
     candidates: dict[str, set[str]] = {}  # file -> its candidate classes
@@ -131,25 +137,49 @@ def keeping_project_classes(sources: dict[str, bytes], no_grad: frozenset[str] =
         for match in _CLASS.finditer(data):
             defined.setdefault(match.group(1).decode(), set()).add(path)
     for path, data in sources.items():
-        headers = {match.group(1): match.group(2) for match in _CLASS.finditer(data)}
-        blocks = {match.group(1): match.group(0) for match in _CLASS_BLOCK.finditer(data)} if headers else {}
+        matches = {match.group(1): match for match in _CLASS.finditer(data)}
+        headers = {name: match.group(2) for name, match in matches.items()}
         for name in headers:
             if not imported.get(name, set()) - {path} or not _whole_class_in_file(name, headers):
                 continue
-            chain = [blocks.get(ancestor, b"") for ancestor in _ancestry(name, headers)]
+            chain = [_block(data, matches[ancestor].start()) for ancestor in _ancestry(name, headers)]
             if sum(map(len, chain)) <= MAX_HELPER_BYTES and any(_GROWS.search(block) for block in chain):
                 candidates.setdefault(path, set()).add(name.decode())
 
-    from leaklint.engine import map_in_workers
-
-    work = [(path, sources[path], frozenset(names), no_grad) for path, names in sorted(candidates.items())]
     found: list[ProjectClass] = []
-    for path, summaries in zip(sorted(candidates), map_in_workers(_summarize_job, work, jobs)):
+    for path, summaries in _summaries(sources, candidates, no_grad, jobs, cache):
         for summary in summaries:
             unique = tuple(q for q in summary.qualified_names if not _defined_elsewhere(q, path, defined))
             if unique:
                 found.append(replace(summary, qualified_names=unique))
     return tuple(found)
+
+
+def _summaries(
+    sources: dict[str, bytes], candidates: dict[str, set[str]], no_grad: frozenset[str], jobs: int, cache: SummaryCache | None
+) -> list[tuple[str, list[ProjectClass]]]:
+    """(path, its classes' summaries) for every file with candidates: from the cache where it
+    has them, the others analysed on ``jobs`` processes (and stored)."""
+    from leaklint.analysis.project_classes import from_json, to_json
+    from leaklint.engine import map_in_workers
+
+    work = [(path, sources[path], frozenset(names), no_grad) for path, names in sorted(candidates.items())]
+    keys = [cache.key(path, data, *sorted(names), "", *sorted(grad)) if cache else "" for path, data, names, grad in work]
+    known: dict[str, list[ProjectClass]] = {}
+    if cache is not None:
+        for (path, *_), key in zip(work, keys):
+            stored = cache.load(key)
+            try:
+                if isinstance(stored, list):
+                    known[path] = [from_json(item) for item in stored]
+            except ValueError:
+                pass  # an entry from another format, or edited: analysed again
+    missing = [(job, key) for job, key in zip(work, keys) if job[0] not in known]
+    for (job, key), summaries in zip(missing, map_in_workers(_summarize_job, [job for job, _ in missing], jobs)):
+        known[job[0]] = summaries
+        if cache is not None:
+            cache.store(key, [to_json(summary) for summary in summaries])
+    return [(path, known[path]) for path, *_ in work]
 
 
 def _imported_names(clause: bytes) -> Iterator[bytes]:
@@ -158,6 +188,12 @@ def _imported_names(clause: bytes) -> Iterator[bytes]:
         words = part.split(b"#", 1)[0].split()
         if words and words[0] != b"*":
             yield words[0]
+
+
+def _block(data: bytes, start: int) -> bytes:
+    """The top-level statement starting at ``start``: up to the next line that starts at column 0."""
+    end = _NEXT_TOP_LEVEL_LINE.search(data, start + 1)
+    return data[start : end.start() + 1 if end else len(data)]
 
 
 def _bases(header: bytes | None) -> list[bytes]:
@@ -222,7 +258,7 @@ def _classes_and_helpers(data: bytes, names: frozenset[str]) -> bytes:
     """The module's top-level imports, the classes ``names`` with their bases of the same file,
     and the top-level functions the classes mention, cut out of its text: what the classes' methods
     can run, without the rest of a large module."""
-    blocks = {match.group(1): match.group(0) for match in _CLASS_BLOCK.finditer(data)}
+    blocks = {match.group(1): _block(data, match.start()) for match in _CLASS.finditer(data)}
     wanted = [name.encode() for name in names]
     kept: list[bytes] = []
     while wanted:

@@ -19,9 +19,8 @@ another package, whose methods the summary could not see.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from leaklint.analysis.arguments import parameter_names
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
@@ -102,6 +101,8 @@ def _method_names(info: ClassInfo) -> list[str]:
 
 
 def _keeping_methods(facts: ModuleFacts, info: ClassInfo) -> Iterator[KeepingMethod]:
+    from leaklint.analysis.arguments import parameter_names  # libcst: not needed to read a summary back
+
     for name in _method_names(info):
         if name.startswith("__") and name != "__call__":
             continue  # the constructor keeps its arguments once, not per call
@@ -119,3 +120,65 @@ def _keeping_methods(facts: ModuleFacts, info: ClassInfo) -> Iterator[KeepingMet
             continue
         positional, keywords = parameter_names(node, bound=True)
         yield KeepingMethod(name, positional, keywords, stores, facts.handles_tensors(function))
+
+
+def to_json(cls: ProjectClass) -> dict[str, Any]:
+    """``cls`` as JSON values (for the summary cache)."""
+    return {
+        "name": cls.name,
+        "qualified_names": list(cls.qualified_names),
+        "methods": [
+            {
+                "name": method.name,
+                "positional": list(method.positional),
+                "keywords": list(method.keywords),
+                "stores": [list(store) for store in method.stores],
+                "handles_tensors": method.handles_tensors,
+            }
+            for method in cls.methods
+        ],
+    }
+
+
+def from_json(data: Any) -> ProjectClass:
+    """The class :func:`to_json` wrote; ValueError for anything else (a cache entry edited or
+    from another format is a miss)."""
+    try:
+        methods = tuple(
+            KeepingMethod(
+                _text(method["name"]),
+                _texts(method["positional"]),
+                _texts(method["keywords"]),
+                tuple(_store(store) for store in method["stores"]),
+                _flag(method["handles_tensors"]),
+            )
+            for method in data["methods"]
+        )
+        return ProjectClass(_text(data["name"]), _texts(data["qualified_names"]), methods)
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"not a class summary: {error}") from None
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise TypeError(repr(value))
+    return value
+
+
+def _texts(values: Any) -> tuple[str, ...]:
+    if type(values) is not list:
+        raise TypeError(repr(values))
+    return tuple(_text(value) for value in values)
+
+
+def _store(value: Any) -> tuple[str, str, str]:
+    parameter, kind, attribute = _texts(value)
+    if kind not in KEPT_KINDS:
+        raise TypeError(kind)
+    return parameter, kind, attribute
+
+
+def _flag(value: Any) -> bool:
+    if type(value) is not bool:
+        raise TypeError(repr(value))
+    return value

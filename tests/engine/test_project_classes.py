@@ -169,3 +169,24 @@ def test_models_and_classes_with_bases_of_other_packages_are_not_summarized(tmp_
     write(tmp_path, {"helpers.py": helpers, "user.py": user})
     sources = {str(path): path.read_bytes() for path in sorted(tmp_path.rglob("*.py"))}
     assert sorted(cls.name for cls in keeping_project_classes(sources)) == ["Child", "Local"]
+
+
+def test_summaries_are_cached_with_the_results_and_follow_edits_of_the_helper(project: Path) -> None:
+    write(project, {"utils/__init__.py": "", "utils/meters.py": METERS, "train.py": TRAIN})
+    first = findings(text(run_leaklint("--select", "LL101", ".", cwd=project))[0])
+    entries = list((project / ".leaklint_cache").rglob("summaries/*/*.json"))
+    assert first == ["train.py:16:5: LL101"] and len(entries) == 1
+    assert findings(text(run_leaklint("--select", "LL101", ".", cwd=project))[0]) == first  # read back
+    (project / "utils/meters.py").write_text(METERS.replace("self.sum += val * n", "self.sum += val.item()"))
+    assert findings(text(run_leaklint("--select", "LL101", ".", cwd=project))[0]) == []
+
+
+def test_a_garbled_summary_entry_is_analysed_again(project: Path) -> None:
+    write(project, {"utils/__init__.py": "", "utils/meters.py": METERS, "train.py": TRAIN})
+    run_leaklint("--select", "LL101", ".", cwd=project)
+    for entry in (project / ".leaklint_cache").rglob("summaries/*/*.json"):
+        entry.write_text(entry.read_text().replace('"accumulate"', '"acumulate"'))
+    result = run_leaklint("--select", "LL101", "--no-cache", ".", cwd=project)  # the results' cache off
+    assert findings(text(result)[0]) == ["train.py:16:5: LL101"]
+    again = run_leaklint("--select", "LL101", ".", cwd=project)
+    assert findings(text(again)[0]) == ["train.py:16:5: LL101"], text(again)
