@@ -214,6 +214,19 @@ class Trainer:
             self.meters["loss"] = AverageMeter()
             self.log({"loss": loss}, x.size(0))
 """,
+        # the meter keeps a number: the argument is read only through .item(), whatever n is
+        """
+import torch.nn.functional as F
+class AverageMeter:
+    def update(self, val, n=1):
+        self.sum += val.item() * n
+        self.count += n
+meter = AverageMeter()
+for x, y in loader:
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    meter.update(loss, x.size(0))
+""",
         # a running statistic that is also an input of the next forward: LL103's finding
         """
 import torch.nn as nn

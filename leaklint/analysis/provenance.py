@@ -23,7 +23,7 @@ from leaklint.analysis.environment import Env
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.project_classes import KeepingMethod, ProjectClass
 from leaklint.analysis.syntax import call_argument
-from leaklint.analysis.walk import Walker
+from leaklint.analysis.walk import Walker, children
 from leaklint.analysis.structure import (
     ClassInfo,
     FunctionInfo,
@@ -324,6 +324,43 @@ def binary_symbol(operator: cst.CSTNode) -> str:
     return _BINARY_SYMBOLS.get(type(operator)) or _AUG_SYMBOLS.get(type(operator), "?")
 
 
+#: Builtins whose result is a Python value, never a tensor with a graph.
+_TO_PYTHON_BUILTINS = frozenset({"float", "int", "bool", "len", "round", "str"})
+
+
+def converted_names(expr: cst.BaseExpression) -> set[str]:
+    """Names ``expr`` reads only inside a conversion to a number or a detached tensor
+    (``val.item()``, ``float(val)``, ``val.detach()``, ``val.size(0)``): ``val`` in
+    ``val.item() * n``, but not in ``val.item() + val``."""
+    inside: set[str] = set()
+    outside: set[str] = set()
+    stack: list[tuple[cst.CSTNode, bool]] = [(expr, False)]
+    while stack:
+        current, converted = stack.pop()
+        node_type = type(current)
+        if node_type is cst.Name:
+            (inside if converted else outside).add(current.value)  # type: ignore[attr-defined]
+            continue
+        if node_type is cst.Call:
+            func = current.func  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute and func.attr.value in _CONVERTING_METHODS:
+                stack.append((func.value, True))
+                stack.extend((arg.value, converted) for arg in current.args)  # type: ignore[attr-defined]
+                continue
+            if type(func) is cst.Name and func.value in _TO_PYTHON_BUILTINS:
+                stack.extend((arg.value, True) for arg in current.args)  # type: ignore[attr-defined]
+                continue
+        if node_type is cst.Attribute:
+            stack.append((current.value, converted))  # type: ignore[attr-defined]
+            continue
+        stack.extend((child, converted) for child in children(current))
+    return inside - outside
+
+
+#: Methods whose result carries no graph of their receiver.
+_CONVERTING_METHODS = torch_api.TO_PYTHON_METHODS | torch_api.DETACH_METHODS | torch_api.NON_TENSOR_METHODS
+
+
 class FunctionInterpreter:
     """Runs one function body (or the module's top level) over abstract values.
 
@@ -485,7 +522,7 @@ class FunctionInterpreter:
                 self._bind(target.target, value, frame)
                 name = dotted_name(target.target)
                 if name is not None and name.startswith("self.") and name in value.deps:
-                    self._note_param_store([value], "accumulate", name)  # self.sum = self.sum + val
+                    self._note_param_store([value], "accumulate", name, node.value)  # self.sum = self.sum + val
         elif kind is cst.AnnAssign:
             if node.value is not None:
                 self._bind(node.target, self.eval(node.value, frame), frame)
@@ -518,15 +555,19 @@ class FunctionInterpreter:
         name = dotted_name(node.target)
         if name is not None:
             if name.startswith("self."):
-                self._note_param_store([operand], "accumulate", name)
+                self._note_param_store([operand], "accumulate", name, node.value)
             frame.env[name] = result.with_dep(name)
 
     # ---- objects that keep what they are given (meters, loggers) -----------------------------
-    def _note_param_store(self, values: list[Value], kind: str, attribute: str) -> None:
-        """In a method: a parameter's value is accumulated / appended / kept in ``self.*``."""
+    def _note_param_store(self, values: list[Value], kind: str, attribute: str, expr: cst.BaseExpression | None = None) -> None:
+        """In a method: a parameter's value is accumulated / appended / kept in ``self.*``.
+        ``expr``: the expression computing what is kept; a parameter it reads only converted to
+        a number (``self.sum += val.item() * n``) is not kept, whatever else the value mixes in."""
         if not self.function.is_method:
             return
         parameters = set(self.function.params[1:])
+        if expr is not None:
+            parameters -= converted_names(expr)
         for value in values:
             if value.role is None and value.kind in (Kind.NOT_TENSOR, Kind.DETACHED):
                 continue  # what is kept is not the argument's graph (``val.item()``, ``val.detach()``)
