@@ -334,6 +334,9 @@ class Settings:
     #: Likewise: the classes defined in them whose methods keep their arguments (meters, buffers),
     #: summarized (leaklint/analysis/project_classes.py). Part of the result-cache key.
     project_classes: tuple[ProjectClass, ...] = ()
+    #: Likewise: (file, function) for top-level functions the other files only call with
+    #: gradients disabled (leaklint/project.py). Part of the result-cache key.
+    grad_free_functions: tuple[tuple[str, str], ...] = ()
 
     def enabled_codes(self, rules: Mapping[str, type[Rule]]) -> frozenset[str]:
         """Codes of ``rules`` (code -> class) this configuration turns on.

@@ -214,6 +214,7 @@ def _apply_rules(
 
     from leaklint.analysis.facts import ModuleFacts
     from leaklint.analysis.walk import children_cached
+    from leaklint.project import grad_free_in
 
     try:
         module = cst.parse_module(text)
@@ -225,7 +226,12 @@ def _apply_rules(
         ) from None
     with children_cached():
         try:
-            facts = ModuleFacts(module, project_no_grad=frozenset(settings.no_grad_decorators), project_classes=settings.project_classes)
+            facts = ModuleFacts(
+                module,
+                project_no_grad=frozenset(settings.no_grad_decorators),
+                project_classes=settings.project_classes,
+                grad_free=grad_free_in(settings.grad_free_functions, path),
+            )
         except RecursionError:
             raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None
         except Exception as error:  # a bug in leaklint, not in the user's file

@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
 from leaklint.analysis.torch_api import NO_GRAD_CONTEXTS
 
@@ -48,7 +48,6 @@ _GRAD_WORDS = (b"no_grad", b"inference_mode")
 _DECORATOR = re.compile(rb"^[ \t]*@([A-Za-z_][\w.]*)", re.MULTILINE)
 #: ``def name(`` at the start of a line (top-level functions are all the scan looks at).
 _DEFINITION = re.compile(rb"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
-_TOP_LEVEL_IMPORT = re.compile(rb"^(?:import|from)[ \t][^\n]*", re.MULTILINE)
 #: ``from x import a, b as c`` anywhere, or ``from x import (a,\n b)``: the names it takes.
 _FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(\([^)]*\)|[^\n]*)", re.MULTILINE)
 #: The largest class summarized: meters, buffers, pools and loggers are a few dozen lines; a
@@ -58,14 +57,17 @@ MAX_HELPER_BYTES = 16_000
 #: What a class body that keeps a growing record of its arguments contains: an augmented
 #: assignment, or a call that adds to a container (see ``KEPT_KINDS``).
 _GROWS = re.compile(rb"[-+*/]=|\.(?:append|appendleft|extend|insert|add|put)\(")
-#: Where a top-level statement ends: a line that starts at column 0 (not blank, not a comment).
-_NEXT_TOP_LEVEL_LINE = re.compile(rb"\n(?=[^ \t\n#])")
+#: Where a top-level statement starts (not a decorator: it belongs to the def after it).
+_TOP_LEVEL_START = re.compile(rb"^[^ \t\n#@)\]}]", re.MULTILINE)
+#: Where a top-level statement ends: a line that starts at column 0 (not blank, not a comment,
+#: not the closing bracket of a parenthesized import or call).
+_NEXT_TOP_LEVEL_LINE = re.compile(rb"\n(?=[^ \t\n#)\]}])")
 #: A top-level class, with its bases if it has any.
 _CLASS = re.compile(rb"^class[ \t]+([A-Za-z_]\w*)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.MULTILINE)
-#: A top-level function with its decorators' line-start and its indented body.
-_FUNCTION_BLOCK = re.compile(rb"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*).*?(?=^[^ \t\n#]|\Z)", re.MULTILINE | re.DOTALL)
 #: Dotted suffixes of a file's path kept as its module names (``a.b.c.d`` for deep packages).
 _MAX_MODULE_DEPTH = 4
+J = TypeVar("J")
+R = TypeVar("R")
 
 
 def with_project_facts(settings: Settings, files: Sequence[str], *, jobs: int = 1) -> Settings:
@@ -74,9 +76,24 @@ def with_project_facts(settings: Settings, files: Sequence[str], *, jobs: int = 
     from leaklint.cache import open_summary_cache
 
     sources = _read_sources(files)
+    imported = imported_names(sources)
     decorators = no_grad_decorators(files, sources)
-    classes = keeping_project_classes(sources, frozenset(decorators), jobs=jobs, cache=open_summary_cache(settings))
-    return replace(settings, no_grad_decorators=decorators, project_classes=classes)
+    cache = open_summary_cache(settings)
+    classes = keeping_project_classes(sources, frozenset(decorators), jobs=jobs, cache=cache, imported=imported)
+    callees = grad_free_functions(sources, decorators, imported=imported, jobs=jobs, cache=cache)
+    return replace(settings, no_grad_decorators=decorators, project_classes=classes, grad_free_functions=callees)
+
+
+def imported_names(sources: dict[str, bytes]) -> dict[bytes, set[str]]:
+    """Name -> the files that take it with a ``from ... import`` (read from the text: a superset)."""
+    imported: dict[bytes, set[str]] = {}
+    for path, data in sources.items():
+        if b"import" not in data:
+            continue
+        for names in _FROM_IMPORT.findall(data):
+            for name in _imported_names(names):
+                imported.setdefault(name, set()).add(path)
+    return imported
 
 
 def _read_sources(paths: Iterable[str]) -> dict[str, bytes]:
@@ -121,19 +138,22 @@ def no_grad_decorators(paths: Iterable[str], sources: dict[str, bytes] | None = 
 
 
 def keeping_project_classes(
-    sources: dict[str, bytes], no_grad: frozenset[str] = frozenset(), *, jobs: int = 1, cache: SummaryCache | None = None
+    sources: dict[str, bytes],
+    no_grad: frozenset[str] = frozenset(),
+    *,
+    jobs: int = 1,
+    cache: SummaryCache | None = None,
+    imported: dict[bytes, set[str]] | None = None,
 ) -> tuple[ProjectClass, ...]:
     """Summaries of the run's top-level classes that another file imports by name and whose
     methods keep their arguments (see the module docstring). Only the modules that define a
     candidate are parsed and analysed, on ``jobs`` processes; with a ``cache``, each module's
     summaries are kept there and read back while its bytes stay the same."""
-    imported: dict[bytes, set[str]] = {}
+    if imported is None:
+        imported = imported_names(sources)
     defined: dict[str, set[str]] = {}  # class name -> files defining a top-level class of that name
     candidates: dict[str, set[str]] = {}  # file -> its candidate classes
     for path, data in sources.items():
-        for names in _FROM_IMPORT.findall(data):
-            for name in _imported_names(names):
-                imported.setdefault(name, set()).add(path)
         for match in _CLASS.finditer(data):
             defined.setdefault(match.group(1).decode(), set()).add(path)
     for path, data in sources.items():
@@ -158,28 +178,249 @@ def keeping_project_classes(
 def _summaries(
     sources: dict[str, bytes], candidates: dict[str, set[str]], no_grad: frozenset[str], jobs: int, cache: SummaryCache | None
 ) -> list[tuple[str, list[ProjectClass]]]:
-    """(path, its classes' summaries) for every file with candidates: from the cache where it
-    has them, the others analysed on ``jobs`` processes (and stored)."""
+    """(path, its classes' summaries) for every file with candidates."""
     from leaklint.analysis.project_classes import from_json, to_json
-    from leaklint.engine import map_in_workers
 
     work = [(path, sources[path], frozenset(names), no_grad) for path, names in sorted(candidates.items())]
-    keys = [cache.key(path, data, *sorted(names), "", *sorted(grad)) if cache else "" for path, data, names, grad in work]
-    known: dict[str, list[ProjectClass]] = {}
+    keys = [("classes", path, data, *sorted(names), "", *sorted(grad)) for path, data, names, grad in work]
+    found = _cached_map(
+        _summarize_job, work, keys, cache, jobs,
+        encode=lambda summaries: [to_json(summary) for summary in summaries],
+        decode=lambda stored: [from_json(item) for item in stored],
+    )
+    return [(job[0], summaries) for job, summaries in zip(work, found)]
+
+
+def _cached_map(
+    function: Callable[[J], R],
+    work: list[J],
+    keys: list[tuple[str | bytes, ...]],
+    cache: SummaryCache | None,
+    jobs: int,
+    *,
+    encode: Callable[[R], Any],
+    decode: Callable[[Any], R],
+) -> list[R]:
+    """``[function(item) for item in work]``: from the cache where it has an entry under the
+    item's key, the others on ``jobs`` processes (and stored). An entry that does not decode
+    (``decode`` raises ValueError or TypeError: another format, or edited) is computed again."""
+    from leaklint.engine import map_in_workers
+
+    results: dict[int, R] = {}
     if cache is not None:
-        for (path, *_), key in zip(work, keys):
-            stored = cache.load(key)
+        for index, key in enumerate(keys):
+            stored = cache.load(cache.key(*key))
+            if stored is None:
+                continue
             try:
-                if isinstance(stored, list):
-                    known[path] = [from_json(item) for item in stored]
-            except ValueError:
-                pass  # an entry from another format, or edited: analysed again
-    missing = [(job, key) for job, key in zip(work, keys) if job[0] not in known]
-    for (job, key), summaries in zip(missing, map_in_workers(_summarize_job, [job for job, _ in missing], jobs)):
-        known[job[0]] = summaries
+                results[index] = decode(stored)
+            except (ValueError, TypeError):
+                pass
+    missing = [index for index in range(len(work)) if index not in results]
+    for index, result in zip(missing, map_in_workers(function, [work[index] for index in missing], jobs)):
+        results[index] = result
         if cache is not None:
-            cache.store(key, [to_json(summary) for summary in summaries])
-    return [(path, known[path]) for path, *_ in work]
+            cache.store(cache.key(*keys[index]), encode(result))
+    return [results[index] for index in range(len(work))]
+
+
+def grad_free_functions(
+    sources: dict[str, bytes],
+    decorators: Sequence[str] = (),
+    *,
+    imported: dict[bytes, set[str]] | None = None,
+    jobs: int = 1,
+    cache: SummaryCache | None = None,
+) -> tuple[tuple[str, str], ...]:
+    """(file, function): top-level functions that other files of the run import by name and only
+    ever call with gradients disabled (inside ``with torch.no_grad():``, or in a function a
+    grad-disabling decorator wraps), and never use otherwise (passed as a value, called from a
+    lambda). The function's own file decides the rest: its analysis treats the function as
+    grad-free when its calls there, if any, are too. Only files that mention a grad-disabling
+    context are parsed (with ``ast``): a file that does not calls with gradients on."""
+    if imported is None:
+        imported = imported_names(sources)
+    words = [*_GRAD_WORDS, *(name.rsplit(".", 1)[-1].encode() for name in decorators)]
+    candidates: list[tuple[str, bytes, set[str]]] = []
+    for path, data in sources.items():
+        for name in set(_DEFINITION.findall(data)):
+            users = imported.get(name, set()) - {path}
+            if users and all(any(word in sources[user] for word in words) for user in users):
+                candidates.append((path, name, users))
+    lines = {user: sources[user].split(b"\n") for _, _, users in candidates for user in users}
+    candidates = [
+        (path, name, users) for path, name, users in candidates
+        if all(_may_call_only_without_grad(lines[user], name, words) for user in users)
+    ]
+    by_user: dict[str, set[bytes]] = {}
+    for _, name, users in candidates:
+        for user in users:
+            by_user.setdefault(user, set()).add(name)
+    work = [(sources[user], tuple(sorted(names)), tuple(decorators)) for user, names in sorted(by_user.items())]
+    keys = [("calls", data, *names, b"", *(name.encode() for name in grad)) for data, names, grad in work]
+    verdicts = dict(zip(sorted(by_user), _cached_map(_import_verdicts_job, work, keys, cache, jobs, encode=dict, decode=_verdicts_from_json)))
+    found = []
+    for path, name, users in candidates:
+        modules = module_names(path)
+        known = [[verdicts[user].get(f"{module}:{name.decode()}") for module in modules] for user in users]
+        if all(any(verdict is True for verdict in per_user) for per_user in known):
+            found.append((_absolute(path), name.decode()))
+    return tuple(sorted(found))
+
+
+def _import_verdicts_job(job: tuple[bytes, tuple[bytes, ...], tuple[str, ...]]) -> dict[str, bool]:
+    """For one file: ``"module:name"`` -> whether every use of what ``from module import name``
+    binds is a call with gradients disabled, for the imports of ``names``."""
+    data, names, decorators = job
+    tree = _parse(_imports_and_uses(data, set(names))) or _parse(data)
+    if tree is None:
+        return {}
+    uses = _calls_without_grad(tree, decorators)
+    wanted = {name.decode() for name in names}
+    return {
+        f"{node.module}:{alias.name}": uses.get(alias.asname or alias.name, False)
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+        if alias.name in wanted
+    }
+
+
+def _verdicts_from_json(stored: Any) -> dict[str, bool]:
+    if not isinstance(stored, dict) or not all(isinstance(value, bool) for value in stored.values()):
+        raise ValueError("not a file's verdicts")
+    return stored
+
+
+def _may_call_only_without_grad(lines: list[bytes], name: bytes, words: Sequence[bytes]) -> bool:
+    """A look at the text before parsing: False when some line calls ``name(`` and none of the
+    lines that open its enclosing blocks (found by indentation, with the decorators of an
+    enclosing def) mentions a grad-disabling context. Only ever rules out: the ``ast`` decides."""
+    call = re.compile(rb"(?<![\w.])" + re.escape(name) + rb"[ \t]*\(")
+    for number, line in enumerate(lines):
+        if not call.search(line):
+            continue
+        if line.lstrip().startswith((b"def ", b"import ", b"from ", b"#")):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if any(word in line for word in words):
+            continue  # `with torch.no_grad(): evaluate(...)` on one line
+        found = False
+        for above in range(number - 1, -1, -1):
+            text = lines[above]
+            stripped = text.lstrip()
+            if not stripped or stripped.startswith((b"#", b")", b"]", b"}")):
+                continue  # blank, a comment, or the end of a bracketed signature or call
+            level = len(text) - len(stripped)
+            if level >= indent:
+                continue
+            indent = level
+            if any(word in text for word in words):
+                found = True
+                break
+            if stripped.startswith((b"def ", b"async def ")):
+                decorators = above - 1
+                while decorators >= 0 and lines[decorators].lstrip().startswith(b"@"):
+                    if any(word in lines[decorators] for word in words):
+                        found = True
+                    decorators -= 1
+                if found or stripped.startswith((b"def ", b"async def ")):
+                    break  # the body of a def runs when it is called, not under the blocks around it
+            if indent == 0:
+                break
+        if not found:
+            return False
+    return True
+
+
+def _imports_and_uses(data: bytes, names: set[bytes]) -> bytes:
+    """The module's top-level imports and the top-level statements that mention one of
+    ``names`` (or a local name an import gives one), cut out of its text: where its uses of them
+    are, without the rest."""
+    names = names | {alias for name in names for alias in re.findall(rb"\b" + re.escape(name) + rb"[ \t]+as[ \t]+(\w+)", data)}
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(name) for name in sorted(names)) + rb")\b")
+    blocks = list(_top_level_blocks(data))
+    return b"".join(block for block in blocks if _is_import(block) or pattern.search(block)) + b"\n"
+
+
+def _top_level_blocks(data: bytes) -> Iterator[bytes]:
+    """The module's top-level statements as text, each with its decorators and its indented body
+    (a statement runs to the next line that starts at column 0)."""
+    starts = [match.start() for match in _TOP_LEVEL_START.finditer(data)]
+    index = 0
+    while index < len(starts):
+        after = index + 1
+        while after < len(starts) and data.startswith(b"@", starts[after - 1]):
+            after += 1  # a decorator belongs to the def or class after it
+        yield data[starts[index] : starts[after] if after < len(starts) else len(data)]
+        index = after
+
+
+def _is_import(block: bytes) -> bool:
+    return block.startswith((b"import ", b"from ", b"import\t", b"from\t"))
+
+
+def _imports(data: bytes) -> list[bytes]:
+    """The module's top-level imports, parenthesized ones whole."""
+    return [block for block in _top_level_blocks(data) if _is_import(block)]
+
+
+def _absolute(path: str) -> str:
+    return os.path.normpath(os.path.abspath(path))
+
+
+def grad_free_in(facts_of_run: Sequence[tuple[str, str]], path: str) -> frozenset[str]:
+    """The functions of the file at ``path`` that :func:`grad_free_functions` found."""
+    if not facts_of_run:
+        return frozenset()
+    where = _absolute(path)
+    return frozenset(name for file, name in facts_of_run if file == where)
+
+
+def _calls_without_grad(tree: ast.Module, decorators: Sequence[str]) -> dict[str, bool]:
+    """For each name ``tree`` imports with ``from ... import``: whether every use of it is a call
+    made with gradients disabled (and there is one). A use that is not a call (handed on as a
+    value) or a call made later (in a lambda, or a def, run who knows how) counts against it."""
+    imported = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    aliases = _torch_aliases(tree)
+    project = {decorator.rsplit(".", 1)[-1] for decorator in decorators}
+    verdict: dict[str, bool] = {}
+    # (node, gradients disabled there); a def or lambda starts afresh: its body runs when called
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, disabled = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            wrapped = any(_disables_grad(decorator, aliases, project) for decorator in node.decorator_list)
+            stack.extend((child, wrapped) for child in node.body)
+            stack.extend((child, False) for child in (*node.decorator_list, *ast.iter_child_nodes(node.args)))
+            continue
+        if isinstance(node, ast.Lambda):
+            stack.append((node.body, False))
+            continue
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            inside = disabled or any(_disables_grad(item.context_expr, aliases, project) for item in node.items)
+            stack.extend((item, disabled) for item in node.items)
+            stack.extend((child, inside) for child in node.body)
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in imported:
+            verdict[node.func.id] = disabled and verdict.get(node.func.id, True)
+            stack.extend((child, disabled) for child in (*node.args, *node.keywords))
+            continue
+        if isinstance(node, ast.Name) and node.id in imported and not isinstance(node.ctx, ast.Store):
+            verdict[node.id] = False  # handed on as a value: who calls it, and how, is unknown
+            continue
+        stack.extend((child, disabled) for child in ast.iter_child_nodes(node))
+    return verdict
+
+
+def _disables_grad(expr: ast.AST, aliases: dict[str, str], project: set[str]) -> bool:
+    """``torch.no_grad()``, ``torch.inference_mode()`` (or the bare context, as a decorator), or a
+    call of a grad-disabling decorator defined in the project."""
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    if _qualified(target, aliases) in NO_GRAD_CONTEXTS:
+        return True
+    last = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else None
+    return last in project
 
 
 def _imported_names(clause: bytes) -> Iterator[bytes]:
@@ -271,18 +512,18 @@ def _classes_and_helpers(data: bytes, names: frozenset[str]) -> bytes:
         wanted.extend(base.strip() for base in (bases or b"").split(b",") if base.strip() in blocks)
     classes = [blocks[name] for name in blocks if name in kept]  # in file order: bases come first
     text = b"\n".join(classes)
-    functions = [match.group(0) for match in _FUNCTION_BLOCK.finditer(data) if re.search(rb"\b" + match.group(1) + rb"\b", text)]
-    return b"\n".join([*_TOP_LEVEL_IMPORT.findall(data), *functions, *classes]) + b"\n"
+    functions = [_block(data, match.start()) for match in _DEFINITION.finditer(data) if re.search(rb"\b" + match.group(1) + rb"\b", text)]
+    return b"\n".join([*_imports(data), *functions, *classes]) + b"\n"
 
 
 def _imports_and_functions(data: bytes, names: set[bytes]) -> bytes:
     """The module's top-level imports and the top-level functions ``names``, cut out of its text
     (each function runs to the next line that starts at column 0): a few lines to parse instead
     of a whole training script."""
-    parts = _TOP_LEVEL_IMPORT.findall(data)
-    for match in _FUNCTION_BLOCK.finditer(data):
+    parts = _imports(data)
+    for match in _DEFINITION.finditer(data):
         if match.group(1) in names:
-            parts.append(match.group(0))
+            parts.append(_block(data, match.start()))
     return b"\n".join(parts) + b"\n"
 
 

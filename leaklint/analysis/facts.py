@@ -138,14 +138,16 @@ class ModuleFacts:
         *,
         project_no_grad: frozenset[str] = frozenset(),
         project_classes: Iterable[ProjectClass] = (),
+        grad_free: frozenset[str] = frozenset(),
     ) -> None:
         """What the other files of the run tell (leaklint/project.py): ``project_no_grad``, the
         decorators of the project that turn gradients off; ``project_classes``, its classes
-        whose methods keep their arguments."""
+        whose methods keep their arguments; ``grad_free``, the top-level functions of this
+        module that the other files only call with gradients disabled."""
         self.module = module
         self.imports, self.structure = scan_imports_and_structure(module, project_no_grad)
         self.structure.project_classes = {name: cls for cls in project_classes for name in cls.qualified_names}
-        self._recording = _analyse(module, self.imports, self.structure)
+        self._recording = _analyse(module, self.imports, self.structure, grad_free)
         self._derived: dict[Callable[[ModuleFacts], object], object] = {}
 
     @cached_property
@@ -436,13 +438,20 @@ def _initial_grad(info: FunctionInfo, inferred_no_grad: set[cst.FunctionDef]) ->
     return GradMode.ENABLED
 
 
-def _only_called_without_grad(recording: Recording, structure: ModuleStructure) -> set[cst.FunctionDef]:
+def _only_called_without_grad(recording: Recording, structure: ModuleStructure, grad_free: frozenset[str] = frozenset()) -> set[cst.FunctionDef]:
     """Functions every known caller runs under no_grad (and no unknown caller can reach: not a
-    method called on another object, nor one a base class of another package may call)."""
+    method called on another object, nor one a base class of another package may call).
+    ``grad_free``: top-level functions that the other modules of the project only call under
+    no_grad; they count as such when the calls of this module (if any) do too."""
     inferred = set()
-    for function, sites in recording.call_sites.items():
+    sites_of = dict(recording.call_sites)
+    for name in grad_free:
+        node = structure.module_functions.get(name)
+        if node is not None:
+            sites_of.setdefault(node, [])
+    for function, sites in sites_of.items():
         info = structure.functions[function]
-        if not sites or function in recording.escaping:
+        if function in recording.escaping or not (sites or (info.parent is None and not info.is_method and info.name in grad_free)):
             continue
         if info.is_method and info.name in structure.external_method_calls or info.may_be_called_by_base:
             continue
@@ -451,7 +460,7 @@ def _only_called_without_grad(recording: Recording, structure: ModuleStructure) 
     return inferred
 
 
-def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure) -> Recording:
+def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure, grad_free: frozenset[str] = frozenset()) -> Recording:
     rounds = Rounds(module, imports, structure)
     previous: Recording | None = None
     inferred: set[cst.FunctionDef] = set()
@@ -465,7 +474,7 @@ def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure)
             if info.parent is not None:
                 outer = ChainMap(recording.final_envs.get(info.parent, {}), recording.module_bindings)
             rounds.interpret(info, _initial_grad(info, inferred), recording, previous, outer)
-        now_inferred = _only_called_without_grad(recording, structure)
+        now_inferred = _only_called_without_grad(recording, structure, grad_free)
         settled = (
             previous is not None
             and now_inferred == inferred
