@@ -140,6 +140,11 @@ method of that base (`self.get_base_layer()`) and is not taken for a layer's for
 `if not isinstance(x, nn.Module):`, and the code after `if isinstance(x, nn.Module): continue`
 (reward functions that are either models or plain Python callables).
 
+A function of the file that every other file of the run calls only inside `torch.no_grad()` /
+`torch.inference_mode()` (or from a function such a decorator wraps) runs without gradients and
+is not reported, unless a call in its own file records them; linted alone, the file cannot know
+its callers, and the function is reported (README, "How leaklint decides").
+
 For forwards whose output nothing differentiates: a module of the file whose `forward` neither
 calls a model nor returns a graph-attached value (it delegates to code leaklint cannot see, such
 as a task's `inference_step` that disables gradients) is not reported, and neither is a module
