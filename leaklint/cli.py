@@ -282,7 +282,7 @@ def _lint(
     found = discover(paths, settings, force_exclude=force_exclude)  # type: ignore[arg-type]
     warn_if_nothing_found(paths, found)
     jobs = jobs or default_jobs()
-    settings = with_project_facts(settings, found.files, jobs=jobs)  # type: ignore[arg-type]
+    settings = with_project_facts(settings, found.files, jobs=jobs, cache=True)  # type: ignore[arg-type]
     baseline_file = _baseline_path(settings)
     keep_text = show_source or output_format in ("full", "sarif", "gitlab") or baseline_file is not None or write_baseline_file is not None
     result, texts = lint_paths(

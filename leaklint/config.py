@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from leaklint.analysis.project_classes import ProjectClass
     from leaklint.rule import Rule
 
+def normalized_path(path: str) -> str:
+    """One spelling of a file's path, whichever way the run was given it."""
+    return os.path.normpath(os.path.abspath(path))
+
+
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".git",
     ".hg",
@@ -337,6 +342,13 @@ class Settings:
     #: Likewise: (file, function) for top-level functions the other files only call with
     #: gradients disabled (leaklint/project.py). Part of the result-cache key.
     grad_free_functions: tuple[tuple[str, str], ...] = ()
+
+    def grad_free_in(self, path: str) -> frozenset[str]:
+        """The functions of the file at ``path`` that :attr:`grad_free_functions` names."""
+        if not self.grad_free_functions:
+            return frozenset()
+        where = normalized_path(path)
+        return frozenset(name for file, name in self.grad_free_functions if file == where)
 
     def enabled_codes(self, rules: Mapping[str, type[Rule]]) -> frozenset[str]:
         """Codes of ``rules`` (code -> class) this configuration turns on.

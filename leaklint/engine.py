@@ -214,7 +214,6 @@ def _apply_rules(
 
     from leaklint.analysis.facts import ModuleFacts
     from leaklint.analysis.walk import children_cached
-    from leaklint.project import grad_free_in
 
     try:
         module = cst.parse_module(text)
@@ -230,7 +229,7 @@ def _apply_rules(
                 module,
                 project_no_grad=frozenset(settings.no_grad_decorators),
                 project_classes=settings.project_classes,
-                grad_free=grad_free_in(settings.grad_free_functions, path),
+                grad_free=settings.grad_free_in(path),
             )
         except RecursionError:
             raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None

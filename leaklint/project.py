@@ -36,6 +36,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
 from leaklint.analysis.torch_api import NO_GRAD_CONTEXTS
+from leaklint.config import normalized_path
 
 if TYPE_CHECKING:
     from leaklint.analysis.project_classes import ProjectClass
@@ -70,17 +71,22 @@ J = TypeVar("J")
 R = TypeVar("R")
 
 
-def with_project_facts(settings: Settings, files: Sequence[str], *, jobs: int = 1) -> Settings:
+def with_project_facts(settings: Settings, files: Sequence[str], *, jobs: int = 1, cache: bool = False) -> Settings:
     """``settings`` with what the run's ``files`` say about each other (``jobs`` processes
-    analyse the modules that define helper classes)."""
-    from leaklint.cache import open_summary_cache
-
+    analyse the modules that define helper classes and read the files that call grad-free
+    functions). ``cache``: keep what they find in the run's result cache (when it is on)."""
     sources = _read_sources(files)
-    imported = imported_names(sources)
     decorators = no_grad_decorators(files, sources)
-    cache = open_summary_cache(settings)
-    classes = keeping_project_classes(sources, frozenset(decorators), jobs=jobs, cache=cache, imported=imported)
-    callees = grad_free_functions(sources, decorators, imported=imported, jobs=jobs, cache=cache)
+    if len(sources) < 2:  # helpers and callers are about other files of the run
+        return replace(settings, no_grad_decorators=decorators)
+    summary_cache = None
+    if cache:
+        from leaklint.cache import open_summary_cache
+
+        summary_cache = open_summary_cache(settings)
+    imported = imported_names(sources)
+    classes = keeping_project_classes(sources, frozenset(decorators), jobs=jobs, cache=summary_cache, imported=imported)
+    callees = grad_free_functions(sources, decorators, imported=imported, jobs=jobs, cache=summary_cache)
     return replace(settings, no_grad_decorators=decorators, project_classes=classes, grad_free_functions=callees)
 
 
@@ -264,7 +270,7 @@ def grad_free_functions(
         modules = module_names(path)
         known = [[verdicts[user].get(f"{module}:{name.decode()}") for module in modules] for user in users]
         if all(any(verdict is True for verdict in per_user) for per_user in known):
-            found.append((_absolute(path), name.decode()))
+            found.append((normalized_path(path), name.decode()))
     return tuple(sorted(found))
 
 
@@ -363,18 +369,6 @@ def _is_import(block: bytes) -> bool:
 def _imports(data: bytes) -> list[bytes]:
     """The module's top-level imports, parenthesized ones whole."""
     return [block for block in _top_level_blocks(data) if _is_import(block)]
-
-
-def _absolute(path: str) -> str:
-    return os.path.normpath(os.path.abspath(path))
-
-
-def grad_free_in(facts_of_run: Sequence[tuple[str, str]], path: str) -> frozenset[str]:
-    """The functions of the file at ``path`` that :func:`grad_free_functions` found."""
-    if not facts_of_run:
-        return frozenset()
-    where = _absolute(path)
-    return frozenset(name for file, name in facts_of_run if file == where)
 
 
 def _calls_without_grad(tree: ast.Module, decorators: Sequence[str]) -> dict[str, bool]:

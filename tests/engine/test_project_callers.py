@@ -99,3 +99,26 @@ def test_a_function_of_the_same_name_from_another_module_is_not_confused(tmp_pat
     other = train("with torch.no_grad():\n    evaluate(model, loader)", header="from metrics import evaluate")
     sources = {str(tmp_path / "evaluation.py"): EVALUATION.encode(), str(tmp_path / "train.py"): other.encode()}
     assert grad_free_functions(sources) == ()
+
+
+def test_a_caller_with_a_signature_over_several_lines_counts(project: Path) -> None:
+    source = textwrap.dedent(
+        """\
+        import torch
+        from evaluation import evaluate
+
+
+        class Runner:
+            @torch.no_grad()
+            def validate(
+                self,
+                model,
+                loader,
+            ) -> int:
+                total = 0
+                for _ in range(3):
+                    total += evaluate(model, loader)
+                return total
+        """
+    )
+    assert FINDING not in lint(project, {"evaluation.py": EVALUATION, "val.py": source})
