@@ -453,11 +453,17 @@ def _only_called_without_grad(recording: Recording, structure: ModuleStructure, 
         info = structure.functions[function]
         if function in recording.escaping or not (sites or (info.parent is None and not info.is_method and info.name in grad_free)):
             continue
-        if info.is_method and info.name in structure.external_method_calls or info.may_be_called_by_base:
+        if info.is_method and _called_on_unknown_objects(info.name, recording, structure) or info.may_be_called_by_base:
             continue
         if all(site is GradMode.DISABLED for site in sites):
             inferred.add(function)
     return inferred
+
+
+def _called_on_unknown_objects(method: str, recording: Recording, structure: ModuleStructure) -> bool:
+    """Some call ``x.method(...)`` in the file is on an object the pass could not tie to a class
+    of the file: it may run this method, with gradients on."""
+    return any(call not in recording.resolved_method_calls for call in structure.external_method_calls.get(method, ()))
 
 
 def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure, grad_free: frozenset[str] = frozenset()) -> Recording:

@@ -69,7 +69,7 @@ def _may_register_hooks(facts: ModuleFacts) -> bool:
     """Cheap pre-check from the structure scan: a hook method called on something other than
     ``self``, an ``nn.Module`` class (``self.register_forward_hook``), or an imported global hook."""
     structure = facts.structure
-    if structure.external_method_calls & (HOOK_METHODS.keys() | GLOBAL_HOOK_FUNCTIONS.keys()):
+    if structure.external_method_calls.keys() & (HOOK_METHODS.keys() | GLOBAL_HOOK_FUNCTIONS.keys()):
         return True
     if any(cls.is_module for cls in structure.classes.values()):
         return True

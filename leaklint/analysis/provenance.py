@@ -132,6 +132,9 @@ class Recording:
     call_sites: dict[cst.FunctionDef, list[GradMode]] = field(default_factory=dict)
     #: Local functions used other than by a direct call (callbacks): callers unknown.
     escaping: set[cst.FunctionDef] = field(default_factory=set)
+    #: Method calls on another object that run a method of this file (``self.model.generate(x)``
+    #: where ``self.model`` is known to be a ``TinyLM`` of the file).
+    resolved_method_calls: set[cst.Call] = field(default_factory=set)
     #: ``self.x`` values per class, from every method.
     class_attributes: dict[ClassInfo, dict[str, Value]] = field(default_factory=dict)
     module_env: dict[str, Value] = field(default_factory=dict)
@@ -246,6 +249,7 @@ def merge_run(round: Recording, function: FunctionInfo, run: Recording) -> None:
     for callee, sites in run.call_sites.items():
         round.call_sites.setdefault(callee, []).extend(sites)
     round.escaping |= run.escaping
+    round.resolved_method_calls |= run.resolved_method_calls
     for cls, attributes in run.class_attributes.items():
         merged = round.class_attributes.setdefault(cls, {})
         for name, value in attributes.items():
@@ -1427,6 +1431,8 @@ class FunctionInterpreter:
         self.rec.call_sites.setdefault(function, []).append(frame.grad)
         if node is not None:
             self._note_arguments(function, node, args, bound=bound)
+            if bound and type(node.func) is cst.Attribute:
+                self.rec.resolved_method_calls.add(node)
         info = self.structure.functions[function]
         known = self.inputs.callee_result(info)
         if known is None:

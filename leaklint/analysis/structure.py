@@ -171,8 +171,9 @@ class ModuleStructure:
     classes_by_name: dict[str, ClassInfo] = field(default_factory=dict)
     #: Dotted names on which module-only methods (``.eval()``, ``.parameters()``...) are called.
     module_evidence: set[str] = field(default_factory=set)
-    #: Method names called on something other than ``self`` (callers outside the class).
-    external_method_calls: set[str] = field(default_factory=set)
+    #: Method names called on something other than ``self`` (callers outside the class), with
+    #: those calls.
+    external_method_calls: dict[str, list[cst.Call]] = field(default_factory=dict)
     #: Classes of other modules of the project that keep what their methods are given, by every
     #: qualified name an import may give them (leaklint/analysis/project_classes.py).
     project_classes: Mapping[str, ProjectClass] = field(default_factory=dict)
@@ -487,7 +488,7 @@ class StructureScanner(Walker):
             for loop in self._loops:
                 loop.has_optimizer_step = True
         if receiver != "self":
-            self.structure.external_method_calls.add(method)
+            self.structure.external_method_calls.setdefault(method, []).append(node)
 
 
 def _is_optimizer_like(receiver: str) -> bool:
