@@ -75,7 +75,7 @@ def with_project_facts(settings: Settings, files: Sequence[str], *, jobs: int = 
     """``settings`` with what the run's ``files`` say about each other (``jobs`` processes
     analyse the modules that define helper classes and read the files that call grad-free
     functions). ``cache``: keep what they find in the run's result cache (when it is on)."""
-    sources = _read_sources(files)
+    sources = _read_sources(files, settings.max_file_size)
     decorators = no_grad_decorators(files, sources)
     if len(sources) < 2:  # helpers and callers are about other files of the run
         return replace(settings, no_grad_decorators=decorators)
@@ -102,14 +102,17 @@ def imported_names(sources: dict[str, bytes]) -> dict[bytes, set[str]]:
     return imported
 
 
-def _read_sources(paths: Iterable[str]) -> dict[str, bytes]:
-    """The Python files among ``paths`` by path, as bytes (unreadable ones left out: they are
-    reported when linted)."""
+def _read_sources(paths: Iterable[str], max_size: int | None = None) -> dict[str, bytes]:
+    """The Python files among ``paths`` by path, as bytes; unreadable ones, and those over
+    ``max_size`` bytes (which the run does not lint either), left out: they are reported when
+    linted."""
     sources: dict[str, bytes] = {}
     for path in paths:
         if not path.endswith((".py", ".pyi")):
             continue
         try:
+            if max_size is not None and os.path.getsize(path) > max_size:
+                continue
             with open(path, "rb") as handle:
                 sources[path] = handle.read()
         except OSError:

@@ -190,3 +190,21 @@ def test_a_garbled_summary_entry_is_analysed_again(project: Path) -> None:
     assert findings(text(result)[0]) == ["train.py:16:5: LL101"]
     again = run_leaklint("--select", "LL101", ".", cwd=project)
     assert findings(text(again)[0]) == ["train.py:16:5: LL101"], text(again)
+
+
+def test_a_helper_module_that_cannot_be_read_is_reported_once_and_the_run_goes_on(project: Path) -> None:
+    broken = METERS.replace("class History:", "class History(:")  # a syntax error
+    write(project, {"utils/__init__.py": "", "utils/meters.py": broken, "train.py": TRAIN})
+    (project / "utils/latin.py").write_bytes(b"class Pool:\n    def add(self, x):\n        self.items.append(x)  # \xff\n")
+    (project / "user.py").write_text("from utils.latin import Pool\n")
+    result = run_leaklint("--no-cache", ".", cwd=project)
+    out, err = text(result)
+    assert "Traceback" not in out + err
+    assert "utils/meters.py" in out + err and "utils/latin.py" in out + err
+
+
+def test_a_helper_module_over_max_file_size_is_not_analysed(project: Path) -> None:
+    write(project, {"utils/__init__.py": "", "utils/meters.py": METERS + "#" * 4000 + "\n", "train.py": TRAIN})
+    (project / "pyproject.toml").write_text("[tool.leaklint]\nmax-file-size = 3000\n")
+    out = text(run_leaklint("--no-cache", ".", cwd=project))[0]
+    assert findings(out) == ["train.py:17:5: LL102"], out  # `.add(loss)` read by its name only
