@@ -114,19 +114,18 @@ class ResultCache:
         """The stored result for ``key``, or None when there is none or it is unusable: not
         readable, not JSON, its checksum wrong, a field of the wrong type, or (given ``path``) a
         finding or error about another file."""
+        data = _read_entry(self._entry(key), key)
+        if data is None:
+            return None
         try:
-            with open(self._entry(key), "rb") as handle:
-                data = json.loads(handle.read())
-            if not isinstance(data, dict) or data.get("key") != key or data.get("checksum") != _checksum(data):
-                return None
             if not isinstance(data["findings"], list) or not isinstance(data["errors"], list):
                 return None
             result = CachedResult(
                 tuple(_finding_from_json(f) for f in data["findings"]),
                 tuple(_error_from_json(e) for e in data["errors"]),
             )
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None  # missing, truncated, garbled, corrupted or foreign: a miss
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None  # a field of the wrong type or range (edited or foreign): a miss
         if path is not None and any(item.path != path for item in (*result.findings, *result.errors)):
             return None
         return result
@@ -138,19 +137,11 @@ class ResultCache:
         errors = tuple(errors)
         if any(error.kind in _UNCACHED_ERRORS for error in errors):
             return False
-        payload: dict[str, Any] = {
+        return _write_entry(self._entry(key), {
             "key": key,
             "findings": [_to_json(f) for f in findings],
             "errors": [_to_json(e) for e in errors],
-        }
-        payload["checksum"] = _checksum(payload)
-        target = self._entry(key)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, json.dumps(payload, separators=(",", ":")).encode("utf-8"))
-        except OSError:
-            return False
-        return True
+        })
 
 
 @dataclass(frozen=True)
@@ -176,25 +167,35 @@ class SummaryCache:
         return self.directory / f"v{CACHE_FORMAT}" / "summaries" / key[:2] / f"{key}.json"
 
     def load(self, key: str) -> Any | None:
-        try:
-            with open(self._entry(key), "rb") as handle:
-                data = json.loads(handle.read())
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or data.get("key") != key or data.get("checksum") != _checksum(data):
-            return None
-        return data.get("value")
+        data = _read_entry(self._entry(key), key)
+        return None if data is None else data.get("value")
 
     def store(self, key: str, value: Any) -> bool:
-        payload: dict[str, Any] = {"key": key, "value": value}
-        payload["checksum"] = _checksum(payload)
-        target = self._entry(key)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, json.dumps(payload, separators=(",", ":")).encode("utf-8"))
-        except OSError:
-            return False
-        return True
+        return _write_entry(self._entry(key), {"key": key, "value": value})
+
+
+def _read_entry(target: Path, key: str) -> dict[str, Any] | None:
+    """The entry at ``target`` when it is whole: JSON, stored under ``key``, its checksum right."""
+    try:
+        with open(target, "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError):
+        return None  # missing, truncated or garbled: a miss
+    if not isinstance(data, dict) or data.get("key") != key or data.get("checksum") != _checksum(data):
+        return None
+    return data
+
+
+def _write_entry(target: Path, payload: dict[str, Any]) -> bool:
+    """Write ``payload`` with its checksum, atomically; False (nothing written) when the directory
+    is not writable."""
+    payload = {**payload, "checksum": _checksum(payload)}
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, json.dumps(payload, separators=(",", ":")).encode("utf-8"))
+    except OSError:
+        return False
+    return True
 
 
 def atomic_write(target: Path, data: bytes) -> None:

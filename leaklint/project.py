@@ -1,5 +1,5 @@
-"""What the files of one run tell about each other: decorators that turn gradients off, and
-helper classes that keep what their methods are given.
+"""What the files of one run tell about each other: decorators that turn gradients off, helper
+classes that keep what their methods are given, and functions only ever called without gradients.
 
 A decorator defined in one module of a project and used in another (yolov5's
 ``@smart_inference_mode()``, defined in ``utils/torch_utils.py`` and put on ``run()`` in
@@ -20,9 +20,18 @@ of each class whose methods keep a parameter on ``self``
 (:mod:`leaklint.analysis.project_classes`). A qualified name that two files of the run define is
 left out: which class an import means is then a guess.
 
-Both travel with the run's settings (:attr:`Settings.no_grad_decorators`,
-:attr:`Settings.project_classes`), so they reach the worker processes and are part of every
-result-cache key.
+And a function that every other file of the run imports by name and calls only with gradients
+disabled (``evaluate()`` of ``evaluation.py``, called inside ``with torch.no_grad():`` in
+``train.py``): the callers are read with ``ast`` (cut down to their imports and the statements
+that use the name, and only after a look at the text has not ruled them out), and the function's
+own file treats it as grad-free when its calls there agree (``facts._only_called_without_grad``).
+
+The helpers are summarized and the callers read on the run's processes, and both are kept in the
+result cache's folder per file (:class:`leaklint.cache.SummaryCache`). Everything travels with the
+run's settings (:attr:`Settings.no_grad_decorators`, :attr:`Settings.project_classes`,
+:attr:`Settings.grad_free_functions`), so it reaches the worker processes and is part of every
+result-cache key. Files are cut into top-level statements by their text
+(:func:`_top_level_blocks`), one way for every cut.
 """
 
 from __future__ import annotations
@@ -31,7 +40,6 @@ import ast
 import os
 import re
 from collections.abc import Iterable
-
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
@@ -58,11 +66,12 @@ MAX_HELPER_BYTES = 16_000
 #: What a class body that keeps a growing record of its arguments contains: an augmented
 #: assignment, or a call that adds to a container (see ``KEPT_KINDS``).
 _GROWS = re.compile(rb"[-+*/]=|\.(?:append|appendleft|extend|insert|add|put)\(")
-#: Where a top-level statement starts (not a decorator: it belongs to the def after it).
-_TOP_LEVEL_START = re.compile(rb"^[^ \t\n#@)\]}]", re.MULTILINE)
-#: Where a top-level statement ends: a line that starts at column 0 (not blank, not a comment,
-#: not the closing bracket of a parenthesized import or call).
-_NEXT_TOP_LEVEL_LINE = re.compile(rb"\n(?=[^ \t\n#)\]}])")
+#: Where a top-level statement starts: a line that starts at column 0 and is not blank, a comment
+#: or the closing bracket of a bracketed import, signature or call. A decorator line starts the
+#: statement of the def or class it decorates (see :func:`_top_level_blocks`).
+_TOP_LEVEL_START = re.compile(rb"^[^ \t\n#)\]}]", re.MULTILINE)
+#: The def or class a top-level statement defines (the first such line at column 0 in it).
+_HEADER = re.compile(rb"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 #: A top-level class, with its bases if it has any.
 _CLASS = re.compile(rb"^class[ \t]+([A-Za-z_]\w*)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.MULTILINE)
 #: Dotted suffixes of a file's path kept as its module names (``a.b.c.d`` for deep packages).
@@ -166,12 +175,13 @@ def keeping_project_classes(
         for match in _CLASS.finditer(data):
             defined.setdefault(match.group(1).decode(), set()).add(path)
     for path, data in sources.items():
-        matches = {match.group(1): match for match in _CLASS.finditer(data)}
-        headers = {name: match.group(2) for name, match in matches.items()}
+        headers = {match.group(1): match.group(2) for match in _CLASS.finditer(data)}
+        blocks: dict[bytes, bytes] | None = None
         for name in headers:
             if not imported.get(name, set()) - {path} or not _whole_class_in_file(name, headers):
                 continue
-            chain = [_block(data, matches[ancestor].start()) for ancestor in _ancestry(name, headers)]
+            blocks = blocks if blocks is not None else _named_blocks(data)
+            chain = [blocks.get(ancestor, b"") for ancestor in _ancestry(name, headers)]
             if sum(map(len, chain)) <= MAX_HELPER_BYTES and any(_GROWS.search(block) for block in chain):
                 candidates.setdefault(path, set()).add(name.decode())
 
@@ -330,11 +340,9 @@ def _may_call_only_without_grad(lines: list[bytes], name: bytes, words: Sequence
             if stripped.startswith((b"def ", b"async def ")):
                 decorators = above - 1
                 while decorators >= 0 and lines[decorators].lstrip().startswith(b"@"):
-                    if any(word in lines[decorators] for word in words):
-                        found = True
+                    found = found or any(word in lines[decorators] for word in words)
                     decorators -= 1
-                if found or stripped.startswith((b"def ", b"async def ")):
-                    break  # the body of a def runs when it is called, not under the blocks around it
+                break  # the body of a def runs when it is called, not under the blocks around it
             if indent == 0:
                 break
         if not found:
@@ -363,6 +371,17 @@ def _top_level_blocks(data: bytes) -> Iterator[bytes]:
             after += 1  # a decorator belongs to the def or class after it
         yield data[starts[index] : starts[after] if after < len(starts) else len(data)]
         index = after
+
+
+def _named_blocks(data: bytes) -> dict[bytes, bytes]:
+    """The module's top-level defs and classes by name, each with its decorators and body (the
+    last definition of a name wins, as when the module runs)."""
+    named = {}
+    for block in _top_level_blocks(data):
+        match = _HEADER.search(block)
+        if match is not None:
+            named[match.group(1)] = block
+    return named
 
 
 def _is_import(block: bytes) -> bool:
@@ -428,12 +447,6 @@ def _imported_names(clause: bytes) -> Iterator[bytes]:
             yield words[0]
 
 
-def _block(data: bytes, start: int) -> bytes:
-    """The top-level statement starting at ``start``: up to the next line that starts at column 0."""
-    end = _NEXT_TOP_LEVEL_LINE.search(data, start + 1)
-    return data[start : end.start() + 1 if end else len(data)]
-
-
 def _bases(header: bytes | None) -> list[bytes]:
     return [base.strip() for base in (header or b"").split(b",") if base.strip()]
 
@@ -496,32 +509,21 @@ def _classes_and_helpers(data: bytes, names: frozenset[str]) -> bytes:
     """The module's top-level imports, the classes ``names`` with their bases of the same file,
     and the top-level functions the classes mention, cut out of its text: what the classes' methods
     can run, without the rest of a large module."""
-    blocks = {match.group(1): _block(data, match.start()) for match in _CLASS.finditer(data)}
-    wanted = [name.encode() for name in names]
-    kept: list[bytes] = []
-    while wanted:
-        name = wanted.pop()
-        if name in kept or name not in blocks:
-            continue
-        kept.append(name)
-        header = _CLASS.match(blocks[name])
-        bases = header.group(2) if header is not None else None
-        wanted.extend(base.strip() for base in (bases or b"").split(b",") if base.strip() in blocks)
-    classes = [blocks[name] for name in blocks if name in kept]  # in file order: bases come first
+    blocks = _named_blocks(data)
+    headers = {match.group(1): match.group(2) for match in _CLASS.finditer(data)}
+    kept = {ancestor for name in names for ancestor in _ancestry(name.encode(), headers)}
+    classes = [block for name, block in blocks.items() if name in kept]  # in file order: bases first
     text = b"\n".join(classes)
-    functions = [_block(data, match.start()) for match in _DEFINITION.finditer(data) if re.search(rb"\b" + match.group(1) + rb"\b", text)]
-    return b"\n".join([*_imports(data), *functions, *classes]) + b"\n"
+    functions = {match.group(1) for match in _DEFINITION.finditer(data)}
+    helpers = [block for name, block in blocks.items() if name in functions and re.search(rb"\b" + re.escape(name) + rb"\b", text)]
+    return b"\n".join([*_imports(data), *helpers, *classes]) + b"\n"
 
 
 def _imports_and_functions(data: bytes, names: set[bytes]) -> bytes:
-    """The module's top-level imports and the top-level functions ``names``, cut out of its text
-    (each function runs to the next line that starts at column 0): a few lines to parse instead
-    of a whole training script."""
-    parts = _imports(data)
-    for match in _DEFINITION.finditer(data):
-        if match.group(1) in names:
-            parts.append(_block(data, match.start()))
-    return b"\n".join(parts) + b"\n"
+    """The module's top-level imports and the top-level functions ``names``, cut out of its text:
+    a few lines to parse instead of a whole training script."""
+    blocks = _named_blocks(data)
+    return b"\n".join([*_imports(data), *(block for name, block in blocks.items() if name in names)]) + b"\n"
 
 
 def _parse(data: bytes) -> ast.Module | None:

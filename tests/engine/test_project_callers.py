@@ -122,3 +122,10 @@ def test_a_caller_with_a_signature_over_several_lines_counts(project: Path) -> N
         """
     )
     assert FINDING not in lint(project, {"evaluation.py": EVALUATION, "val.py": source})
+
+
+def test_a_decorator_after_a_statement_that_does_not_use_the_helper_still_counts(project: Path) -> None:
+    # The caller is read cut down to the statements that use the helper: the decorator must stay
+    # with its def, not with the statement before it.
+    source = "import torch\nfrom evaluation import evaluate\n\nTHRESHOLD = 3\n\n\n@torch.no_grad()\ndef validate(model, loader):\n    return evaluate(model, loader) > THRESHOLD\n"
+    assert FINDING not in lint(project, {"evaluation.py": EVALUATION, "val.py": source})
