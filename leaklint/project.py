@@ -14,8 +14,9 @@ of its file's path (``utils.torch_utils.smart_inference_mode``, ``torch_utils.sm
 is how ``from utils.torch_utils import smart_inference_mode`` (or a relative import) names it.
 
 Likewise a meter, buffer or pool defined in ``utils/meters.py`` and fed a loss every step in
-``train.py``: the run finds the top-level classes that another of its files imports by name and
-that have no base from another package, analyses the modules that define them, and keeps a summary
+``train.py``: the run finds the top-level classes that another of its files imports (by name,
+through their module, ``meters.AverageMeter()``, or with ``from utils.meters import *``) and that
+have no base from another package, analyses the modules that define them, and keeps a summary
 of each class whose methods keep a parameter on ``self``
 (:mod:`leaklint.analysis.project_classes`). A qualified name that two files of the run define is
 left out: which class an import means is then a guess.
@@ -59,6 +60,12 @@ _DECORATOR = re.compile(rb"^[ \t]*@([A-Za-z_][\w.]*)", re.MULTILINE)
 _DEFINITION = re.compile(rb"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 #: ``from x import a, b as c`` anywhere, or ``from x import (a,\n b)``: the names it takes.
 _FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(\([^)]*\)|[^\n]*)", re.MULTILINE)
+#: ``module.Name(``: a capitalized name (a class, by convention) called through a module.
+_ATTRIBUTE_CALL = re.compile(rb"\.([A-Z]\w*)[ \t]*\(")
+#: ``Name(`` not after a dot: in a file with a ``from m import *``, what it may have taken.
+_BARE_CALL = re.compile(rb"(?<![\w.])([A-Z]\w*)[ \t]*\(")
+#: ``from m import *`` at the start of a line.
+_STAR_IMPORT = re.compile(rb"^from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.MULTILINE)
 #: The largest class summarized: meters, buffers, pools and loggers are a few dozen lines; a
 #: trainer or a framework's central class is thousands, costs a second to analyse, and is not
 #: what a training script hands a loss to keep.
@@ -109,6 +116,24 @@ def imported_names(sources: dict[str, bytes]) -> dict[bytes, set[str]]:
             for name in _imported_names(names):
                 imported.setdefault(name, set()).add(path)
     return imported
+
+
+def classes_used(sources: dict[str, bytes]) -> dict[bytes, set[str]]:
+    """Name -> the files that may take a class of that name from another module without naming it
+    in a ``from ... import``: ``meters.AverageMeter(...)`` after ``import utils.meters as
+    meters`` or ``from . import meters``, and ``AverageMeter(...)`` in a file with a ``from
+    utils.meters import *``. Read from the text, capitalized names only: a superset that the
+    importing file's analysis narrows down by what its imports really name."""
+    used: dict[bytes, set[str]] = {}
+    for path, data in sources.items():
+        if b"import" not in data:
+            continue
+        names = set(_ATTRIBUTE_CALL.findall(data))
+        if _STAR_IMPORT.search(data):
+            names.update(_BARE_CALL.findall(data))
+        for name in names:
+            used.setdefault(name, set()).add(path)
+    return used
 
 
 def _read_sources(paths: Iterable[str], max_size: int | None = None) -> dict[str, bytes]:
@@ -163,12 +188,14 @@ def keeping_project_classes(
     cache: SummaryCache | None = None,
     imported: dict[bytes, set[str]] | None = None,
 ) -> tuple[ProjectClass, ...]:
-    """Summaries of the run's top-level classes that another file imports by name and whose
-    methods keep their arguments (see the module docstring). Only the modules that define a
+    """Summaries of the run's top-level classes that another file imports (by name, through its
+    module, or with a ``from m import *``: :func:`classes_used`) and whose methods keep their
+    arguments (see the module docstring). Only the modules that define a
     candidate are parsed and analysed, on ``jobs`` processes; with a ``cache``, each module's
     summaries are kept there and read back while its bytes stay the same."""
     if imported is None:
         imported = imported_names(sources)
+    used = classes_used(sources)
     defined: dict[str, set[str]] = {}  # class name -> files defining a top-level class of that name
     candidates: dict[str, set[str]] = {}  # file -> its candidate classes
     for path, data in sources.items():
@@ -178,7 +205,8 @@ def keeping_project_classes(
         headers = {match.group(1): match.group(2) for match in _CLASS.finditer(data)}
         blocks: dict[bytes, bytes] | None = None
         for name in headers:
-            if not imported.get(name, set()) - {path} or not _whole_class_in_file(name, headers):
+            takers = imported.get(name, set()) | used.get(name, set())
+            if not takers - {path} or not _whole_class_in_file(name, headers):
                 continue
             blocks = blocks if blocks is not None else _named_blocks(data)
             chain = [blocks.get(ancestor, b"") for ancestor in _ancestry(name, headers)]

@@ -136,6 +136,9 @@ class ImportMap:
         self._shadowed: set[cst.Name] = set()
         #: Scope of every function, lambda, class and comprehension node (and the module: None).
         self._scopes: dict[cst.CSTNode | None, Scope] = {}
+        #: Modules whose names a module-level ``from m import *`` takes, as the project knows them
+        #: (``from .meters import *`` gives ``meters``): see :meth:`star_candidates`.
+        self.star_modules: list[str] = []
 
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportMap:
@@ -163,6 +166,15 @@ class ImportMap:
         self._aliases.setdefault(local, qualified)
         if module_level:
             self._module_aliases.setdefault(local, qualified)
+
+    def star_candidates(self, name: str) -> list[str]:
+        """The qualified names a global ``name`` may have when the module binds no ``name`` itself:
+        one per module of a ``from m import *``, in the order of the imports (a caller looks each
+        up in a table of the project's names, never in the libraries' tables)."""
+        module_scope = self._scopes.get(None)
+        if not self.star_modules or (module_scope is not None and name in module_scope.bound):
+            return []
+        return [f"{module}.{name}" for module in self.star_modules]
 
     def mark_rebound(self, local: str) -> None:
         if local in self._aliases:
@@ -430,12 +442,19 @@ class _ImportCollector(Walker):
                 self.imports.add(local, f"{base}.{name}", module_level=self.scope.node is None)
                 self.scope.bind(local, f"{base}.{name}")
             return False
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            if not isinstance(node.names, cst.ImportStar):
-                for alias in node.names:  # a relative import still binds its names
-                    local = alias.asname.name if alias.asname is not None else alias.name
-                    if isinstance(local, cst.Name):
-                        self.scope.bind(local.value)
+        if isinstance(node.names, cst.ImportStar):
+            if node.module is not None and self.scope.node is None:
+                self.imports.star_modules.append(_module_path(node.module))
+            return False
+        if node.relative and node.module is None:
+            # from . import meters: a module of the project, known by its name (as above).
+            for alias in node.names:
+                name = _module_path(alias.name)
+                local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+                self.imports.add(local, name, module_level=self.scope.node is None)
+                self.scope.bind(local, name)
+            return False
+        if node.module is None:
             return False
         base = _module_path(node.module)
         for alias in node.names:

@@ -1256,7 +1256,21 @@ class FunctionInterpreter:
                 if local_class.is_module:
                     return replace(role(Role.MODEL, Confidence.HIGH, origin), cls=local_class)
                 return instance(local_class)
+            star_class = self._star_imported_class(func.value, frame)
+            if star_class is not None:
+                return instance(star_class)
         return self._value_call(node, callee, dotted_name(func), args, frame, origin)
+
+    def _star_imported_class(self, name: str, frame: Frame) -> ProjectClass | None:
+        """The helper class of another module that ``name`` stands for when the file binds no
+        ``name`` and takes a module's names with ``from utils.meters import *``."""
+        if name in frame.env:
+            return None
+        for qualified in self.imports.star_candidates(name):
+            project_class = self.structure.project_classes.get(qualified)
+            if project_class is not None:
+                return project_class
+        return None
 
     def _value_call(self, node: cst.Call, callee: Value, callee_name: str | None, args: list[Value], frame: Frame, origin: str) -> Value:
         if callee.role is Role.INSTANCE and isinstance(callee.cls, ClassInfo):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import run_leaklint, text
 
 from leaklint.project import keeping_project_classes
@@ -121,6 +122,37 @@ def test_a_relative_import_of_the_meter_is_followed(project: Path) -> None:
     write(project, {"pkg/__init__.py": "", "pkg/meters.py": METERS, "pkg/train.py": relative})
     out = text(run_leaklint("--no-cache", ".", cwd=project))[0]
     assert "pkg/train.py:16:5: LL101" in out and "pkg/train.py:17:5: LL102" in out, out
+
+
+@pytest.mark.parametrize(
+    ("folder", "imports", "prefix"),
+    [
+        ("utils", "import utils.meters as meters", "meters."),
+        ("utils", "import utils.meters", "utils.meters."),
+        ("utils", "from utils import meters", "meters."),
+        ("utils", "from utils.meters import *", ""),
+        ("pkg", "from . import meters", "meters."),
+        ("pkg", "from . import meters as mt", "mt."),
+        ("pkg", "from .meters import *", ""),
+    ],
+)
+def test_the_meter_is_followed_whichever_way_its_module_is_imported(project: Path, folder: str, imports: str, prefix: str) -> None:
+    script = TRAIN.replace("from utils.meters import AverageMeter, History, ItemMeter, SafeMeter", imports)
+    for name in ("AverageMeter(", "History(", "SafeMeter(", "ItemMeter("):
+        script = script.replace(name, prefix + name)
+    train = "pkg/train.py" if folder == "pkg" else "train.py"
+    write(project, {f"{folder}/__init__.py": "", f"{folder}/meters.py": METERS, train: script})
+    out = text(run_leaklint("--no-cache", ".", cwd=project))[0]
+    assert f"{train}:16:5: LL101" in out and f"{train}:17:5: LL102" in out, out
+    assert "(update() adds it to self.sum)" in out and "(add() appends it to self.items)" in out, out
+
+
+def test_a_star_import_does_not_hide_a_class_of_the_file_itself(project: Path) -> None:
+    own = "class AverageMeter:\n    def __init__(self, name):\n        self.sum = 0.0\n\n    def update(self, val, n=1):\n        self.sum = float(val)\n\n\n"
+    script = own + TRAIN.replace("from utils.meters import AverageMeter, History, ItemMeter, SafeMeter", "from utils.meters import *")
+    write(project, {"utils/__init__.py": "", "utils/meters.py": METERS, "train.py": script})
+    out = text(run_leaklint("--no-cache", "--select", "LL101", ".", cwd=project))[0]
+    assert findings(out) == [], out
 
 
 def test_a_class_name_two_modules_define_is_not_guessed(project: Path) -> None:
