@@ -133,6 +133,32 @@ fairseq's logging sums, stay quiet).
 - Runtime repro: `leaklint verify LL101` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # the decode lengths a captioning decoder returns beside its scores: integers (they are
+        # pack_padded_sequence's lengths), not a graph
+        """
+import torch
+from torch.nn.utils.rnn import pack_padded_sequence
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+def train_epoch(decoder, loader, criterion, optimizer):
+    losses = AverageMeter()
+    for imgs, caps, caplens in loader:
+        scores, caps_sorted, decode_lengths, alphas = decoder(imgs, caps, caplens)
+        scores, _ = pack_padded_sequence(scores, decode_lengths, batch_first=True)
+        targets, _ = pack_padded_sequence(caps_sorted[:, 1:], decode_lengths, batch_first=True)
+        loss = criterion(scores, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.update(loss.item(), sum(decode_lengths))
+    return losses.sum / losses.count
+""",
         """
 total = 0.0
 for x, y in loader:

@@ -141,7 +141,8 @@ therefore not reported, though it keeps every step's graph; a function called on
 gradients disabled is not reported either, and one whose callers the file does not show is low
 confidence. Neither is a state detached anywhere in the loop (`h.detach()`, `h.detach_()`,
 `tuple(v.detach() for v in h)`, `Variable(h.data)`, a helper whose name says `detach` or
-`repackage`, or one in the same file that returns a detached value), re-initialised in the loop
+`repackage`, one in the same file that returns a detached value, or one that cuts the state it is
+given before anything else, as char-rnn's `predict` does with `h = tuple(each.data for each in h)`), re-initialised in the loop
 (`hidden = model.init_hidden(bs)`; a lazy `if hidden is None:` start does not count), computed
 under `torch.no_grad()`, or made of a detached result (`prev = logits.argmax(-1)`). A state kept on
 a module (`self.hidden`) is not reported when another method of the class re-initialises or
@@ -183,6 +184,16 @@ there: an unrolled sampler trained end to end (its graph is used), and fast weig
 - Runtime repro: `leaklint verify LL103` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # the loop's own item, re-bound by the loop header before each iteration
+        """
+def train(encoder, decoder, loader, criterion, optimizer):
+    for imgs, caps in loader:
+        imgs = encoder(imgs)
+        loss = criterion(decoder(imgs, caps), caps)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
         """
 import torch
 def repackage_hidden(h):
@@ -371,6 +382,23 @@ def train(sampler, optimizer, targets):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+""",
+        # a sampling helper that cuts the state it is given before its forward (char-rnn)
+        """
+import torch
+def predict(net, char, h):
+    h = tuple([each.data for each in h])
+    out, h = net(torch.eye(65)[char].view(1, 1, -1), h)
+    return int(out.argmax()), h
+
+def sample(net, size):
+    net.eval()
+    h = net.init_hidden(1)
+    chars = [0]
+    for _ in range(size):
+        char, h = predict(net, chars[-1], h)
+        chars.append(char)
+    return chars
 """,
     )
     INVALID = (

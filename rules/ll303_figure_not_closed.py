@@ -9,6 +9,7 @@ import libcst as cst
 
 from leaklint.analysis.calls import call_graph
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.iterations import few_runs
 from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import is_framework_hook
@@ -108,10 +109,11 @@ figures a helper returns (or collects into a list it returns: their caller is ju
 a helper's per-item loop when every caller in the file closes the figures after calling it.
 `plt.show()` counts as a close: a notebook's inline backend closes every figure it displays, and
 an interactive window is gone once the user closes it. On a headless backend (`Agg`) `show()`
-does nothing and the figures stay open: that leak is not reported. Loops whose literals allow at
-most 20 iterations in all (`for batch in dataset.take(1):`, `for i in range(4):`, or a counter
-that breaks the loop: `i += 1; if i % 4 == 0: break` over an endless `datagen.flow(...)`) open a
-handful of figures, which pyplot itself tolerates (it warns from 20), and are not reported. A close that
+does nothing and the figures stay open: that leak is not reported. Loops the code bounds to at
+most 20 iterations in all (`for batch in dataset.take(1):`, `for i in range(4):`, a name bound to
+a number (`num_to_plot = 5`), a parameter every call in the file sets to one, `random.sample(paths,
+k=3)`, the rows of `df.head()`, or a counter that breaks the loop: `i += 1; if i % 4 == 0: break`
+over an endless `datagen.flow(...)`) open a handful of figures, which pyplot itself tolerates (it warns from 20), and are not reported. A close that
 happens in another function (a logger that closes the figures it is given) is not seen: suppress
 with `# noqa: LL303`. On bench/realcode the rule reports 2 helpers, both true (a legend exported
 per environment and only `clf()`-ed, attention maps saved per head); the one false finding it had
@@ -219,6 +221,29 @@ def save_samples(images, path):
 
 for epoch in range(100):
     save_samples(torch.rand(16, 8, 8), f"samples_{epoch}.png")
+""",
+        # a handful of figures, however the bound is written: a name, a parameter every call
+        # sets, a random sample of k items, the rows of df.head()
+        """
+import random
+import matplotlib.pyplot as plt
+
+def plot_transformed(paths, transform, n=3):
+    for path in random.sample(paths, k=n):
+        fig, ax = plt.subplots(1, 2)
+        ax[0].imshow(path)
+        ax[1].imshow(transform(path))
+
+plot_transformed(image_paths, transform=augment, n=3)
+
+num_to_plot = 5
+for i in range(num_to_plot):
+    plt.figure()
+    plt.imshow(test_data[i][0].squeeze())
+
+for _, row in predictions.sort_values(by="loss").head().iterrows():
+    plt.figure()
+    plt.title(row["label"])
 """,
     )
     INVALID = (
@@ -427,7 +452,7 @@ class _FigureAnalysis:
             return None
         for _, statement in self.call_sites(function):
             caller = statement.function
-            if statement.loops and _few_iterations(statement.loops):
+            if statement.loops and _few_iterations(self.facts, statement.loops, caller):
                 continue  # a handful of calls: a handful of figures
             if statement.loops:
                 if not any(self.closes_within(loop.node) for loop in statement.loops):
@@ -466,7 +491,7 @@ class _FigureAnalysis:
         return self._violation(creation, message, Confidence.MEDIUM)
 
     def _in_loop(self, creation: Creation, loops: tuple[LoopInfo, ...]) -> Violation | None:
-        if any(self.closes_within(loop.node) for loop in loops) or _few_iterations(loops):
+        if any(self.closes_within(loop.node) for loop in loops) or _few_iterations(self.facts, loops, creation.statement.function):
             return None
         if self._handed_to_closer(creation) or self._returned_to_caller(creation):
             return None
@@ -586,12 +611,10 @@ def _function_label(function: FunctionInfo) -> str:
 _FEW_FIGURES = 20
 
 
-def _few_iterations(loops: tuple[LoopInfo, ...]) -> bool:
-    """Whether nested ``loops`` run at most :data:`_FEW_FIGURES` times in all, by their literals
-    (``for batch in dataset.take(1):``, ``for i in range(4):``)."""
-    total = 1
-    for loop in loops:
-        if loop.at_most is None:
-            return False
-        total *= loop.at_most
-    return total <= _FEW_FIGURES
+def _few_iterations(facts: ModuleFacts, loops: tuple[LoopInfo, ...], scope: FunctionInfo) -> bool:
+    """Whether nested ``loops`` (in ``scope``) run at most :data:`_FEW_FIGURES` times in all
+    (``for batch in dataset.take(1):``, ``for i in range(4):``, ``for p in random.sample(paths,
+    k=n)`` where every call passes ``n=3``: :mod:`leaklint.analysis.iterations`)."""
+    return few_runs(facts, [loop.node for loop in loops], _FEW_FIGURES, scope)
+
+

@@ -13,7 +13,8 @@ from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.places import COMPREHENSIONS, Level, Place, per_iteration_names, step_level
 from leaklint.analysis.steps import is_per_step_hook
 from leaklint.analysis.structure import FunctionInfo
-from leaklint.analysis.tensorflow import few_runs, tf_graph
+from leaklint.analysis.iterations import few_runs
+from leaklint.analysis.tensorflow import tf_graph
 from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity

@@ -18,7 +18,8 @@ from leaklint.analysis.keras import (
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import COMPREHENSIONS, Place
 from leaklint.analysis.structure import FunctionInfo, bound_names
-from leaklint.analysis.tensorflow import few_runs, tf_graph
+from leaklint.analysis.iterations import few_runs
+from leaklint.analysis.tensorflow import tf_graph
 from leaklint.analysis.torch_api import GC_COLLECT, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity

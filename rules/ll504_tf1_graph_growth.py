@@ -14,7 +14,8 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import Place, walk_with_ancestors
 from leaklint.analysis.structure import FunctionInfo, bound_names, names_bound_in
 from leaklint.analysis.syntax import subscript_base
-from leaklint.analysis.tensorflow import OP_METHODS, TfGraph, few_runs, is_graph_reset, is_op_api, tf_api, tf_graph
+from leaklint.analysis.iterations import few_runs
+from leaklint.analysis.tensorflow import OP_METHODS, TfGraph, is_graph_reset, is_op_api, tf_api, tf_graph
 from leaklint.analysis.torch_api import LOOPS_OR_FUNCTIONS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity

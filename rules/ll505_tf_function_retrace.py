@@ -14,7 +14,8 @@ from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.places import COMPREHENSIONS, Place
 from leaklint.analysis.structure import FunctionInfo, bound_names
 from leaklint.analysis.syntax import call_argument
-from leaklint.analysis.tensorflow import Site, TfGraph, few_runs, tf_graph
+from leaklint.analysis.iterations import few_runs
+from leaklint.analysis.tensorflow import Site, TfGraph, tf_graph
 from leaklint.analysis.torch_api import LOOPS_OR_FUNCTIONS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity

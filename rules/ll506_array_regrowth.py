@@ -11,7 +11,8 @@ from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.places import Place, walk_with_ancestors
 from leaklint.analysis.structure import bound_names
 from leaklint.analysis.syntax import call_argument, subscript_base
-from leaklint.analysis.tensorflow import TfGraph, few_runs, tf_api, tf_graph
+from leaklint.analysis.iterations import few_runs
+from leaklint.analysis.tensorflow import TfGraph, tf_api, tf_graph
 from leaklint.analysis.torch_api import LOOPS_OR_FUNCTIONS, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity

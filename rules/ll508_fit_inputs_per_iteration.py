@@ -11,7 +11,7 @@ from leaklint.analysis.keras import KerasModels, is_keras_name, keras_models
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import bound_names
 from leaklint.analysis.syntax import call_argument
-from leaklint.analysis.tensorflow import few_runs
+from leaklint.analysis.iterations import few_runs
 from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity

@@ -12,7 +12,8 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import Place, walk_with_ancestors
 from leaklint.analysis.structure import FunctionInfo, bound_names
 from leaklint.analysis.syntax import keyword_is_true
-from leaklint.analysis.tensorflow import TfGraph, few_runs, tf_api, tf_graph
+from leaklint.analysis.iterations import few_runs
+from leaklint.analysis.tensorflow import TfGraph, tf_api, tf_graph
 from leaklint.analysis.torch_api import LOOPS_OR_FUNCTIONS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity

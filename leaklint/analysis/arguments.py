@@ -43,10 +43,10 @@ def literal_arguments(function: cst.FunctionDef, node: cst.Call, *, bound: bool)
     anything else."""
     parameters = function.params
     every = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
-    if bound and not _is_staticmethod(function):
+    if bound and not is_staticmethod(function):
         every = every[1:]
     positional = [p.name.value for p in (*parameters.posonly_params, *parameters.params)]
-    if bound and not _is_staticmethod(function):
+    if bound and not is_staticmethod(function):
         positional = positional[1:]
     given: dict[str, object] = {}
     index = 0
@@ -95,7 +95,7 @@ def parameter_names(function: cst.FunctionDef, *, bound: bool) -> tuple[tuple[st
     parameters = function.params
     positional = tuple(p.name.value for p in (*parameters.posonly_params, *parameters.params))
     keywords = tuple(p.name.value for p in (*parameters.params, *parameters.kwonly_params))
-    if bound and not _is_staticmethod(function):
+    if bound and not is_staticmethod(function):
         positional = positional[1:]
     return positional, keywords
 
@@ -121,5 +121,27 @@ def bind_arguments(positional: tuple[str, ...], keywords: frozenset[str], node: 
     return found
 
 
-def _is_staticmethod(function: cst.FunctionDef) -> bool:
+def is_staticmethod(function: cst.FunctionDef) -> bool:
+    """Decorated ``@staticmethod``: a call through an object passes no ``self``."""
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
+
+
+def parameter_for(function: cst.FunctionDef, call: cst.Call, arg: cst.Arg, skip: int = 0) -> str | None:
+    """The parameter of ``function`` that ``arg`` of ``call`` binds; ``skip``: how many leading
+    parameters the call does not fill by position (1 for ``self`` in a bound call). None for an
+    argument ``*args`` / ``**kwargs`` would take, or none takes."""
+    params = function.params
+    if arg.keyword is not None:
+        names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        return arg.keyword.value if arg.keyword.value in names else None
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)][skip:]
+    index = 0
+    for candidate in call.args:
+        if candidate.keyword is not None or candidate.star:
+            if candidate is arg:
+                return None
+            continue
+        if candidate is arg:
+            return positional[index] if index < len(positional) else None
+        index += 1
+    return None

@@ -19,6 +19,8 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.accumulate import accumulation, grown_tensor
+from leaklint.analysis.arguments import is_staticmethod, parameter_for
+from leaklint.analysis.calls import local_callee
 from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, LoopInfo, backward_calls, bound_names
 from leaklint.analysis.syntax import keyword_is_true
@@ -353,9 +355,11 @@ def _callee_leaf(call: cst.Call, facts: ModuleFacts) -> str:
     return (facts.imports.resolve(func) or dotted_name(func) or "").rsplit(".", 1)[-1]
 
 
-def _detaches(expr: cst.CSTNode, name: str, aliases: set[str], facts: ModuleFacts) -> bool:
+def _detaches(expr: cst.CSTNode, name: str, aliases: set[str], facts: ModuleFacts, scope: FunctionInfo | None = None) -> bool:
     """``h.detach()``, ``tuple(v.detach() for v in h)``, ``repackage_hidden(h)``, ``Variable(h.data)``,
-    ``h.new_zeros(...)``: the expression cuts ``name`` (or an alias of it) off its history."""
+    ``h.new_zeros(...)``, or a call (made in ``scope``) of a function of the file that cuts the
+    parameter it gets ``name`` in before anything else: the expression cuts ``name`` (or an
+    alias of it) off its history."""
     watched = {name} | aliases
     for node in walk(expr, into=not_into_scopes):
         if isinstance(node, cst.Call):
@@ -363,9 +367,50 @@ def _detaches(expr: cst.CSTNode, name: str, aliases: set[str], facts: ModuleFact
             if leaf in torch_api.DETACH_METHODS or leaf in _FRESH_LIKE_METHODS or _DETACHING_CALL.search(leaf):
                 if any(watched & names_read(part) for part in _call_parts(node)):
                     return True
+            if scope is not None and _callee_cuts_argument(node, watched, scope, facts):
+                return True
         elif isinstance(node, cst.Attribute) and node.attr.value == "data":
             if watched & names_read(node.value):
                 return True
+    return False
+
+
+def _callee_cuts_argument(call: cst.Call, watched: set[str], scope: FunctionInfo, facts: ModuleFacts) -> bool:
+    """``char, h = predict(net, char, h)`` where ``predict`` starts with ``h = tuple(each.data for
+    each in h)``: the state goes back into the helper every step, but the helper cuts it off its
+    history before it computes anything with it, so no chain of graphs forms across the calls."""
+    passed = [arg for arg in call.args if not arg.star and watched & names_read(arg.value)]
+    if not passed:
+        return False
+    callee = local_callee(call, scope, facts)
+    if callee is None or callee.node is None:
+        return False
+    bound = 1 if isinstance(call.func, cst.Attribute) and callee.is_method and not is_staticmethod(callee.node) else 0
+    for arg in passed:
+        parameter = parameter_for(callee.node, call, arg, bound)
+        if parameter is None or not _cut_at_entry(callee.node, parameter, facts):
+            return False
+    return True
+
+
+def _cut_at_entry(function: cst.FunctionDef, parameter: str, facts: ModuleFacts) -> bool:
+    """The first statement of ``function`` that reads ``parameter`` re-binds it cut off its
+    history (``h = h.detach()``, ``hidden = repackage_hidden(hidden)``), or the function re-binds
+    it before reading it at all."""
+    body = function.body
+    if not isinstance(body, cst.IndentedBlock):
+        return False
+    for statement in body.body:
+        found = _first_use_in(statement, parameter, True)
+        if found == "bound":
+            return True
+        if found != "read":
+            continue
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return False
+        small = statement.body[0]
+        expr = _assigned_expr(small)
+        return expr is not None and parameter in _statement_targets(small) and _detaches(expr, parameter, _comprehension_aliases(expr, parameter), facts)
     return False
 
 
@@ -428,7 +473,7 @@ def _history(body: _Body, name: str, facts: ModuleFacts, inputs: _LayerInputs | 
                 continue  # ``if hidden is None: hidden = init_hidden()``: a lazy start, not a reset
             history.reset = True
             continue
-        if value.kind in (Kind.DETACHED, Kind.NOT_TENSOR) or _detaches(expr, name, _comprehension_aliases(expr, name), facts):
+        if value.kind in (Kind.DETACHED, Kind.NOT_TENSOR) or _detaches(expr, name, _comprehension_aliases(expr, name), facts, fact.function):
             history.detached = True
             continue
         if _passes_through(expr, name) or not _brings_graph(expr, name, facts, inputs):
@@ -681,6 +726,8 @@ def _find_carries(idx: _Carries) -> Iterator[CarriedState]:
         enclosing = statements[0].loops[: statements[0].loops.index(loop)]
         function = statements[0].function
         for name in _candidate_names(body):
+            if name in loop.item_names:
+                continue  # ``for imgs, caps in loader: imgs = encoder(imgs)``: the header re-binds it first
             history = _history(body, name, facts)
             if history.cut or not history.updates or not _live_at_entry(loop.node.body, name):
                 continue

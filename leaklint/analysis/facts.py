@@ -240,6 +240,15 @@ class ModuleFacts:
         calls = self._recording.graph_argument_calls.get(function.node)
         return bool(calls) and all(call in self._recording.method_stores for call in calls)
 
+    def parameter_literals(self, function: FunctionInfo) -> dict[str, object] | None:
+        """The literal each parameter of ``function`` gets from every call in the file (its
+        literal default where a call leaves it out; ``VARIES`` where the calls differ or pass
+        something else); None where the file's calls may not be all of them (a method, a
+        function handed on as a value) or there are none."""
+        if function.node is None or function.is_method or function.node in self._recording.escaping:
+            return None
+        return self._recording.literal_arguments.get(function.node)
+
     def handles_tensors(self, function: FunctionInfo) -> bool:
         """The function tests whether a value is a tensor (``isinstance(v, torch.Tensor)``,
         ``torch.is_tensor(v)``): it treats tensors on purpose, so a graph it keeps anyway is its

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Iterable, Union
 import libcst as cst
 
 from leaklint.analysis import torch_api
+from leaklint.analysis.arguments import is_staticmethod, parameter_for
 from leaklint.analysis.containers import literal_key
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, backward_target, bound_names
@@ -1313,32 +1314,12 @@ def _declared_outside(function: cst.FunctionDef) -> set[str]:
 
 
 def _is_static(info: FunctionInfo) -> bool:
-    node = info.node
-    return node is not None and any(
-        type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in node.decorators
-    )
+    return info.node is not None and is_staticmethod(info.node)
 
 
 def _parameter_for(info: FunctionInfo, call: cst.Call, arg: cst.Arg, bound: int) -> str | None:
     """The parameter of ``info`` that ``arg`` of ``call`` binds (None: ``*args``/``**kwargs`` or unknown)."""
-    node = info.node
-    if node is None:
-        return None
-    params = node.params
-    if arg.keyword is not None:
-        names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-        return arg.keyword.value if arg.keyword.value in names else None
-    positional = [p.name.value for p in (*params.posonly_params, *params.params)][bound:]
-    index = 0
-    for candidate in call.args:
-        if candidate.keyword is not None or candidate.star:
-            if candidate is arg:
-                return None
-            continue
-        if candidate is arg:
-            return positional[index] if index < len(positional) else None
-        index += 1
-    return None
+    return parameter_for(info.node, call, arg, bound) if info.node is not None else None
 
 
 def _argument_for(info: FunctionInfo, call: cst.Call, parameter: str, bound: int) -> cst.BaseExpression | None:

@@ -1261,6 +1261,16 @@ class FunctionInterpreter:
                 return instance(star_class)
         return self._value_call(node, callee, dotted_name(func), args, frame, origin)
 
+    def _used_as_integers(self, node: cst.Call, parameters: tuple[tuple[int, str], ...], frame: Frame) -> None:
+        """A local name passed where torch takes integers (``pack_padded_sequence(scores,
+        decode_lengths)``) holds lengths or indices: no graph, from here on."""
+        for position, keyword in parameters:
+            argument = call_argument(node, position, keyword)
+            if type(argument) is cst.Name and argument.value in frame.env:
+                held = frame.env[argument.value]
+                if held.is_graph and held.role is None:
+                    frame.env[argument.value] = replace(DETACHED, deps=held.deps, device=held.device)
+
     def _star_imported_class(self, name: str, frame: Frame) -> ProjectClass | None:
         """The helper class of another module that ``name`` stands for when the file binds no
         ``name`` and takes a module's names with ``from utils.meters import *``."""
@@ -1345,6 +1355,8 @@ class FunctionInterpreter:
     def _qualified_call(self, qualified: str, node: cst.Call, args: list[Value], frame: Frame, origin: str) -> Value:
         name = qualified.rsplit(".", 1)[-1]
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
+        if qualified in torch_api.INTEGER_PARAMETERS:
+            self._used_as_integers(node, torch_api.INTEGER_PARAMETERS[qualified], frame)
         if qualified in torch_api.SET_GRAD_ENABLED and node.args and self._is_statement_call(node):
             frame.grad = literal_grad_mode(node.args[0].value)
             return NOT_TENSOR

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from leaklint.analysis.calls import callee_name, caller_of, function_named
+from leaklint.analysis.iterations import FEW_ITERATIONS, few_runs
 from leaklint.analysis.keras import is_keras_callback_hook, is_keras_name, keras_models
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import COMPREHENSIONS, Place, walk_with_ancestors
@@ -809,75 +810,6 @@ class TfGraph:
                         found[callee] = reason
                         changed = True
         return found
-
-
-#: A loop bounded by a literal of at most this many iterations repeats its body only a little.
-FEW_ITERATIONS = 5
-
-
-def few_iterations(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
-    """The loop's header bounds it to at most :data:`FEW_ITERATIONS` iterations: by literals
-    (``range(3)``, ``[a, b]``), by a name bound once to an integer literal (``k = 4``;
-    ``for i in range(k)``), or by the ``n_splits`` of a cross-validation splitter
-    (``for train, val in KFold(n_splits=4).split(X)``)."""
-    bound = iterations_at_most(facts, loop)
-    return bound is not None and bound <= FEW_ITERATIONS
-
-
-def few_runs(facts: ModuleFacts, loops: list[cst.CSTNode] | tuple[cst.CSTNode, ...]) -> bool:
-    """Nested ``loops`` run their innermost body at most :data:`FEW_ITERATIONS` times in all."""
-    total = 1
-    for loop in loops:
-        bound = iterations_at_most(facts, loop)
-        if bound is None:
-            return False
-        total *= bound
-    return bool(loops) and total <= FEW_ITERATIONS
-
-
-def iterations_at_most(facts: ModuleFacts, loop: cst.CSTNode) -> int | None:
-    info = facts.structure.loops.get(loop)
-    if info is not None and info.at_most is not None:
-        return info.at_most
-    iterable = loop.iter if isinstance(loop, cst.For) else loop.for_in.iter if isinstance(loop, COMPREHENSIONS) else None
-    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "tqdm", "list"):
-        iterable = iterable.args[0].value if iterable.args else None
-    if isinstance(iterable, cst.Name):  # lambdas = (2., 5., 10.)
-        values = facts.index.module_values(iterable.value)
-        if values and all(isinstance(v, (cst.List, cst.Tuple)) for v in values):
-            return max(len(v.elements) for v in values)  # type: ignore[attr-defined]
-        return None
-    if isinstance(iterable, (cst.List, cst.Tuple)):
-        return len(iterable.elements)
-    if not isinstance(iterable, cst.Call):
-        return None
-    func = iterable.func
-    if isinstance(func, cst.Name) and func.value == "range" and 1 <= len(iterable.args) <= 2:
-        stop = _integer(facts, iterable.args[-1].value)
-        start = _integer(facts, iterable.args[0].value) if len(iterable.args) == 2 else 0
-        return max(stop - start, 0) if stop is not None and start is not None else None
-    if isinstance(func, cst.Attribute) and func.attr.value == "split":
-        splitter = func.value
-        if isinstance(splitter, cst.Name):
-            values = facts.index.visible_values(facts.structure.top, splitter.value)
-            splitter = values[0] if len(values) == 1 else splitter  # type: ignore[assignment]
-        if isinstance(splitter, cst.Call):
-            n_splits = call_argument(splitter, 0, "n_splits")
-            return _integer(facts, n_splits) if n_splits is not None else None
-    return None
-
-
-def _integer(facts: ModuleFacts, expr: cst.BaseExpression) -> int | None:
-    """An integer literal, or a name the module binds only to integer literals (the largest)."""
-    if isinstance(expr, cst.Name):
-        values = [_integer(facts, v) for v in facts.index.module_values(expr.value) if not isinstance(v, cst.Name)]
-        return max(values) if values and None not in values else None  # type: ignore[type-var]
-    if isinstance(expr, cst.Integer):
-        try:
-            return int(expr.value.replace("_", ""), 0)
-        except ValueError:
-            return None
-    return None
 
 
 @dataclass(frozen=True)

@@ -368,6 +368,18 @@ SHARING_FACTORIES = frozenset({"as_tensor", "asarray", "from_numpy", "frombuffer
 NO_GRAD_RESULT_FUNCTIONS = frozenset(
     {f"torch.{name}" for name in NO_GRAD_RESULT_METHODS | {"numel", "is_tensor", "manual_seed", "save"}}
 )
+#: Parameters of torch functions that take integers (lengths, indices): a name passed there
+#: holds no graph from then on, whatever made it (the decode lengths a captioning decoder returns
+#: beside its scores). Qualified name -> (position, keyword) of each such parameter.
+INTEGER_PARAMETERS: dict[str, tuple[tuple[int, str], ...]] = {
+    "torch.nn.utils.rnn.pack_padded_sequence": ((1, "lengths"),),
+    "torch.gather": ((2, "index"),),
+    "torch.index_select": ((2, "index"),),
+    "torch.take": ((1, "index"),),
+    "torch.bincount": ((0, "input"),),
+    "torch.nn.functional.one_hot": ((0, "tensor"),),
+    "torch.nn.functional.embedding": ((0, "input"),),
+}
 #: Calls that read a tensor without differentiating it or keeping its graph: writing it out,
 #: printing, converting (leaklint.analysis.graph_use ends a graph's flow there).
 GRAPH_SINK_FUNCTIONS = frozenset(

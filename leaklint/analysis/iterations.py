@@ -1,0 +1,143 @@
+"""How many times a loop runs at most, when the code says so.
+
+A figure opened per item of ``random.sample(paths, k=3)``, a Keras model built per fold of
+``KFold(n_splits=4)`` or an op added per row of ``df.head()`` happens a handful of times, not
+once per step. Rules that report work repeated per step ask here whether a loop is bounded:
+
+* by literals in its header (``range(3)``, ``[a, b]``, ``items[:4]``, ``dataset.take(1)``, what
+  :attr:`LoopInfo.at_most` already knows, counters included);
+* by a name bound to such an iterable or to an integer (``num_to_plot = 5`` then
+  ``range(num_to_plot)``), in the function or at module level;
+* by a parameter that every call of the function in the file gives an integer literal (or
+  leaves at its literal default): ``def plot(paths, n=3): for p in random.sample(paths, k=n):``;
+* by what a known call returns: ``random.sample(x, k)`` (k items), ``df.head()`` (5 rows) and
+  its ``.iterrows()``, a cross-validation splitter's ``n_splits``.
+
+Anything else is unbounded (None): a bound read from a config, a CLI argument or the data.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import libcst as cst
+
+from leaklint.analysis.places import COMPREHENSIONS
+from leaklint.analysis.syntax import call_argument
+
+if TYPE_CHECKING:
+    from leaklint.analysis.facts import ModuleFacts
+    from leaklint.analysis.structure import FunctionInfo
+
+#: A loop bounded to at most this many iterations repeats its body only a little.
+FEW_ITERATIONS = 5
+#: Wrappers that yield as many items as their first argument.
+_SAME_LENGTH = frozenset({"enumerate", "tqdm", "list", "tuple", "sorted", "reversed", "iter"})
+#: pandas: rows ``DataFrame.head()`` keeps when not told.
+_HEAD_DEFAULT = 5
+#: How many names deep a bound is followed (``rows = picks``; ``picks = random.sample(...)``).
+_MAX_DEPTH = 4
+
+
+def few_runs(facts: ModuleFacts, loops: Sequence[cst.CSTNode], limit: int = FEW_ITERATIONS, scope: FunctionInfo | None = None) -> bool:
+    """Nested ``loops`` run their innermost body at most ``limit`` times in all. ``scope``: the
+    function the loops are in, when known (its own names and parameters can bound them)."""
+    total = 1
+    for loop in loops:
+        bound = iterations_at_most(facts, loop, scope)
+        if bound is None:
+            return False
+        total *= bound
+    return bool(loops) and total <= limit
+
+
+def iterations_at_most(facts: ModuleFacts, loop: cst.CSTNode, scope: FunctionInfo | None = None) -> int | None:
+    """The most iterations ``loop`` (a ``for``, a ``while`` or a comprehension) runs, or None."""
+    info = facts.structure.loops.get(loop)  # type: ignore[arg-type]
+    if info is not None and info.at_most is not None:
+        return info.at_most
+    iterable = loop.iter if isinstance(loop, cst.For) else loop.for_in.iter if isinstance(loop, COMPREHENSIONS) else None  # type: ignore[attr-defined]
+    return items_at_most(facts, iterable, scope) if iterable is not None else None
+
+
+def items_at_most(facts: ModuleFacts, iterable: cst.BaseExpression, scope: FunctionInfo | None = None, depth: int = 0) -> int | None:
+    """The most items ``iterable`` yields, or None (see the module docstring)."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(iterable, cst.Name):
+        values = facts.index.visible_values(scope, iterable.value) if scope is not None else facts.index.module_values(iterable.value)
+        counts = [items_at_most(facts, value, scope, depth + 1) for value in values]
+        return max(counts) if counts and None not in counts else None  # type: ignore[type-var]
+    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
+        if any(isinstance(element, cst.StarredElement) for element in iterable.elements):
+            return None
+        return len(iterable.elements)
+    if isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1:
+        index = iterable.slice[0].slice
+        if isinstance(index, cst.Slice) and index.lower is None and index.step is None and index.upper is not None:
+            return integer_at_most(facts, index.upper, scope, depth + 1)
+        return None
+    if not isinstance(iterable, cst.Call):
+        return None
+    func = iterable.func
+    arguments = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+    if isinstance(func, cst.Name):
+        if func.value in _SAME_LENGTH and arguments:
+            return items_at_most(facts, arguments[0], scope, depth + 1)
+        if func.value == "zip" and arguments:
+            counts = [items_at_most(facts, argument, scope, depth + 1) for argument in arguments]
+            known = [count for count in counts if count is not None]
+            return min(known) if known else None
+        if func.value == "range" and 1 <= len(arguments) <= 2 and len(iterable.args) == len(arguments):
+            stop = integer_at_most(facts, arguments[-1], scope, depth + 1)
+            start = integer_at_least(arguments[0]) if len(arguments) == 2 else 0
+            return max(stop - start, 0) if stop is not None and start is not None else None
+    if facts.imports.resolve(func) == "random.sample":
+        count = call_argument(iterable, 1, "k")
+        return integer_at_most(facts, count, scope, depth + 1) if count is not None else None
+    if not isinstance(func, cst.Attribute):
+        return None
+    method = func.attr.value
+    if method == "take" and len(arguments) == 1:  # tf.data
+        return integer_at_most(facts, arguments[0], scope, depth + 1)
+    if method == "head":  # pandas
+        count = call_argument(iterable, 0, "n")
+        return _HEAD_DEFAULT if count is None else integer_at_most(facts, count, scope, depth + 1)
+    if method in ("iterrows", "itertuples") and not arguments:
+        return items_at_most(facts, func.value, scope, depth + 1)
+    if method == "split":  # for train, val in KFold(n_splits=4).split(X)
+        splitter = func.value
+        if isinstance(splitter, cst.Name):
+            values = facts.index.visible_values(scope or facts.structure.top, splitter.value)
+            splitter = values[0] if len(values) == 1 else splitter  # type: ignore[assignment]
+        if isinstance(splitter, cst.Call):
+            n_splits = call_argument(splitter, 0, "n_splits")
+            return integer_at_most(facts, n_splits, scope, depth + 1) if n_splits is not None else None
+    return None
+
+
+def integer_at_most(facts: ModuleFacts, expr: cst.BaseExpression, scope: FunctionInfo | None = None, depth: int = 0) -> int | None:
+    """The largest value ``expr`` can have: an integer literal, a name bound only to such
+    values (in ``scope`` or at module level), or a parameter of ``scope`` that every call in the
+    file gives an integer literal (or leaves at an integer default)."""
+    if isinstance(expr, cst.Integer):
+        return integer_at_least(expr)
+    if not isinstance(expr, cst.Name) or depth > _MAX_DEPTH:
+        return None
+    if scope is not None and scope.node is not None and expr.value in scope.params:
+        literals = facts.parameter_literals(scope)
+        value = literals.get(expr.value) if literals is not None else None
+        return value if type(value) is int else None
+    values = facts.index.visible_values(scope, expr.value) if scope is not None else facts.index.module_values(expr.value)
+    found = [integer_at_most(facts, value, scope, depth + 1) for value in values if not isinstance(value, cst.Name)]
+    return max(found) if found and None not in found else None  # type: ignore[type-var]
+
+
+def integer_at_least(expr: cst.BaseExpression) -> int | None:
+    """An integer literal's value (None for anything else)."""
+    if isinstance(expr, cst.Integer):
+        try:
+            return int(expr.value.replace("_", ""), 0)
+        except ValueError:
+            return None
+    return None
