@@ -151,6 +151,28 @@ logging flag set in `__init__` (now low confidence) are fixed.
 - Runtime repro: `leaklint verify LL102` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # draws of a distribution the decoder returns: sample() runs under no_grad
+        """
+import torch
+import torch.distributions as td
+
+class Decoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(32, 784)
+    def forward(self, z):
+        return td.Independent(td.Bernoulli(logits=self.net(z)), 1)
+
+def sample_images(decoder, n=16, steps=100):
+    samples = []
+    for _ in range(steps):
+        z = torch.randn(n, 32)
+        px_z = decoder(z)
+        samples.append(px_z.sample())
+    return samples
+
+images = sample_images(Decoder())
+""",
         # a method of a model of the file, called only from a @torch.no_grad() method of another
         # object (every `x.generate(...)` of the file is tied to a class of the file): the
         # per-call list is built without graphs

@@ -190,6 +190,35 @@ loss that is never backpropagated, notebook and smoke-test forwards).
 - Runtime repro: `leaklint verify LL201` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # a sampling method of the model's class that turns gradients off itself
+        """
+import torch
+import torch.nn as nn
+
+class PixelCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Conv2d(1, 256, 3, padding=1)
+    def forward(self, x):
+        return self.net(x)
+    @torch.no_grad()
+    def sample(self, shape, img=None):
+        if img is None:
+            img = torch.zeros(shape)
+        for h in range(shape[2]):
+            img[:, :, h] = self.forward(img).argmax(1)[:, h].float()
+        return img
+
+def autocomplete(img):
+    img = img.unsqueeze(0).expand(12, -1, -1, -1).clone()
+    completed = model.sample(img.shape, img)
+    show_images(completed)
+
+model = torch.load("pixelcnn.pt", weights_only=False)  # a PixelCNN saved whole
+print(sum(p.numel() for p in model.parameters()))
+for i in range(4):
+    autocomplete(train_set[i][0])
+""",
         # A module of the file whose forward only hands its model to library code (which may
         # disable gradients itself): no graph is seen, also where a subclass calls it through an
         # attribute its base class set.
@@ -708,6 +737,7 @@ def _model_method_calls(facts: ModuleFacts, use: GraphUse) -> list[ModelCall]:
         if name not in ("forward", "__init__", "__call__")
         and facts.structure.functions[node] not in own_calls
         and not facts.structure.functions[node].backward_names
+        and facts.structure.functions[node].decorator_grad is not GradMode.DISABLED  # @torch.no_grad() def sample
         and facts.summary(facts.structure.functions[node]).runs_model
     }
     if not methods:

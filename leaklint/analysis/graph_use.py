@@ -98,6 +98,7 @@ _ENDING_METHODS = (
     | torch_api.TO_PYTHON_METHODS
     | torch_api.NON_TENSOR_METHODS
     | torch_api.NO_GRAD_RESULT_METHODS
+    | torch_api.DISTRIBUTION_SAMPLE_METHODS
     | frozenset({"clear", "keys", "index", "count", "__len__"})
 )
 #: Comprehensions: their result holds what their element is computed from.

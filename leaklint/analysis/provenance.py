@@ -1557,6 +1557,11 @@ class FunctionInterpreter:
             return replace(DETACHED, deps=deps, fresh=True) if receiver.kind is not Kind.NOT_TENSOR else replace(UNKNOWN, deps=deps)
         if method in torch_api.NEW_TENSOR_METHODS and receiver.kind is not Kind.NOT_TENSOR:
             return replace(DETACHED, deps=deps, fresh=True)  # x.new_zeros(n): no history
+        if method in torch_api.DISTRIBUTION_SAMPLE_METHODS and receiver.kind is Kind.GRAPH:
+            # A tensor has no .sample(): what carries a graph and has one is a distribution
+            # built from graph-attached parameters (a decoder's output), whose sample() runs
+            # under no_grad (only rsample() keeps the graph).
+            return replace(DETACHED, deps=deps, fresh=True)
         if method in torch_api.VALUES_INDICES_METHODS and _has_dim_argument(node):
             values = self._under_grad_mode(replace(combine([receiver], origin=origin), deps=deps), frame)
             return replace(values, items=(values, replace(DETACHED, deps=deps, fresh=True)), fresh=False)

@@ -368,6 +368,9 @@ SHARING_FACTORIES = frozenset({"as_tensor", "asarray", "from_numpy", "frombuffer
 NO_GRAD_RESULT_FUNCTIONS = frozenset(
     {f"torch.{name}" for name in NO_GRAD_RESULT_METHODS | {"numel", "is_tensor", "manual_seed", "save"}}
 )
+#: ``torch.distributions.Distribution`` methods that draw without a graph (they run under
+#: ``torch.no_grad()``; ``rsample()`` is the one that keeps it). No tensor method has these names.
+DISTRIBUTION_SAMPLE_METHODS = frozenset({"sample", "sample_n"})
 #: Parameters of torch functions that take integers (lengths, indices): a name passed there
 #: holds no graph from then on, whatever made it (the decode lengths a captioning decoder returns
 #: beside its scores). Qualified name -> (position, keyword) of each such parameter.
