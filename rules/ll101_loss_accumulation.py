@@ -133,6 +133,25 @@ fairseq's logging sums, stay quiet).
 - Runtime repro: `leaklint verify LL101` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # the environment's reward goes into the TD loss as data: it is not the graph the
+        # backward runs through
+        """
+def play(env, agent, opt, td_loss, t_max=1000, train=False):
+    total_reward = 0
+    s, _ = env.reset()
+    for t in range(t_max):
+        a = agent.act(s)
+        next_s, r, terminated, truncated, _ = env.step(a)
+        if train:
+            opt.zero_grad()
+            td_loss([s], [a], [r], [next_s], [terminated]).backward()
+            opt.step()
+        total_reward += r
+        s = next_s
+        if terminated or truncated:
+            break
+    return total_reward
+""",
         # the decode lengths a captioning decoder returns beside its scores: integers (they are
         # pack_padded_sequence's lengths), not a graph
         """

@@ -184,6 +184,18 @@ there: an unrolled sampler trained end to end (its graph is used), and fast weig
 - Runtime repro: `leaklint verify LL103` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # an RNN unrolled over the time steps of one batch (its caller differentiates the result)
+        """
+import torch
+def rnn_loop(char_rnn, batch_ix):
+    batch_size, max_length = batch_ix.size()
+    hid_state = char_rnn.initial_state(batch_size)
+    logprobs = []
+    for x_t in batch_ix.transpose(0, 1):
+        hid_state, logp_next = char_rnn(x_t, hid_state)
+        logprobs.append(logp_next)
+    return torch.stack(logprobs, dim=1)
+""",
         # the loop's own item, re-bound by the loop header before each iteration
         """
 def train(encoder, decoder, loader, criterion, optimizer):

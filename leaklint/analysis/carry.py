@@ -681,6 +681,11 @@ def _iterates_batches(loop: LoopInfo, facts: ModuleFacts) -> bool:
         return False
     if facts.value(node.iter).role is Role.LOADER:
         return True
+    iterable = node.iter
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "tqdm", "reversed") and iterable.args:
+        iterable = iterable.args[0].value
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in torch_api.SLICING_METHODS:
+        return False  # for x_t in batch_ix.transpose(0, 1): the time steps of one batch
     leaves = {name.rsplit(".", 1)[-1] for name in bound_names(node.target)}
     if not _is_range(node.iter):
         leaves |= {name.rsplit(".", 1)[-1] for name in dotted_names_in(node.iter)}

@@ -231,6 +231,23 @@ def backward_target(call: cst.Call, imports: ImportMap) -> cst.BaseExpression | 
     return None
 
 
+def backpropagated_names(target: cst.BaseExpression) -> set[str]:
+    """The names whose values a backward differentiates through: ``loss`` in ``(loss /
+    accum).backward()`` and in ``loss.mean().backward()``, and the callee of a call
+    (``compute_td_loss`` in ``compute_td_loss(states, rewards).backward()``), but not the call's
+    arguments: rewards, targets and states go into a loss without being the graph it holds."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, cst.Call):
+        return backpropagated_names(target.func)
+    if isinstance(target, cst.Attribute):
+        name = dotted_name(target)
+        return backpropagated_names(target.value) | ({name} if name is not None else set())
+    if isinstance(target, cst.Subscript):
+        return backpropagated_names(target.value)
+    return {name for child in children(target) if isinstance(child, cst.BaseExpression) for name in backpropagated_names(child)}
+
+
 def backward_calls(node: cst.CSTNode, imports: ImportMap) -> list[cst.Call]:
     """Backward calls under ``node`` in source order (``loss.backward()``, ``autograd.grad(...)``,
     ``scaler.scale(loss).backward()``...), not counting nested functions."""
@@ -476,7 +493,7 @@ class StructureScanner(Walker):
         if target is not None:
             for loop in self._loops:
                 loop.has_backward = True
-            self._function.backward_names.update(dotted_names_in(target))
+            self._function.backward_names.update(backpropagated_names(target))
         func = node.func
         if not isinstance(func, cst.Attribute):
             return

@@ -272,6 +272,9 @@ def is_graph_evidence_identifier(name: str) -> bool:
 # --- data and optimisers -----------------------------------------------------------------------
 DATA_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 DATA_SOURCE_NAME = re.compile(r"(loader|dataloader|batches|dataset|_data$|^data$|_iter$|^iterator$)", re.IGNORECASE)
+#: Tensor methods whose result a loop walks slice by slice (the time steps of one sequence, the
+#: rows of one batch): such a loop is one pass over one tensor, not a pass over data.
+SLICING_METHODS = frozenset({"transpose", "unbind", "split", "chunk", "t", "permute", "unfold", "flip"})
 ITERATION_COUNTER_NAME = re.compile(r"(epoch|step|iter|batch)", re.IGNORECASE)
 OPTIMIZER_NAME = re.compile(r"(optim|optimizer|opt|scheduler)", re.IGNORECASE)
 
