@@ -25,7 +25,7 @@ from leaklint.analysis.names import dotted_name, names_read
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import is_per_step_hook, per_step_functions
 from leaklint.analysis.stores import CLEARING_METHODS, Store, overwrites, stores
-from leaklint.analysis.structure import FunctionInfo, LoopInfo, bound_names
+from leaklint.analysis.structure import FunctionInfo, LoopInfo, backward_calls, bound_names
 from leaklint.analysis.torch_api import (
     LOOPS_OR_FUNCTIONS,
     NO_GRAD_RESULT_METHODS,
@@ -171,8 +171,10 @@ images for a final grid) and 1 debatable (the same grid, over `--n_iter` batches
 At low confidence it adds 21 more (periodic snapshots of a sampler, per-image detection statistics
 of yolov5's `val.py`, collectors that return their tensors), which the default hides.
 
-Whole-run accumulations that are meant to stay on the device (a feature bank searched on the
-GPU, outputs fitted together) are reported when nothing in the code says so; a device chosen by a
+Whole-run accumulations that are meant to stay on the device (outputs fitted together) are
+reported when nothing in the code says so. A feature bank that a later loop of the same function
+reads on every iteration (a k-NN evaluation searching it for each query batch) is the working set
+of the algorithm and is not reported; a device chosen by a
 flag (`if use_cuda: feats = feats.cuda()`), a collector that returns its tensors still on the
 device, and periodic snapshots count as deliberate. On bench/leaks all 23 findings are on marked
 lines. A 24th was in the fixed version of a federated MRI test script, which added
@@ -211,6 +213,39 @@ Lightning's documented pattern (low confidence, whatever they hold).
 """
 
     VALID = (
+        # one loss per task of a meta-batch: backward() on it says it is a single number
+        """
+import torch
+
+def outer_loop(model, adapt, tasks, device, optimizer):
+    losses = []
+    for support, query in tasks:
+        local_model = adapt(model, support)
+        loss, preds = local_model.evaluate(query[0].to(device), query[1].to(device))
+        loss.backward()
+        losses.append(loss.detach())
+    optimizer.step()
+    return sum(losses) / len(losses)
+""",
+        # a k-NN feature bank: stacked once, then searched on the device for every query batch
+        """
+import torch
+
+@torch.no_grad()
+def knn_accuracy(encoder, bank_loader, query_loader, device, k=5):
+    embeddings, labels = [], []
+    for x, y in bank_loader:
+        embeddings.append(encoder(x.to(device)))
+        labels.append(y.to(device))
+    bank = torch.cat(embeddings)
+    bank_labels = torch.cat(labels)
+    correct = 0
+    for qx, qy in query_loader:
+        scores = encoder(qx.to(device)) @ bank.T
+        nearest = bank_labels[scores.topk(k, dim=1).indices]
+        correct += (nearest.mode(dim=1).values == qy.to(device)).sum().item()
+    return correct / len(query_loader.dataset)
+""",
         # Every list of the dict is emptied at the epoch's end, reached through items().
         """
 import pytorch_lightning as pl
@@ -759,6 +794,8 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
         ]
     if not loops or (store.kind == "concat" and _fed_back(facts, loops[0], store.container)):
         return None
+    if _searched_later(facts, fact, store.container, loops[-1]):
+        return None
     line = facts.line_of(loops[-1].node)
     where = f"the loop at line {line}" if line is not None else "the loop"
     help = f"keep {moved} (or the numbers you need, with .item() / .tolist())"
@@ -780,6 +817,24 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
         help,
         sampled=_periodic(facts, fact) or _handed_to_caller(facts, fact, store.container),
     )
+
+
+def _searched_later(facts: ModuleFacts, fact: StatementFact, container: str, loop: LoopInfo) -> bool:
+    """The collected tensors, stacked after the loop, are read again on every iteration of a
+    later loop of the same function: a feature bank searched for each query batch (k-NN
+    evaluation), the working set of an algorithm that needs it on the device, not results piling
+    up for the host."""
+    carried = _carried_names(facts, fact.function, container) - {container}
+    if not carried:
+        return False
+    start = facts.line_of(loop.node) or 0
+    around = {outer.node for outer in fact.loops}  # the collecting loop and the loops around it
+    for other in facts.index.statements_of(fact.function):
+        if not other.loops or other.loops[-1].node in around or (facts.line_of(other.node) or 0) <= start:
+            continue  # not in a loop of its own after the collecting one (an epoch loop around both is not)
+        if carried & names_read(other.node):
+            return True
+    return False
 
 
 def _group_of_attribute(container: str, fact: StatementFact) -> object:
@@ -1082,11 +1137,29 @@ def _size(facts: ModuleFacts, fact: StatementFact, expr: cst.BaseExpression, dep
         parts = [e.value for e in expr.elements]
         return max((_size(facts, fact, p, depth) for p in parts if on_accelerator(facts.value(p))), default=SCALAR)
     name = dotted_name(expr)
+    if name is not None and name in _scalar_backward_targets(facts, fact.function):
+        return SCALAR  # loss.backward() with no gradient: torch only allows it on one number
     if name is not None and depth < 3:
         assigned = facts.index.assigned_values(fact.function, name)
         if assigned:
             return max(_size(facts, fact, value, depth + 1) for value in assigned)
     return FULL
+
+
+def _scalar_backward_targets(facts: ModuleFacts, function: FunctionInfo) -> frozenset[str]:
+    """Names ``function`` calls ``.backward()`` on without a gradient argument: each holds a
+    single number (autograd raises "grad can be implicitly created only for scalar outputs"
+    otherwise)."""
+    if not function.backward_names or function.node is None:
+        return frozenset()
+    found = set()
+    for call in backward_calls(function.node.body, facts.imports):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward" and not call.args:
+            name = dotted_name(func.value)
+            if name is not None:
+                found.add(name)
+    return frozenset(found)
 
 
 def _loss_key(expr: cst.Subscript) -> bool:

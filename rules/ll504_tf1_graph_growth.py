@@ -14,7 +14,7 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import Place, walk_with_ancestors
 from leaklint.analysis.structure import FunctionInfo, bound_names, names_bound_in
 from leaklint.analysis.syntax import subscript_base
-from leaklint.analysis.iterations import few_runs
+from leaklint.analysis.iterations import few_runs, walks_variables
 from leaklint.analysis.tensorflow import OP_METHODS, TfGraph, is_graph_reset, is_op_api, tf_api, tf_graph
 from leaklint.analysis.torch_api import LOOPS_OR_FUNCTIONS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
@@ -131,6 +131,21 @@ TF1 code there (Spinning Up, the TF1 tutorials) builds its graphs before the loo
 - Runtime repro: `leaklint verify LL504` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # a one-off check over the gradients of each weight: a pass over the model's variables
+        """
+import numpy as np
+import tensorflow as tf
+
+obs_ph = tf.placeholder(tf.float32, [None, 4])
+rewards_ph = tf.placeholder(tf.float32, [None])
+weights = [tf.Variable(tf.zeros([4, 2])), tf.Variable(tf.zeros([2]))]
+qvalues = tf.matmul(obs_ph, weights[0]) + weights[1]
+reference = rewards_ph + 0.99 * tf.stop_gradient(tf.reduce_max(qvalues, axis=1))
+sess = tf.Session()
+sess.run(tf.global_variables_initializer())
+for chk_grad in tf.gradients(reference, weights):
+    assert chk_grad is None or np.allclose(sess.run(chk_grad), sess.run(chk_grad * 0))
+""",
         # built once before the loop; the loop feeds and fetches, and computes on numpy values
         """
 import tensorflow.compat.v1 as tf
@@ -472,7 +487,8 @@ class _Growth:
             if id(loop) in self.reset_loops:
                 return None
             if id(loop) in self.run_loops:
-                confidence = Confidence.LOW if few_runs(self.facts, place.loop_nodes) else Confidence.HIGH
+                bounded = few_runs(self.facts, place.loop_nodes) or walks_variables(self.facts, loop)
+                confidence = Confidence.LOW if bounded else Confidence.HIGH
                 found = confidence, f"on every iteration of the loop at line {self.facts.line_of(loop)}, which runs the graph"
                 break
         if (found is None or found[0] is Confidence.LOW) and function in self.runs and function in self.repeated:

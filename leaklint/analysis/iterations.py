@@ -116,6 +116,28 @@ def items_at_most(facts: ModuleFacts, iterable: cst.BaseExpression, scope: Funct
     return None
 
 
+#: Calls and attributes that list a model's variables or their gradients: a loop over them runs
+#: once per variable, a pass over the model's structure, however many steps the program takes.
+_VARIABLE_LISTS = frozenset(
+    {
+        "tensorflow.gradients", "tensorflow.trainable_variables", "tensorflow.global_variables",
+        "tensorflow.compat.v1.gradients", "tensorflow.compat.v1.trainable_variables", "tensorflow.compat.v1.global_variables",
+    }
+)
+_VARIABLE_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights", "weights", "variables", "layers"})
+
+
+def walks_variables(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
+    """``for grad in tf.gradients(q, agent.weights)``, ``for v in model.trainable_variables``: a
+    loop over a model's variables (or their gradients), bounded by the model, not by the data."""
+    iterable = loop.iter if isinstance(loop, cst.For) else None
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "zip", "list") and iterable.args:
+        iterable = iterable.args[0].value
+    if isinstance(iterable, cst.Call):
+        return facts.imports.resolve(iterable.func) in _VARIABLE_LISTS
+    return isinstance(iterable, cst.Attribute) and iterable.attr.value in _VARIABLE_ATTRIBUTES
+
+
 def integer_at_most(facts: ModuleFacts, expr: cst.BaseExpression, scope: FunctionInfo | None = None, depth: int = 0) -> int | None:
     """The largest value ``expr`` can have: an integer literal, a name bound only to such
     values (in ``scope`` or at module level), or a parameter of ``scope`` that every call in the
