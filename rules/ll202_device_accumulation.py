@@ -35,7 +35,7 @@ from leaklint.analysis.torch_api import (
     is_functional_loss,
 )
 from leaklint.analysis.syntax import is_literal
-from leaklint.analysis.walk import calls_in
+from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.analysis.values import Kind, Role
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
@@ -485,6 +485,19 @@ def layerwise(model, loader, device=None, embedding_device="cpu"):
 """,
     )
     INVALID = (
+        # Every frame's prediction kept on the device, then written out one by one: the later
+        # loop walks the collection once (unlike a bank searched for each query batch)
+        """
+import torch
+
+@torch.no_grad()
+def segment_sequence(model, frames, out_dir):
+    preds = []
+    for frame in frames:
+        preds.append(model(frame.cuda()).softmax(1))  # expect: LL202
+    for i, prob in enumerate(preds):
+        save_mask(prob.argmax(1)[0].cpu().numpy(), f"{out_dir}/{i:05d}.png")
+""",
         # Every timestep's image kept, but handed back only when a flag asks for it: by default
         # the caller gets the last image and the list piled up for nothing.
         """
@@ -820,19 +833,37 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
 
 
 def _searched_later(facts: ModuleFacts, fact: StatementFact, container: str, loop: LoopInfo) -> bool:
-    """The collected tensors, stacked after the loop, are read again on every iteration of a
+    """The collected tensors, stacked after the loop, are read whole on every iteration of a
     later loop of the same function: a feature bank searched for each query batch (k-NN
     evaluation), the working set of an algorithm that needs it on the device, not results piling
-    up for the host."""
-    carried = _carried_names(facts, fact.function, container) - {container}
-    if not carried:
-        return False
+    up for the host. A later loop that walks the collection item by item consumes it instead."""
     start = facts.line_of(loop.node) or 0
     around = {outer.node for outer in fact.loops}  # the collecting loop and the loops around it
-    for other in facts.index.statements_of(fact.function):
-        if not other.loops or other.loops[-1].node in around or (facts.line_of(other.node) or 0) <= start:
+    after = [other for other in facts.index.statements_of(fact.function) if (facts.line_of(other.node) or 0) > start]
+    kept = {container}
+    for other in after:  # bank = torch.cat(embeddings), in the order the function runs
+        node = other.node
+        if isinstance(node, cst.Assign) and not other.loops[len(fact.loops) - 1 :] and _keeps(node.value, kept, facts):
+            kept.update(name for target in node.targets for name in bound_names(target.target))
+    for other in after:
+        if not other.loops or other.loops[-1].node in around:
             continue  # not in a loop of its own after the collecting one (an epoch loop around both is not)
-        if carried & names_read(other.node):
+        later = other.loops[-1].node
+        if isinstance(later, cst.For) and kept & names_read(later.iter):
+            continue  # ``for prob in all_preds:``: walks the collection itself, once (writing it out)
+        if _reads_whole(other.node, kept):
+            return True
+    return False
+
+
+def _reads_whole(node: cst.CSTNode, names: set[str]) -> bool:
+    """``node`` reads one of ``names`` as a whole (``scores @ bank.T``, ``knn(query, bank)``), not
+    only one item of it (``bank[i]``: a walk over the collection, item by item)."""
+    indexed: set[int] = set()
+    for current in walk(node, into=not_into_scopes):
+        if isinstance(current, cst.Subscript):
+            indexed.add(id(current.value))
+        elif isinstance(current, (cst.Name, cst.Attribute)) and id(current) not in indexed and dotted_name(current) in names:
             return True
     return False
 
