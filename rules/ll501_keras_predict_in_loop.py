@@ -27,7 +27,7 @@ class KerasPredictInLoop(Rule):
     help = "call the model directly, model(x, training=False), or predict once on the whole array or dataset outside the loop"
     needs = TENSORFLOW_CODE & Names("predict")
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 28).
-    measured = Measured(realcode=(8, 0, 6), leaks=(11, 0))
+    measured = Measured(realcode=(9, 0, 8), leaks=(11, 0))
     docs = """
 ## What it finds
 `model.predict(x)` inside a `for` / `while` loop or a comprehension, where `x` changes every
