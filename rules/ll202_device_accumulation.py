@@ -55,7 +55,7 @@ class DeviceAccumulation(Rule):
     #: container kept across iterations or calls) or a trainer's compute_metrics (the trainer keeps
     #: them), and something that puts tensors on a device.
     needs = TORCH_CODE & (LOOPS_OR_FUNCTIONS | Names("compute_metrics")) & DEVICE_EVIDENCE
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 28).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
     measured = Measured(realcode=(8, 0, 1), leaks=(23, 0))
     docs = """
 ## What it finds

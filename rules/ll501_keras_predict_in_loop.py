@@ -26,7 +26,7 @@ class KerasPredictInLoop(Rule):
     summary = "A Keras model's predict() is called on one item or batch per loop iteration, which leaks memory in many TensorFlow versions."
     help = "call the model directly, model(x, training=False), or predict once on the whole array or dataset outside the loop"
     needs = TENSORFLOW_CODE & Names("predict")
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 28).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
     measured = Measured(realcode=(9, 0, 8), leaks=(11, 0))
     docs = """
 ## What it finds

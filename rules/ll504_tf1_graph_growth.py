@@ -44,7 +44,7 @@ class Tf1GraphGrowth(Rule):
     #: has (a session, a placeholder, v1 behaviour, Keras's backend session or symbolic gradients),
     #: and a loop or a function to repeat the building.
     needs = TENSORFLOW_CODE & GRAPH_MODE_NAMES & LOOPS_OR_FUNCTIONS
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 28).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
     measured = Measured(realcode=(3, 0, 0), leaks=(41, 2))
     docs = """
 ## What it finds
