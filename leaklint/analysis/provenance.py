@@ -117,6 +117,9 @@ class FunctionSummary:
     param_stores: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     #: The function runs a model forward or a backward (itself, or through a local call).
     runs_model: bool = False
+    #: ... and some of those run with gradients enabled (not all under ``torch.no_grad()``, in it
+    #: or in the local function it calls): a sampling method that only calls a no-grad helper does not.
+    runs_model_with_grad: bool = False
 
 
 @dataclass
@@ -184,10 +187,11 @@ class Inputs:
             return self.own_summary
         return self.round.summaries.get(function)
 
-    def callee_result(self, function: FunctionInfo) -> tuple[Value | None, bool] | None:
-        """What a call of the local ``function`` returns and whether it runs a model (None: unknown yet)."""
+    def callee_result(self, function: FunctionInfo) -> tuple[Value | None, bool, bool] | None:
+        """What a call of the local ``function`` returns, whether it runs a model, and whether it
+        runs one with gradients enabled (None: unknown yet)."""
         summary = self._callee_summary(function)
-        return None if summary is None else (summary.returns, summary.runs_model)
+        return None if summary is None else (summary.returns, summary.runs_model, summary.runs_model_with_grad)
 
     def callee_param_stores(self, method: FunctionInfo) -> dict[str, tuple[tuple[str, str], ...]] | None:
         """Which arguments ``method`` keeps on ``self`` (None: unknown yet)."""
@@ -1329,10 +1333,12 @@ class FunctionInterpreter:
             return result
         return _shaped_like(result, returned)
 
-    def _runs_model(self, args: Iterable[Value], frame: Frame) -> None:
+    def _runs_model(self, args: Iterable[Value], frame: Frame, *, with_grad: bool = True) -> None:
         """A forward or backward runs here on ``args``: note it for the function, and for each
         enclosing loop whose item the arguments are computed from (it runs once per input)."""
         self.summary.runs_model = True
+        if with_grad and frame.grad is not GradMode.DISABLED:
+            self.summary.runs_model_with_grad = True
         for loop in frame.loops:
             if not loop.runs_model:
                 loop.runs_model = True
@@ -1463,9 +1469,9 @@ class FunctionInterpreter:
         known = self.inputs.callee_result(info)
         if known is None:
             return UNKNOWN
-        returns, runs_model = known
+        returns, runs_model, with_grad = known
         if runs_model:
-            self._runs_model(args, frame)
+            self._runs_model(args, frame, with_grad=with_grad)
         result = returns if returns is not None else NOT_TENSOR
         if result.role is not None:
             return result

@@ -92,7 +92,7 @@ class LoggedInputs(Inputs):
             self.log[key] = snapshot(answer)
         return answer
 
-    def callee_result(self, function: FunctionInfo) -> tuple[Value | None, bool] | None:
+    def callee_result(self, function: FunctionInfo) -> tuple[Value | None, bool, bool] | None:
         if function is self.function and self.previous is None:
             self.replayable = False
         return self._note("callee_result", (function,), super().callee_result(function))
