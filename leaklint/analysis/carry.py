@@ -22,7 +22,7 @@ from leaklint.analysis.accumulate import accumulation, grown_tensor
 from leaklint.analysis.arguments import is_staticmethod, parameter_for
 from leaklint.analysis.calls import local_callee
 from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
-from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, LoopInfo, backward_calls, bound_names
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, LoopInfo, backward_calls, bound_names, inner_iterable
 from leaklint.analysis.syntax import keyword_is_true
 from leaklint.analysis.values import Evidence, Kind, Role, Value, replace
 from leaklint.analysis.walk import children, not_into_scopes, walk
@@ -681,9 +681,7 @@ def _iterates_batches(loop: LoopInfo, facts: ModuleFacts) -> bool:
         return False
     if facts.value(node.iter).role is Role.LOADER:
         return True
-    iterable = node.iter
-    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "tqdm", "reversed") and iterable.args:
-        iterable = iterable.args[0].value
+    iterable = inner_iterable(node.iter)
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in torch_api.SLICING_METHODS:
         return False  # for x_t in batch_ix.transpose(0, 1): the time steps of one batch
     leaves = {name.rsplit(".", 1)[-1] for name in bound_names(node.target)}

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 import libcst as cst
 
 from leaklint.analysis.places import COMPREHENSIONS
+from leaklint.analysis.structure import IterationReader, inner_iterable, int_literal, literal_iterations
 from leaklint.analysis.syntax import call_argument
 
 if TYPE_CHECKING:
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
 
 #: A loop bounded to at most this many iterations repeats its body only a little.
 FEW_ITERATIONS = 5
-#: Wrappers that yield as many items as their first argument.
-_SAME_LENGTH = frozenset({"enumerate", "tqdm", "list", "tuple", "sorted", "reversed", "iter"})
 #: pandas: rows ``DataFrame.head()`` keeps when not told.
 _HEAD_DEFAULT = 5
 #: How many names deep a bound is followed (``rows = picks``; ``picks = random.sample(...)``).
@@ -61,59 +60,52 @@ def iterations_at_most(facts: ModuleFacts, loop: cst.CSTNode, scope: FunctionInf
 
 
 def items_at_most(facts: ModuleFacts, iterable: cst.BaseExpression, scope: FunctionInfo | None = None, depth: int = 0) -> int | None:
-    """The most items ``iterable`` yields, or None (see the module docstring)."""
+    """The most items ``iterable`` yields, or None (see the module docstring): the literal
+    grammar of :func:`~leaklint.analysis.structure.literal_iterations`, reading names and calls
+    with what the file shows."""
     if depth > _MAX_DEPTH:
         return None
-    if isinstance(iterable, cst.Name):
-        values = facts.index.visible_values(scope, iterable.value) if scope is not None else facts.index.module_values(iterable.value)
-        counts = [items_at_most(facts, value, scope, depth + 1) for value in values]
-        return max(counts) if counts and None not in counts else None  # type: ignore[type-var]
-    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
-        if any(isinstance(element, cst.StarredElement) for element in iterable.elements):
+    return literal_iterations(iterable, _FileReader(facts, scope, depth))
+
+
+class _FileReader(IterationReader):
+    """Reads integers and iterables through the file's bindings and its callers' literals."""
+
+    def __init__(self, facts: ModuleFacts, scope: FunctionInfo | None, depth: int) -> None:
+        self.facts, self.scope, self.depth = facts, scope, depth
+
+    def integer(self, expr: cst.BaseExpression) -> int | None:
+        return integer_at_most(self.facts, expr, self.scope, self.depth + 1)
+
+    def other(self, iterable: cst.BaseExpression) -> int | None:
+        facts, scope, depth = self.facts, self.scope, self.depth + 1
+        if isinstance(iterable, cst.Name):
+            values = facts.index.visible_values(scope, iterable.value) if scope is not None else facts.index.module_values(iterable.value)
+            counts = [items_at_most(facts, value, scope, depth) for value in values]
+            return max(counts) if counts and None not in counts else None  # type: ignore[type-var]
+        if not isinstance(iterable, cst.Call):
             return None
-        return len(iterable.elements)
-    if isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1:
-        index = iterable.slice[0].slice
-        if isinstance(index, cst.Slice) and index.lower is None and index.step is None and index.upper is not None:
-            return integer_at_most(facts, index.upper, scope, depth + 1)
+        func = iterable.func
+        if facts.imports.resolve(func) == "random.sample":
+            count = call_argument(iterable, 1, "k")
+            return self.integer(count) if count is not None else None
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        if method == "head":  # pandas
+            count = call_argument(iterable, 0, "n")
+            return _HEAD_DEFAULT if count is None else self.integer(count)
+        if method in ("iterrows", "itertuples") and not iterable.args:
+            return items_at_most(facts, func.value, scope, depth)
+        if method == "split":  # for train, val in KFold(n_splits=4).split(X)
+            splitter = func.value
+            if isinstance(splitter, cst.Name):
+                values = facts.index.visible_values(scope or facts.structure.top, splitter.value)
+                splitter = values[0] if len(values) == 1 else splitter  # type: ignore[assignment]
+            if isinstance(splitter, cst.Call):
+                n_splits = call_argument(splitter, 0, "n_splits")
+                return self.integer(n_splits) if n_splits is not None else None
         return None
-    if not isinstance(iterable, cst.Call):
-        return None
-    func = iterable.func
-    arguments = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
-    if isinstance(func, cst.Name):
-        if func.value in _SAME_LENGTH and arguments:
-            return items_at_most(facts, arguments[0], scope, depth + 1)
-        if func.value == "zip" and arguments:
-            counts = [items_at_most(facts, argument, scope, depth + 1) for argument in arguments]
-            known = [count for count in counts if count is not None]
-            return min(known) if known else None
-        if func.value == "range" and 1 <= len(arguments) <= 2 and len(iterable.args) == len(arguments):
-            stop = integer_at_most(facts, arguments[-1], scope, depth + 1)
-            start = integer_at_least(arguments[0]) if len(arguments) == 2 else 0
-            return max(stop - start, 0) if stop is not None and start is not None else None
-    if facts.imports.resolve(func) == "random.sample":
-        count = call_argument(iterable, 1, "k")
-        return integer_at_most(facts, count, scope, depth + 1) if count is not None else None
-    if not isinstance(func, cst.Attribute):
-        return None
-    method = func.attr.value
-    if method == "take" and len(arguments) == 1:  # tf.data
-        return integer_at_most(facts, arguments[0], scope, depth + 1)
-    if method == "head":  # pandas
-        count = call_argument(iterable, 0, "n")
-        return _HEAD_DEFAULT if count is None else integer_at_most(facts, count, scope, depth + 1)
-    if method in ("iterrows", "itertuples") and not arguments:
-        return items_at_most(facts, func.value, scope, depth + 1)
-    if method == "split":  # for train, val in KFold(n_splits=4).split(X)
-        splitter = func.value
-        if isinstance(splitter, cst.Name):
-            values = facts.index.visible_values(scope or facts.structure.top, splitter.value)
-            splitter = values[0] if len(values) == 1 else splitter  # type: ignore[assignment]
-        if isinstance(splitter, cst.Call):
-            n_splits = call_argument(splitter, 0, "n_splits")
-            return integer_at_most(facts, n_splits, scope, depth + 1) if n_splits is not None else None
-    return None
 
 
 #: Calls and attributes that list a model's variables or their gradients: a loop over them runs
@@ -130,9 +122,11 @@ _VARIABLE_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights", "w
 def walks_variables(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
     """``for grad in tf.gradients(q, agent.weights)``, ``for v in model.trainable_variables``: a
     loop over a model's variables (or their gradients), bounded by the model, not by the data."""
-    iterable = loop.iter if isinstance(loop, cst.For) else None
-    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "zip", "list") and iterable.args:
-        iterable = iterable.args[0].value
+    if not isinstance(loop, cst.For):
+        return False
+    iterable = inner_iterable(loop.iter)
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "zip" and iterable.args:
+        iterable = inner_iterable(iterable.args[0].value)  # for grad, var in zip(tf.gradients(...), variables)
     if isinstance(iterable, cst.Call):
         return facts.imports.resolve(iterable.func) in _VARIABLE_LISTS
     return isinstance(iterable, cst.Attribute) and iterable.attr.value in _VARIABLE_ATTRIBUTES
@@ -143,7 +137,7 @@ def integer_at_most(facts: ModuleFacts, expr: cst.BaseExpression, scope: Functio
     values (in ``scope`` or at module level), or a parameter of ``scope`` that every call in the
     file gives an integer literal (or leaves at an integer default)."""
     if isinstance(expr, cst.Integer):
-        return integer_at_least(expr)
+        return int_literal(expr)
     if not isinstance(expr, cst.Name) or depth > _MAX_DEPTH:
         return None
     if scope is not None and scope.node is not None and expr.value in scope.params:
@@ -153,13 +147,3 @@ def integer_at_most(facts: ModuleFacts, expr: cst.BaseExpression, scope: Functio
     values = facts.index.visible_values(scope, expr.value) if scope is not None else facts.index.module_values(expr.value)
     found = [integer_at_most(facts, value, scope, depth + 1) for value in values if not isinstance(value, cst.Name)]
     return max(found) if found and None not in found else None  # type: ignore[type-var]
-
-
-def integer_at_least(expr: cst.BaseExpression) -> int | None:
-    """An integer literal's value (None for anything else)."""
-    if isinstance(expr, cst.Integer):
-        try:
-            return int(expr.value.replace("_", ""), 0)
-        except ValueError:
-            return None
-    return None

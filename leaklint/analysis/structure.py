@@ -532,39 +532,66 @@ def iterates_data(iterable: cst.BaseExpression) -> bool:
     return any(torch_api.DATA_SOURCE_NAME.search(leaf) for leaf in leaves)
 
 
-def literal_iterations(iterable: cst.BaseExpression) -> int | None:
+class IterationReader:
+    """How :func:`literal_iterations` reads what is not a literal. This one knows literals only
+    (the structure scan has no values yet); :mod:`leaklint.analysis.iterations` reads names,
+    parameters and library calls through the same grammar."""
+
+    def integer(self, expr: cst.BaseExpression) -> int | None:
+        """The largest value an integer expression can have (here: an integer literal's)."""
+        return int_literal(expr)
+
+    def other(self, iterable: cst.BaseExpression) -> int | None:
+        """How many items an iterable the literal grammar does not know yields at most."""
+        return None
+
+
+_LITERALS = IterationReader()
+#: Wrappers that yield as many items as their first argument.
+_SAME_LENGTH = frozenset({"enumerate", "tqdm", "reversed", "sorted", "list", "tuple", "iter"})
+
+
+def inner_iterable(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """What ``enumerate(x)``, ``tqdm(x)``, ``list(x)``... iterate: ``x``, as many items."""
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in _SAME_LENGTH and iterable.args:
+        iterable = iterable.args[0].value
+    return iterable
+
+
+def literal_iterations(iterable: cst.BaseExpression, reader: IterationReader = _LITERALS) -> int | None:
     """How many items ``iterable`` yields at most, when literals say so: ``range(3)``,
     ``range(1, 4)``, ``dataset.take(1)`` (tf.data), ``items[:4]``, ``[a, b]``, and ``enumerate`` /
-    ``zip`` / ``tqdm`` around such iterables; None otherwise."""
+    ``zip`` / ``tqdm`` around such iterables; None otherwise. ``reader`` reads the integers and
+    the iterables that are not literals."""
     if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
         if any(isinstance(element, cst.StarredElement) for element in iterable.elements):
             return None
         return len(iterable.elements)
     if isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1:
         index = iterable.slice[0].slice
-        if isinstance(index, cst.Slice) and index.lower is None and index.step is None:
-            return _int_literal(index.upper)
+        if isinstance(index, cst.Slice) and index.lower is None and index.step is None and index.upper is not None:
+            return reader.integer(index.upper)
         return None
     if not isinstance(iterable, cst.Call):
-        return None
+        return reader.other(iterable)
     arguments = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
     if isinstance(iterable.func, cst.Name):
         name = iterable.func.value
         if name == "range" and arguments:
-            bounds = [_int_literal(argument) for argument in arguments[:2]]
-            if any(bound is None for bound in bounds) or len(arguments) > 2:
+            if len(arguments) > 2:
                 return None
-            return max(0, bounds[-1] - (bounds[0] if len(bounds) == 2 else 0))  # type: ignore[operator]
-        if name in ("enumerate", "tqdm", "reversed", "sorted") and arguments:
-            return literal_iterations(arguments[0])
+            stop = reader.integer(arguments[-1])
+            start = int_literal(arguments[0]) if len(arguments) == 2 else 0
+            return max(0, stop - start) if stop is not None and start is not None else None
+        if name in _SAME_LENGTH and arguments:
+            return literal_iterations(arguments[0], reader)
         if name == "zip" and arguments:
-            counts = [literal_iterations(argument) for argument in arguments]
+            counts = [literal_iterations(argument, reader) for argument in arguments]
             known = [count for count in counts if count is not None]
             return min(known) if known else None
-        return None
     if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "take" and len(arguments) == 1:
-        return _int_literal(arguments[0])
-    return None
+        return reader.integer(arguments[0])
+    return reader.other(iterable)
 
 
 #: How many iterations :func:`counter_bound` simulates before giving up: bounds above it are
@@ -718,7 +745,8 @@ def _evaluate(expr: cst.BaseExpression, counter: str, value: int) -> int | bool 
     return None
 
 
-def _int_literal(node: cst.BaseExpression | None) -> int | None:
+def int_literal(node: cst.BaseExpression | None) -> int | None:
+    """An integer literal's value (None for anything else)."""
     if isinstance(node, cst.Integer):
         return int(node.evaluated_value)
     return None
