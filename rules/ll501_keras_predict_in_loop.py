@@ -8,6 +8,7 @@ import libcst as cst
 
 from leaklint.analysis.calls import CallGraph, call_graph
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.keras import KerasEvidence, KerasModels, keras_models
 from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.places import Level, Place, loop_level, per_iteration_names
@@ -23,9 +24,15 @@ class KerasPredictInLoop(Rule):
     code = "LL501"
     name = "keras-predict-in-loop"
     severity = Severity.LEAK
-    summary = "A Keras model's predict() is called on one item or batch per loop iteration, which leaks memory in many TensorFlow versions."
-    help = "call the model directly, model(x, training=False), or predict once on the whole array or dataset outside the loop"
-    needs = TENSORFLOW_CODE & Names("predict")
+    summary = (
+        "A Keras model's predict() is called on one item or batch per loop iteration, or its fit() on one batch "
+        "of an array the loop walks, which leaks memory in many TensorFlow versions."
+    )
+    help = (
+        "call the model directly, model(x, training=False), or predict once on the whole array or dataset "
+        "outside the loop; train one batch with train_on_batch(x, y), not fit()"
+    )
+    needs = TENSORFLOW_CODE & Names("predict", "fit")
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
     measured = Measured(realcode=(9, 0, 8), leaks=(11, 0))
     docs = """
@@ -42,6 +49,16 @@ iterates over a container of such models (`for tag, model in models.items()`). A
 on a function parameter that the file's callers pass a Keras model to, and `predict` inside a
 helper that a loop calls, on inputs the helper computes from its parameters
 (`features = to_features(payload)`) (medium confidence).
+
+`model.fit(x, y, epochs=1)` in a loop that walks an array batch by batch (`x` is a slice indexed
+by the loop variable, or is computed from one: `real = images[b * n:(b + 1) * n]`), on a model the
+loop does not rebuild, is reported with medium confidence: each
+`fit()` builds a data adapter, a callback list and a training function's state for a single
+batch, and host memory grows batch after batch (`train_on_batch` is the per-batch API). A `fit()`
+per epoch on the same arrays, per fold on a new model, or per observation of an online learner
+(data that arrives one batch at a time: there is nothing for one `fit()` to walk) is not reported.
+`predict` once per epoch from a Keras callback is not reported either: reports disagree on whether
+it grows (keras#8668 says so; keras#4168 and bench/leaks' callback cases keep it as the fix).
 
 Without Keras evidence nothing is reported: `predict` on a scikit-learn estimator or on a PyTorch
 module's own method is not this problem. A loop that builds or fits the model it predicts with
@@ -100,6 +117,18 @@ that run three or four times).
 - Runtime repro: `leaklint verify LL501` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # fit() once per epoch on the whole arrays; fit() per fold on a new model
+        """
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer="adam", loss="mse")
+for epoch in range(100):
+    model.fit(x_train, y_train, epochs=1, verbose=0)
+for fold, (train_idx, val_idx) in enumerate(folds):
+    fold_model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    fold_model.compile(optimizer="adam", loss="mse")
+    fold_model.fit(x_train[train_idx], y_train[train_idx], epochs=5)
+""",
         """
 import os
 os.environ["KERAS_BACKEND"] = "jax"
@@ -178,6 +207,18 @@ for step in range(100000):
 """,
     )
     INVALID = (
+        # fit() on one batch per iteration of a batch loop
+        """
+import numpy as np
+import tensorflow as tf
+critic = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+critic.compile(optimizer="adam", loss="mse")
+for epoch in range(100):
+    for start in range(0, len(states), 64):
+        batch_x, batch_y = states[start:start + 64], returns[start:start + 64]
+        critic.fit(batch_x, batch_y, epochs=1, verbose=0)  # expect: LL501
+""",
+
         """
 import tensorflow as tf
 model = tf.keras.models.load_model("classifier.keras")
@@ -323,7 +364,10 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     if _keras_backend(facts) not in (None, "tensorflow"):
         return  # Keras 3 on JAX or torch: predict() builds no tf.data pipeline
 
-    places = [p for p in facts.index.calls_named("predict") if isinstance(p.node.func, cst.Attribute)]  # type: ignore[attr-defined]
+    places = [
+        p for method in ("predict", "fit") for p in facts.index.calls_named(method)
+        if isinstance(p.node.func, cst.Attribute)  # type: ignore[attr-defined]
+    ]
     if not places:
         return
     sites = call_graph(facts)
@@ -331,19 +375,44 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     for place in places:
         call = place.node
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-        found = _per_item(facts, models, sites, place, call)
+        if call.func.attr.value == "fit":
+            found = _fit_per_batch(facts, models, place, call)
+            what = ("fit()", "builds a data adapter, callbacks and a training loop for one batch", "use train_on_batch()")
+        else:
+            found = _per_item(facts, models, sites, place, call)
+            what = ("predict()", "builds a tf.data pipeline", "call the model directly")
         if found is None:
             continue
         confidence, where = found
+        method, builds, instead = what
         yield Violation(
             node=call,
             message=(
-                f"'{facts.describe(call)}' runs Keras predict() {where}: each call builds a tf.data "
-                "pipeline and, in many TensorFlow versions, leaks memory"
+                f"'{facts.describe(call)}' runs Keras {method} {where}: each call {builds} and, in many "
+                f"TensorFlow versions, leaks memory ({instead})"
             ),
             confidence=confidence,
             statement=place.statement(),
         )
+
+
+def _fit_per_batch(facts: ModuleFacts, models: KerasModels, place: Place, call: cst.Call) -> tuple[Confidence, str] | None:
+    """``model.fit(x, y, epochs=1)`` in a loop over batches, on a batch the loop makes: the loop
+    does fit()'s own job one batch at a time (a new model per iteration is LL503's business)."""
+    receiver = call.func.value  # type: ignore[attr-defined]
+    evidence = models.expression(receiver, place)
+    data = call_argument(call, 0, "x")
+    if evidence is None or data is None:
+        return None
+    mentioned = dotted_names_in(data)
+    for loop in reversed(place.loop_nodes):
+        if not mentioned & per_iteration_names(facts, loop):
+            continue
+        per_batch = _looks_like_one_item(data) or _slices_by_loop(loop, data)
+        if not per_batch or _rebuilds(models, loop):
+            return None
+        return _weaker(Confidence.MEDIUM, evidence.confidence), "on every batch of a loop"
+    return None
 
 
 def _per_item(
@@ -442,7 +511,44 @@ def _refits(models: KerasModels, loop: cst.CSTNode, receiver: str | None) -> boo
         fitting = isinstance(func, cst.Attribute) and func.attr.value in ("fit", "train_on_batch")
         if fitting and (receiver is None or dotted_name(func.value) == receiver):  # type: ignore[union-attr]
             return True
-        if isinstance(func, (cst.Name, cst.Attribute)) and models.construction(node) is not None:
+    return _rebuilds(models, loop)
+
+
+def _slices_by_loop(loop: cst.CSTNode, data: cst.BaseExpression) -> bool:
+    """``data`` is a slice indexed by the loop's variable, or made from names the body binds to
+    one (``real = images[b * n:(b + 1) * n]; x = np.concatenate([real, fake])`` in ``for b in
+    range(steps)``): the loop walks an array batch by batch, fit()'s own job."""
+    if not isinstance(loop, cst.For):
+        return False
+    counters = set(bound_names(loop.target))
+
+    def is_batch_slice(expr: cst.BaseExpression) -> bool:
+        return any(
+            isinstance(node, cst.Subscript)
+            and any(isinstance(element.slice, cst.Slice) and dotted_names_in(element.slice) & counters for element in node.slice)
+            for node in walk(expr)
+        )
+
+    if is_batch_slice(data):
+        return True
+    sliced: set[str] = set()
+    assignments = [node for node in walk(loop.body) if isinstance(node, cst.Assign)]
+    changed = True
+    while changed:  # names bound to a batch slice, or computed from one
+        changed = False
+        for node in assignments:
+            if is_batch_slice(node.value) or dotted_names_in(node.value) & sliced:
+                new = {name for t in node.targets for name in bound_names(t.target)} - sliced
+                if new:
+                    sliced |= new
+                    changed = True
+    return bool(dotted_names_in(data) & sliced)
+
+
+def _rebuilds(models: KerasModels, loop: cst.CSTNode) -> bool:
+    """The loop builds a Keras model (one per fold or trial)."""
+    for node in walk(loop.body if isinstance(loop, (cst.For, cst.While)) else loop):  # type: ignore[attr-defined]
+        if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)) and models.construction(node) is not None:
             return True
     return False
 

@@ -10,7 +10,7 @@ from functools import cached_property
 
 from leaklint.analysis.calls import caller_of
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.names import dotted_name
+from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.places import Place, walk_with_ancestors
 from leaklint.analysis.structure import FunctionInfo, bound_names, names_bound_in
 from leaklint.analysis.syntax import subscript_base
@@ -55,10 +55,13 @@ is already being run: inside a loop whose body runs the graph (`sess.run(...)`, 
 is called again and again (from a loop, from such a function, or by Keras as a callback hook).
 An op is any call of a TensorFlow or Keras-backend function that adds to the graph
 (`tf.assign`, `tf.no_op()`, `tf.constant`, `tf.image.encode_jpeg`, `tf.global_variables_initializer()`,
-`tf.train.Saver()`, `K.gradients`, `K.function`...), a method that adds ops to a graph value
-(`var.assign(x)`, `iterator.get_next()`, `optimizer.minimize(loss)`), an operator on a graph
-tensor (`-t`, `t[0]`, `t * 2`, `t > 0.5`), or a call of a local function that only builds ops
-(reported at the call). Graph tensors are known from what the file binds: results of TensorFlow
+`tf.train.Saver()`, `tf.data.TFRecordDataset(...)`, `K.gradients`, `K.function`...), a method
+that adds ops to a graph value (`var.assign(x)`, `iterator.get_next()`,
+`iterator.make_initializer(dataset)`, `dataset.map(f)`, `optimizer.minimize(loss)`), an operator
+on a graph tensor (`-t`, `t[0]`, `t * 2`, `t > 0.5`), or a call of a local function that builds
+ops. A helper that hands the ops it builds back to its caller is reported at the call (build it
+once, before the loop); one that builds and uses them without returning any (`saver =
+tf.train.Saver(); saver.save(sess, path)`) is reported at its first op, where the fix goes. Graph tensors are known from what the file binds: results of TensorFlow
 ops, `tf.trainable_variables()`, `graph.get_tensor_by_name(...)`, a Keras layer's `.output`,
 local functions returning them; values fetched by `sess.run` are numpy and never count.
 
@@ -205,6 +208,32 @@ restorer = Restorer(tf.Session())
 for checkpoint in checkpoints:
     restorer.restore(checkpoint)
 """,
+        # a helper that builds its Saver once per graph and reuses it
+        """
+import tensorflow as tf
+_savers = {}
+def checkpoint(sess, path):
+    graph = tf.get_default_graph()
+    if graph not in _savers:
+        _savers[graph] = tf.train.Saver()
+    _savers[graph].save(sess, path)
+with tf.Session() as sess:
+    for step in range(10000):
+        sess.run(train_op)
+        if step % 500 == 0:
+            checkpoint(sess, "ckpt/model")
+""",
+        # the input pipeline and its initializer built once; the epoch loop only runs the initializer
+        """
+import tensorflow.compat.v1 as tf
+iterator = tf.data.Iterator.from_structure(tf.float32, tf.TensorShape([None, 16]))
+batch = iterator.get_next()
+init_train = iterator.make_initializer(tf.data.TFRecordDataset(train_files).map(parse).batch(32))
+with tf.Session() as sess:
+    for epoch in range(50):
+        sess.run(init_train)
+        run_until_exhausted(sess, batch)
+""",
         # eager TensorFlow 2: ops run at once, no graph grows
         """
 import tensorflow as tf
@@ -255,6 +284,29 @@ class Model:
 model = Model()
 for request in requests:
     model.predict(request)
+""",
+        # a tf.data pipeline and its initializer built again every epoch of the session
+        """
+import tensorflow.compat.v1 as tf
+iterator = tf.data.Iterator.from_structure(tf.float32, tf.TensorShape([None, 16]))
+batch = iterator.get_next()
+with tf.Session() as sess:
+    for epoch in range(50):
+        shards = tf.data.TextLineDataset(train_files)  # expect: LL504
+        sess.run(iterator.make_initializer(shards.map(parse).batch(32)))  # expect: LL504
+        run_until_exhausted(sess, batch)
+""",
+        # a helper that makes a Saver and saves, returning nothing: reported at the Saver it makes
+        """
+import tensorflow as tf
+def checkpoint(sess, path):
+    saver = tf.train.Saver(max_to_keep=3)  # expect: LL504
+    saver.save(sess, path)
+with tf.Session() as sess:
+    for step in range(10000):
+        sess.run(train_op)
+        if step % 500 == 0:
+            checkpoint(sess, "ckpt/model")
 """,
         # a local function that only builds ops, called in the loop: reported at the call
         """
@@ -329,8 +381,12 @@ class _Growth:
         self.direct_ops = self._direct_ops()
         self.runs = self._closure({f for f, places in self._direct_runs().items() if places})
         self.resets = {f for f in structure.functions.values() if _resets_graph(facts, tf, f.node.body)}  # type: ignore[union-attr]
-        own_builds = {self._function(place) for place, _ in self.direct_ops}
-        self.builds = self._closure(own_builds, through=lambda callee: callee not in self.resets)
+        self.ops_by_function: dict[FunctionInfo, list[tuple[Place, str]]] = {}
+        for place, what in self.direct_ops:
+            function = self._function(place)
+            if not _lazily_built(facts, place, function):
+                self.ops_by_function.setdefault(function, []).append((place, what))
+        self.builds = self._closure(set(self.ops_by_function), through=lambda callee: callee not in self.resets)
         self.builds -= self.traced | self.resets
         self.runs -= self.traced
         self.repeated = tf.repeated
@@ -446,26 +502,37 @@ class _Growth:
         return None
 
     def violations(self) -> Iterator[Violation]:
-        candidates: list[tuple[Place, str]] = list(self.direct_ops)
+        """Each op built again and again, at the line to change: an op in the loop itself; the call
+        of a helper that hands the ops it builds back (build them once, before the loop); or the
+        first op of a helper that builds and uses its ops without returning any (``saver =
+        tf.train.Saver(); saver.save(...)``: build it once, or cache it, in the helper)."""
+        candidates: list[tuple[Place, str, Place]] = [(place, what, place) for place, what in self.direct_ops]
         for place in self.tf.calls:
             callee = self._builder_call(place)
-            if callee is not None and not isinstance(place.scope, cst.Lambda):
-                candidates.append((place, f"'{callee.name}()', which builds graph ops,"))
-        op_nodes = {id(place.node) for place, _ in candidates}
-        reported_lines: set[tuple[int, int | None]] = set()
-        for place, what in candidates:
+            if callee is None or isinstance(place.scope, cst.Lambda):
+                continue
+            built = None if self._hands_back_ops(callee) else self._first_op(callee, set())
+            if built is not None:
+                candidates.append((*built, place))  # the helper keeps its ops to itself: fix it there
+            else:
+                candidates.append((place, f"'{callee.name}()', which builds graph ops,", place))
+        op_nodes = {id(place.node) for place, _, _ in candidates}
+        reported: set[tuple[int, int | None]] = set()
+        for place, what, repeated in candidates:
             if any(id(node) in op_nodes for node in place.path[place.scope_index + 1:]):
                 continue  # part of a bigger op expression, reported with it
-            found = self._per_iteration(place)
+            found = self._per_iteration(repeated)
             if found is None:
                 continue
             confidence, where = found
-            line = self.facts.line_of(place.node)
             node = place.node
-            key = id(place.statement() or node)
-            if (key, line) in reported_lines:
+            key = (id(place.statement() or node), self.facts.line_of(node))
+            if key in reported:
                 continue
-            reported_lines.add((key, line))
+            reported.add(key)
+            if repeated is not place:
+                helper = self._function(place).name
+                where = f"each time '{helper}()' is called at line {self.facts.line_of(repeated.node)}, {where}"
             yield Violation(
                 node=node,
                 message=(
@@ -475,6 +542,47 @@ class _Growth:
                 confidence=confidence,
                 statement=place.statement(),
             )
+
+    def _hands_back_ops(self, function: FunctionInfo) -> bool:
+        """``function`` returns (or yields) an op it builds, a name bound to one, or what a
+        building helper returns: its caller receives the ops, so the call is what to move."""
+        if function.node is None:
+            return True
+        ops = {id(place.node) for place, _ in self.direct_ops if self._function(place) is function}
+        built_names: set[str] = set()
+        returns = []
+        for node in walk(function.node.body, into=not_into_scopes):
+            if isinstance(node, cst.Assign) and self._builds_in(node.value, ops):
+                for target in node.targets:  # x = op; metrics[key] = op
+                    built_names.update(bound_names(target.target))
+                    built_names.add(subscript_base(target.target) or "")
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if any(self._builds_in(arg.value, ops) for arg in node.args):  # ops.append(op)
+                    built_names.add(dotted_name(node.func.value) or "")
+            elif isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
+                returns.append(node.value)
+        built_names.discard("")
+        return any(self._builds_in(value, ops) or dotted_names_in(value) & built_names for value in returns)
+
+    def _builds_in(self, expr: cst.BaseExpression, ops: set[int]) -> bool:
+        """``expr`` holds one of ``ops`` or a call of a helper that builds ops."""
+        return any(
+            id(node) in ops or (isinstance(node, cst.Call) and self.callees.get(id(node)) in self.builds)
+            for node in walk(expr)
+        )
+
+    def _first_op(self, function: FunctionInfo, seen: set[FunctionInfo]) -> tuple[Place, str] | None:
+        """The first op ``function`` builds on every call, itself or through the helpers it calls
+        (in the order the function's lines run)."""
+        seen.add(function)
+        line = self.facts.line_of
+        found = [(line(place.node) or 0, (place, what)) for place, what in self.ops_by_function.get(function, [])]
+        for place, callee in self.by_caller.get(function, []):
+            if callee in self.builds and callee not in seen:
+                inner = self._first_op(callee, seen)
+                if inner is not None:
+                    found.append((line(place.node) or 0, inner))
+        return min(found, key=lambda item: item[0])[1] if found else None
 
     def _per_iteration(self, place: Place) -> tuple[Confidence, str] | None:
         function = self._function(place)

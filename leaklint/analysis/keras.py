@@ -131,13 +131,12 @@ class KerasModels:
                 value = node.value  # type: ignore[attr-defined]
                 if value is None:
                     continue
-                evidence = self.expression(value, place)
-                if evidence is None:
-                    continue
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[attr-defined]
-                for target in targets:
-                    for name in bound_names(target):
-                        self.names.setdefault((self._scope_key(place, name), name), evidence)
+                for target, bound in _paired(targets, value):
+                    evidence = self.expression(bound, place)
+                    if evidence is not None:
+                        for name in bound_names(target):
+                            self.names.setdefault((self._scope_key(place, name), name), evidence)
 
     def _note_compile(self, call: cst.Call) -> None:
         receiver = dotted_name(call.func.value)  # type: ignore[attr-defined]
@@ -266,6 +265,23 @@ class KerasModels:
             if passed is not None and self.expression(passed, site) is not None:
                 return KerasEvidence(Confidence.MEDIUM, f"'{info.name}' is called with a Keras model as '{param}'")
         return None
+
+
+def _paired(
+    targets: list[cst.BaseExpression], value: cst.BaseExpression
+) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """Each target with the value it gets: element by element for ``g, d = build_g(), build_d()``."""
+    pairs = []
+    for target in targets:
+        if (
+            isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+            and len(target.elements) == len(value.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))
+        ):
+            pairs.extend((t.value, v.value) for t, v in zip(target.elements, value.elements))
+        else:
+            pairs.append((target, value))
+    return pairs
 
 
 def keras_models(facts: ModuleFacts) -> KerasModels:

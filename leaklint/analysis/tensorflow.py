@@ -86,7 +86,7 @@ _OP_CLASSES = frozenset(
     {
         "Variable", "train.Saver", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue", "PriorityQueue",
         "TextLineReader", "TFRecordReader", "WholeFileReader", "FixedLengthRecordReader", "IdentityReader",
-        "SparseTensor",
+        "SparseTensor", "data.TFRecordDataset", "data.TextLineDataset", "data.FixedLengthRecordDataset",
     }
 )
 #: Keras backend functions that add nothing to the graph.
@@ -117,12 +117,12 @@ OP_METHODS = frozenset(
         "assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub", "scatter_nd_update",
         "scatter_nd_add", "scatter_nd_sub", "read_value", "initialized_value", "count_up_to", "get_next",
         "minimize", "compute_gradients", "apply_gradients", "make_one_shot_iterator", "make_initializable_iterator",
-        "batch", "map", "shuffle", "repeat", "prefetch", "padded_batch", "filter", "cache",
+        "make_initializer", "batch", "map", "shuffle", "repeat", "prefetch", "padded_batch", "filter", "cache",
     }
 )
 #: Of :data:`OP_METHODS`, those returning a tuple or an object rather than one tensor.
 _COLLECTION_METHODS = frozenset(
-    {"get_next", "compute_gradients", "make_one_shot_iterator", "make_initializable_iterator", "batch", "map",
+    {"get_next", "compute_gradients", "make_one_shot_iterator", "make_initializable_iterator", "make_initializer", "batch", "map",
      "shuffle", "repeat", "prefetch", "padded_batch", "filter", "cache", "minimize", "apply_gradients"}
 )
 #: Op-building APIs that return a list, a tuple or an object, not one tensor (indexing the result
