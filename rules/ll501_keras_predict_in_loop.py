@@ -50,9 +50,9 @@ on a function parameter that the file's callers pass a Keras model to, and `pred
 helper that a loop calls, on inputs the helper computes from its parameters
 (`features = to_features(payload)`) (medium confidence).
 
-`model.fit(x, y, epochs=1)` in a loop that walks an array batch by batch (`x` is a slice indexed
-by the loop variable, or is computed from one: `real = images[b * n:(b + 1) * n]`), on a model the
-loop does not rebuild, is reported with medium confidence: each
+`model.fit(x, y, epochs=1)` in a loop that walks an array batch by batch (the body slices
+something by the loop variable: `real = images[b * n:(b + 1) * n]`), on data the loop makes, on a
+model the loop does not rebuild, is reported with medium confidence: each
 `fit()` builds a data adapter, a callback list and a training function's state for a single
 batch, and host memory grows batch after batch (`train_on_batch` is the per-batch API). A `fit()`
 per epoch on the same arrays, per fold on a new model, or per observation of an online learner
@@ -408,7 +408,7 @@ def _fit_per_batch(facts: ModuleFacts, models: KerasModels, place: Place, call: 
     for loop in reversed(place.loop_nodes):
         if not mentioned & per_iteration_names(facts, loop):
             continue
-        per_batch = _looks_like_one_item(data) or _slices_by_loop(loop, data)
+        per_batch = _looks_like_one_item(data) or _walks_batches(loop)
         if not per_batch or _rebuilds(models, loop):
             return None
         return _weaker(Confidence.MEDIUM, evidence.confidence), "on every batch of a loop"
@@ -514,35 +514,17 @@ def _refits(models: KerasModels, loop: cst.CSTNode, receiver: str | None) -> boo
     return _rebuilds(models, loop)
 
 
-def _slices_by_loop(loop: cst.CSTNode, data: cst.BaseExpression) -> bool:
-    """``data`` is a slice indexed by the loop's variable, or made from names the body binds to
-    one (``real = images[b * n:(b + 1) * n]; x = np.concatenate([real, fake])`` in ``for b in
-    range(steps)``): the loop walks an array batch by batch, fit()'s own job."""
+def _walks_batches(loop: cst.CSTNode) -> bool:
+    """The loop walks an array batch by batch: its body slices something by the loop's variable
+    (``images[b * n:(b + 1) * n]`` in ``for b in range(steps)``), fit()'s own job."""
     if not isinstance(loop, cst.For):
         return False
     counters = set(bound_names(loop.target))
-
-    def is_batch_slice(expr: cst.BaseExpression) -> bool:
-        return any(
-            isinstance(node, cst.Subscript)
-            and any(isinstance(element.slice, cst.Slice) and dotted_names_in(element.slice) & counters for element in node.slice)
-            for node in walk(expr)
-        )
-
-    if is_batch_slice(data):
-        return True
-    sliced: set[str] = set()
-    assignments = [node for node in walk(loop.body) if isinstance(node, cst.Assign)]
-    changed = True
-    while changed:  # names bound to a batch slice, or computed from one
-        changed = False
-        for node in assignments:
-            if is_batch_slice(node.value) or dotted_names_in(node.value) & sliced:
-                new = {name for t in node.targets for name in bound_names(t.target)} - sliced
-                if new:
-                    sliced |= new
-                    changed = True
-    return bool(dotted_names_in(data) & sliced)
+    return any(
+        isinstance(node, cst.Subscript)
+        and any(isinstance(element.slice, cst.Slice) and dotted_names_in(element.slice) & counters for element in node.slice)
+        for node in walk(loop.body)
+    )
 
 
 def _rebuilds(models: KerasModels, loop: cst.CSTNode) -> bool:

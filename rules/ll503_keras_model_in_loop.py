@@ -51,7 +51,8 @@ directly, in a helper, or in the builder itself. Again and again means:
   builder, the line that creates what leaks;
 - in a function that a loop calls (through an object too: `net.load(...)` replacing
   `self.model` per reload), or that a search calls once per trial (an Optuna objective given
-  to `study.optimize`, a hyperopt / scikit-optimize / Ray Tune objective).
+  to `study.optimize`, a hyperopt / scikit-optimize / Ray Tune objective; a function or a method
+  of the caller's class, `fmin(self.objective, ...)`).
 
 It also finds the same model compiled again and again: `model.compile(...)` inside a loop on a
 model built once before it (`for episode ...: model.compile(loss=make_loss(...)); model.fit(...)`).
@@ -249,6 +250,20 @@ import tensorflow as tf
 for path in checkpoints:
     model = tf.keras.models.load_model(path)  # expect: LL503
     scores.append(model.evaluate(X_test, y_test))
+""",
+        # a hyperopt objective that is a method of the search object
+        """
+import tensorflow as tf
+from hyperopt import fmin, tpe
+def make_model(units):
+    return tf.keras.Sequential([tf.keras.layers.Dense(units), tf.keras.layers.Dense(1)])  # expect: LL503
+class Search:
+    def objective(self, params):
+        model = make_model(int(params["units"]))
+        model.compile(optimizer="adam", loss="mse")
+        return model.fit(self.x, self.y, verbose=0).history["loss"][-1]
+    def run(self, space):
+        return fmin(self.objective, space, algo=tpe.suggest, max_evals=50)
 """,
         # an Optuna objective: one model per trial
         """

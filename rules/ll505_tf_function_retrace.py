@@ -45,8 +45,10 @@ loop, or in a function called from one — and passes:
 - a Python number that changes from call to call: the counter of the loop
   (`for step in range(n)`), a number the loop recomputes from it (`lr = schedule(step)`) or
   updates (`epsilon = max(0.05, epsilon * 0.999)`, `step += 1`), an attribute the program keeps
-  updating (`agent.sigma = agent.sigma * 0.999`), or a parameter that callers pass such a number
-  to;
+  updating (`agent.sigma = agent.sigma * 0.999`), a Python number made from any of these
+  (`float(0.5 * np.exp(-step / 1000))`), or a parameter that callers pass such a number to (the
+  parameters of a Keras model's `call`, or of a class's `__call__`, get what `model(x, limit)`
+  passes);
 - a bound method (`train_epoch(model.step, data)`): each attribute access makes a new method
   object, which never matches the traced one.
 
@@ -152,6 +154,21 @@ for epoch in range(100):
 """,
     )
     INVALID = (
+        # a Keras model's call() hands the tf.function the float its caller anneals every step
+        """
+import numpy as np
+import tensorflow as tf
+@tf.function
+def shrink(x, limit):
+    return tf.sign(x) * tf.nn.relu(tf.abs(x) - limit)
+class Sparse(tf.keras.Model):
+    def call(self, x, limit):
+        return shrink(self.dense(x), limit)  # expect: LL505
+model = Sparse()
+for step, batch in enumerate(dataset):
+    limit = float(0.5 * np.exp(-step / 1000))
+    codes = model(batch, limit)
+""",
         """
 import tensorflow as tf
 @tf.function
@@ -361,17 +378,18 @@ class _Retrace:
 
     # --- Python numbers that change from call to call ---------------------------------------------
     def _number(self, expr: cst.BaseExpression, site: Site, place: Place, depth: int) -> _Num:
-        """Whether ``expr`` (evaluated at ``site``) is a Python number, and what makes it change."""
+        """Whether ``expr`` (evaluated at ``site``) is a Python number, and what makes it change.
+        ``depth`` counts the names and parameters followed, not the operators of one expression."""
         if depth > _MAX_DEPTH:
             return _Num(UNKNOWN)
         if isinstance(expr, (cst.Integer, cst.Float)):
             return _Num(NUMBER)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
-            return self._number(expr.expression, site, place, depth + 1)
+            return self._number(expr.expression, site, place, depth)
         if isinstance(expr, cst.BinaryOperation):
-            return _combine([self._number(e, site, place, depth + 1) for e in (expr.left, expr.right)])
+            return _combine([self._number(e, site, place, depth) for e in (expr.left, expr.right)])
         if isinstance(expr, cst.IfExp):
-            return _combine([self._number(e, site, place, depth + 1) for e in (expr.body, expr.orelse)])
+            return _combine([self._number(e, site, place, depth) for e in (expr.body, expr.orelse)])
         if isinstance(expr, cst.Call):
             return self._number_call(expr, site, place, depth)
         if isinstance(expr, cst.Name):
@@ -384,14 +402,18 @@ class _Retrace:
         func = call.func
         args = [a.value for a in call.args if not a.star]
         if isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS and self.facts.imports.resolve(func) is None:
-            found = _combine([self._number(a, site, place, depth + 1) for a in args])
-            return found if found.kind == OTHER else _Num(NUMBER, found.why, found.confidence, found.loops)
+            found = _combine([self._number(a, site, place, depth) for a in args])
+            if found.kind == OTHER and func.value not in ("float", "int"):
+                return found
+            return _Num(NUMBER, found.why, found.confidence, found.loops)  # float(x) is a Python number, whatever x is
         function = self.tf.callee_of.get(id(call))
         if function is not None and function.node is not None and _returns_number(function.node):
-            found = _combine([self._number(a, site, place, depth + 1) for a in args])
+            found = _combine([self._number(a, site, place, depth) for a in args])
             why = f"'{self.facts.describe(call)}', computed from {found.why}" if found.why is not None else None
             return _Num(NUMBER, why, found.confidence, found.loops)
-        return _Num(OTHER)
+        # np.exp(-step / 5000): not a Python number, but it changes with what it is computed from
+        found = _combine([self._number(a, site, place, depth) for a in args])
+        return _Num(OTHER, found.why, found.confidence, found.loops)
 
     def _number_name(self, expr: cst.Name, site: Site, place: Place, depth: int) -> _Num:
         name = expr.value

@@ -350,9 +350,13 @@ def _per_trial_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
         if slot is None:
             continue
         passed = call_argument(call, *slot)
-        if not isinstance(passed, cst.Name):
-            continue
-        node = facts.structure.module_functions.get(passed.value)
+        node = None
+        if isinstance(passed, cst.Name):
+            node = facts.structure.module_functions.get(passed.value)
+        elif isinstance(passed, cst.Attribute) and isinstance(passed.value, cst.Name) and passed.value.value in ("self", "cls"):
+            caller = place.function(facts)  # fmin(self.objective, ...): a method of the caller's class
+            if caller is not None and caller.cls is not None:
+                node = caller.cls.find_method(passed.attr.value)
         info = facts.structure.functions.get(node) if node is not None else None
         if info is not None:
             found.setdefault(info, f"called once per trial by '{facts.describe(call.func)}'")

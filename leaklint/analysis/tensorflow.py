@@ -760,9 +760,24 @@ class TfGraph:
             if callee is None and isinstance(call.func, cst.Name) and name in structure.classes_by_name:
                 init = structure.classes_by_name[name].find_method("__init__")
                 callee = structure.functions.get(init) if init is not None else None
+            if callee is None and self.facts.imports.resolve(call.func) is None:
+                callee = self._called_instance_method(call, place)
             if callee is not None:
                 found.append((place, callee))
         return found
+
+    def _called_instance_method(self, call: cst.Call, place: Place) -> FunctionInfo | None:
+        """``model(x, t)`` on an instance of a local class runs its ``__call__``, or for a Keras
+        layer or model subclass, its ``call``."""
+        if not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return None
+        cls = self.instance_class(call.func, place)
+        if cls is None:
+            return None
+        method = cls.find_method("__call__")
+        if method is None and any(is_keras_name(base) for base in cls.qualified_bases):
+            method = cls.find_method("call")
+        return self.facts.structure.functions.get(method) if method is not None else None
 
     @cached_property
     def callee_of(self) -> dict[int, FunctionInfo]:
