@@ -61,6 +61,8 @@ figure-level plot (`sns.pairplot`, `sns.FacetGrid`...) — created
 - in a helper (a `plot_confusion_matrix`, a `log_samples`) that neither closes nor returns the
   figure, when the helper is called in a loop of the same file, or is a hook a framework calls every
   step or epoch (`on_validation_epoch_end`, `on_epoch_end`...);
+- in a class's constructor that keeps it on the object (`self.figure = plt.figure()`), when the
+  class is built in such a loop or helper and no method of the class closes figures;
 - by a local helper that returns the figure, when the caller runs it in a loop and never closes it.
 
 A helper that leaves its figure open and has no caller in the file (a plotting utility module) is
@@ -105,7 +107,9 @@ caller of a helper is done with the returned figure) depends on where it is last
 ## Known false positives
 `plt.figure(1)` / `plt.figure("loss")` / `plt.subplots(num=1, clear=True)` reuse one figure and are
 not reported; neither are `matplotlib.figure.Figure(...)` objects, figures passed to `add_figure`,
-figures a helper returns (or collects into a list it returns: their caller is judged instead), nor
+figures a helper returns (or collects into a list it returns: `figures.append(make_figure(g))`
+... `return figures`; their caller is judged instead), figures an object keeps on itself when a
+method of its class closes them (`def close(self): plt.close(self.figure)`), nor
 a helper's per-item loop when every caller in the file closes the figures after calling it.
 `plt.show()` counts as a close: a notebook's inline backend closes every figure it displays, and
 an interactive window is gone once the user closes it. On a headless backend (`Agg`) `show()`
@@ -132,6 +136,36 @@ since counters bound loops.
 - Runtime repro: `leaklint verify LL303` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # the object keeps its figure and closes it in a method of its own
+        """
+import matplotlib.pyplot as plt
+class LivePlot:
+    def __init__(self, path):
+        self.figure = plt.figure()
+        self.path = path
+    def update(self, values):
+        self.figure.gca().plot(values)
+        self.figure.savefig(self.path)
+    def close(self):
+        plt.close(self.figure)
+for run in runs:
+    live = LivePlot(run.path)
+    train(run, live)
+    live.close()
+""",
+        # figures collected into a list the helper returns: its caller owns them
+        """
+import matplotlib.pyplot as plt
+def make_figure(values):
+    fig = plt.figure()
+    fig.gca().plot(values)
+    return fig
+def plot_groups(groups):
+    figures = []
+    for group in groups:
+        figures.append(make_figure(group))
+    return figures
+""",
         # A helper that shows its figure: displayed, then let go.
         """
 import matplotlib.pyplot as plt
@@ -247,6 +281,23 @@ for _, row in predictions.sort_values(by="loss").head().iterrows():
 """,
     )
     INVALID = (
+        # a figure made by a class's constructor, one object per session
+        """
+import matplotlib.pyplot as plt
+class Grapher:
+    def __init__(self, title):
+        self.figure = plt.figure()  # expect: LL303
+        self.figure.suptitle(title)
+    def update(self, values):
+        self.figure.gca().plot(values)
+        self.figure.savefig("live.png")
+def session(index):
+    grapher = Grapher(f"session {index}")
+    for step in range(100):
+        grapher.update(run_step(step))
+for index in range(1000):
+    session(index)
+""",
         """
 import torch
 import matplotlib.pyplot as plt
@@ -441,7 +492,17 @@ class _FigureAnalysis:
 
     # --- local calls ------------------------------------------------------------------------------
     def call_sites(self, function: FunctionInfo) -> list[tuple[cst.Call, StatementFact]]:
-        return self._graph.sites_of(function)
+        """Where ``function`` is called; for a constructor, where its class is instantiated
+        (``SessionGrapher(...)`` runs ``SessionGrapher.__init__``)."""
+        sites = list(self._graph.sites_of(function))
+        cls = function.cls
+        if function.name == "__init__" and cls is not None and function.parent is None:
+            sites += [
+                (call, statement) for call, statement, _ in self._graph.resolved
+                if isinstance(call.func, cst.Name) and call.func.value == cls.name
+                and self.facts.structure.classes.get(cls.node) is cls
+            ]
+        return sites
 
     def repeated_by(self, function: FunctionInfo, depth: int = 0) -> str | None:
         """Why ``function`` runs again and again without its figures being closed: a loop around one of
@@ -456,13 +517,13 @@ class _FigureAnalysis:
                 continue  # a handful of calls: a handful of figures
             if statement.loops:
                 if not any(self.closes_within(loop.node) for loop in statement.loops):
-                    return f"'{function.name}' is called in {self._loop_label(statement.loops[-1], caller)}"
+                    return f"{_called(function)} in {self._loop_label(statement.loops[-1], caller)}"
                 continue
             if caller.node is not None and self.closes_within(caller.node.body):
                 continue
             why = self.repeated_by(caller, depth + 1) if caller.node is not None else None
             if why is not None:
-                return f"'{function.name}' is called by '{caller.name}', and {why}"
+                return f"{_called(function)} by '{caller.name}', and {why}"
         return None
 
     # --- the verdict ------------------------------------------------------------------------------
@@ -473,7 +534,7 @@ class _FigureAnalysis:
             return self._in_loop(creation, statement.loops)
         if function.node is None or self.closes_within(function.node.body):
             return None
-        if self._handed_to_closer(creation) or self._returned_to_caller(creation):
+        if self._handed_to_closer(creation) or self._returned_to_caller(creation) or self._closed_by_its_object(creation):
             return None
         why = self.repeated_by(function)
         if why is None:
@@ -511,6 +572,16 @@ class _FigureAnalysis:
         )
         return self._violation(creation, message, confidence)
 
+    def _closed_by_its_object(self, creation: Creation) -> bool:
+        """``self.figure = plt.figure()``, and a method of the same class closes figures
+        (``def close(self): plt.close(self.figure)``): the object owns the figure and lets it go."""
+        function = creation.statement.function
+        cls = function.cls
+        names = _figure_names(creation.statement.node, creation.call)
+        if cls is None or not any(name.startswith("self.") for name in names):
+            return False
+        return any(self.closes_within(method.body) for method in cls.methods.values())
+
     def _closed_by_callers(self, function: FunctionInfo) -> bool:
         """Every caller in the file closes figures after calling ``function`` (``plot_all(); plt.close("all")``)."""
         sites = self.call_sites(function) if function.node is not None else []
@@ -536,9 +607,9 @@ class _FigureAnalysis:
         if isinstance(creation.statement.node, cst.Return):
             return True  # return plt.subplots(...)
         names = _figure_names(creation.statement.node, creation.call)
-        if not names:
+        holders = set(names) | _stored_directly_in(creation.statement.node, creation.call)
+        if not holders:
             return False
-        holders = set(names)
         for node in walk(function.node.body, into=not_into_scopes):
             is_store = (
                 isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _STORES
@@ -598,8 +669,28 @@ def _figure_names(statement: cst.BaseSmallStatement, call: cst.Call) -> set[str]
     return names
 
 
+def _stored_directly_in(statement: cst.BaseSmallStatement, call: cst.Call) -> set[str]:
+    """``figures`` in ``figures.append(plot(...))``: the container the new figure goes into."""
+    if not isinstance(statement, cst.Expr) or not isinstance(statement.value, cst.Call):
+        return set()
+    store = statement.value
+    if not (isinstance(store.func, cst.Attribute) and store.func.attr.value in _STORES):
+        return set()
+    if not any(arg.value is call for arg in store.args):
+        return set()
+    holder = dotted_name(store.func.value)
+    return {holder} if holder else set()
+
+
 def _is_false(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _called(function: FunctionInfo) -> str:
+    """How a call of ``function`` reads: "'plot' is called", "a 'Grapher' is built"."""
+    if function.name == "__init__" and function.cls is not None:
+        return f"a '{function.cls.name}' is built"
+    return f"'{function.name}' is called"
 
 
 def _function_label(function: FunctionInfo) -> str:
