@@ -287,6 +287,21 @@ class Normalizer(nn.Module):
 """,
     )
     INVALID = (
+        # a validation loop over a progress bar that wraps the loader its caller passes
+        """
+import torch
+from tqdm import tqdm
+from torch.utils.data import DataLoader
+def validate(model, loader):
+    model.eval()
+    total = 0
+    progress = tqdm(loader)
+    for images, targets in progress:
+        outputs = model(images)
+        total += torch.nn.functional.mse_loss(outputs, targets)  # expect: LL101
+    return float(total)
+validate(net, DataLoader(val_set, batch_size=16))
+""",
         """
 class AverageMeter:
     def __init__(self):

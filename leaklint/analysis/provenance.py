@@ -1382,6 +1382,8 @@ class FunctionInterpreter:
             return role(Role.MODEL, Confidence.HIGH, origin)
         if qualified in torch_api.DATA_LOADER_CLASSES:
             return role(Role.LOADER, Confidence.HIGH, origin)
+        if qualified in torch_api.PROGRESS_BARS and args and args[0].role is Role.LOADER:
+            return replace(args[0], deps=deps)  # tqdm(loader): the loader's batches, with a bar
         if qualified.startswith("torch.optim."):
             return role(Role.OPTIMIZER, Confidence.HIGH, origin)
         if qualified in torch_api.DEFAULT_DICTS and node.args:
@@ -1430,6 +1432,8 @@ class FunctionInterpreter:
         if name in ("sum", "max", "min", "abs", "round", "list", "tuple", "sorted", "reversed", "dict", "set", "next", "iter"):
             return self._under_grad_mode(combine(args, origin=origin, fresh=name in ("sum", "abs")), frame)
         if name in ("enumerate", "zip", "tqdm", "iter"):
+            if name != "zip" and args and args[0].role is Role.LOADER:
+                return replace(args[0], deps=deps)  # enumerate(loader): still one batch per item
             return replace(UNKNOWN, deps=deps)
         return None
 

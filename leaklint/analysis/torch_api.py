@@ -277,6 +277,8 @@ DATA_SOURCE_NAME = re.compile(r"(loader|dataloader|batches|dataset|_data$|^data$
 SLICING_METHODS = frozenset({"transpose", "unbind", "split", "chunk", "t", "permute", "unfold", "flip"})
 ITERATION_COUNTER_NAME = re.compile(r"(epoch|step|iter|batch)", re.IGNORECASE)
 OPTIMIZER_NAME = re.compile(r"(optim|optimizer|opt|scheduler)", re.IGNORECASE)
+#: Progress bars that wrap an iterable and yield its items (``tqdm(loader)`` still reads the loader).
+PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm"})
 
 # --- tensor methods and functions --------------------------------------------------------------
 #: Leave autograd: the result is a Python value.
