@@ -23,7 +23,12 @@ from leaklint.analysis.device import (
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name, names_read
 from leaklint.analysis.provenance import StatementFact
-from leaklint.analysis.steps import is_per_step_hook, per_step_functions
+from leaklint.analysis.steps import (
+    LIGHTNING_EPOCH_OUTPUTS,
+    LIGHTNING_EVALUATION_EPOCH_ENDS,
+    is_per_step_hook,
+    per_step_functions,
+)
 from leaklint.analysis.stores import CLEARING_METHODS, Store, overwrites, stores
 from leaklint.analysis.structure import FunctionInfo, LoopInfo, backward_calls, bound_names
 from leaklint.analysis.torch_api import (
@@ -56,7 +61,7 @@ class DeviceAccumulation(Rule):
     #: them), and something that puts tensors on a device.
     needs = TORCH_CODE & (LOOPS_OR_FUNCTIONS | Names("compute_metrics")) & DEVICE_EVIDENCE
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
-    measured = Measured(realcode=(8, 0, 1), leaks=(23, 0))
+    measured = Measured(realcode=(8, 0, 1), leaks=(24, 0))
     docs = """
 ## What it finds
 A tensor that lives on the accelerator, stored for every iteration of a loop that runs over the
@@ -71,8 +76,9 @@ A tensor is known to be on the accelerator when the code shows it (the shared fa
 `Value.device`, `leaklint/analysis/device.py`): moved there (`.to(device)`, `.cuda()`), made there
 (`torch.zeros(n, device=device)`), returned by a model that is there or was given inputs that are,
 gathered by accelerate (`gather_for_metrics`), handed over by a framework (a LightningModule's
-`batch` and submodules, an HF `Trainer`'s prepared inputs and `prediction_step`), or computed from
-such tensors. `.cpu()`, `.item()`, `.tolist()`, `.numpy()` and `.to("cpu")` end it; a tensor
+`batch` and submodules, and the parameters of its helpers that its steps always pass the batch to,
+`self._shared_step(batch)`; an HF `Trainer`'s prepared inputs and `prediction_step`), or computed
+from such tensors. `.cpu()`, `.item()`, `.tolist()`, `.numpy()` and `.to("cpu")` end it; a tensor
 moved only on some paths (`if args.use_cuda: feats = feats.cuda()`) is a choice the code made, not
 reported.
 
@@ -85,9 +91,7 @@ The confidence says how far it grows:
 - **medium**: over one run of the loop (a whole evaluation), when what is kept holds a model's
   output (logits, probabilities, embeddings, generated ids, decoded images: what a model returned,
   carried through elementwise, view or pooling operations). The batch tensors kept next to it in
-  the same loop (the labels) are reported with it. A step returning device tensors to a
-  `*_epoch_end(self, outputs)` hook (Lightning before 2.0 keeps them all until the epoch ends) is
-  medium too.
+  the same loop (the labels) are reported with it.
 - **low** (hidden by default): only indices, comparisons, per-sample reductions or labels are kept
   (`logits.argmax(-1)`, `(pred == y)`, `errors.mean(dim=1)`); one number per batch (a loss, a
   mean); a store that runs on every k-th iteration only (`if i % log_every == 0:`); a function that
@@ -99,6 +103,19 @@ The confidence says how far it grows:
 
 A dict on `self` that a per-step method fills (`self.labels[device] = ...`) grows only with new
 keys, which may come back (a cache per device or per shape): low confidence.
+
+Lightning before 2.0 keeps every batch's return value of `training_step`, `validation_step` and
+`test_step` until the epoch ends when the module overrides the matching `*_epoch_end(self,
+outputs)` hook (the table `LIGHTNING_EPOCH_OUTPUTS`, `leaklint/analysis/steps.py`). Each device
+tensor in what a step returns is reported where it is written: in the returned dict, or in the
+helper of the class whose dict the step returns (`return self._shared_step(batch)`, a name bound
+to a dict and filled item by item). Medium when no epoch-end hook reads it (the hooks read only
+`o["loss"]`, or never look at `outputs`): it is kept for nothing. Medium when `training_epoch_end`
+reads it: every training step's outputs are kept, for a metric that could be updated step by
+step. When only `validation_epoch_end`/`test_epoch_end` read it, as for an evaluation loop: medium
+for a model's whole output, low for labels, indices and per-sample numbers (the input of an
+epoch-level metric). The `"loss"` entry, which Lightning backpropagates, and single numbers are
+not reported.
 
 An HF `Trainer` (or a subclass) built with `compute_metrics` and an `eval_dataset` keeps, at
 every evaluation, the logits of every batch on the accelerator until `compute_metrics` runs. On a
@@ -176,8 +193,8 @@ reported when nothing in the code says so. A feature bank that a later loop of t
 reads on every iteration (a k-NN evaluation searching it for each query batch) is the working set
 of the algorithm and is not reported; a device chosen by a
 flag (`if use_cuda: feats = feats.cuda()`), a collector that returns its tensors still on the
-device, and periodic snapshots count as deliberate. On bench/leaks all 23 findings are on marked
-lines. A 24th was in the fixed version of a federated MRI test script, which added
+device, and periodic snapshots count as deliberate. On bench/leaks all 24 findings are on marked
+lines. Another was in the fixed version of a federated MRI test script, which added
 `torch.no_grad()` but still kept every reconstruction on the device until the test set ended: a
 true device accumulation, so the fixed version was corrected (bench/leaks/HELDOUT.md).
 
@@ -190,10 +207,12 @@ collects the pairs again before returning them) counted only when it wrote `retu
 another device for it (`embedding_device="cuda"`) is still reported.
 
 It misses what it cannot see: tensors moved to the device inside a helper of another module, a
-model held in a container, a `predict_step` return value (Lightning 2.x moves every
-`predict_step` result to the CPU itself), validation outputs stored by Lightning 1.4 without a
-`validation_epoch_end` hook, and lists on `self` emptied once per epoch, which it takes as
-Lightning's documented pattern (low confidence, whatever they hold).
+model held in a container, and evaluation outputs that Lightning 1.4 and earlier kept without a
+`validation_epoch_end`/`test_epoch_end` hook (1.5 and later keep them only for that hook; nothing
+in the code says which version runs it). A `predict_step` return value is not a device
+accumulation: `trainer.predict` keeps every batch's predictions (with `return_predictions`), but
+Lightning moves each to the CPU first (since 1.5). Lists on `self` emptied once per epoch are taken
+as Lightning's documented pattern (low confidence, whatever they hold).
 
 ## References
 - Keeping each batch's predictions on the GPU runs inference out of memory; moving them to the host
@@ -483,6 +502,45 @@ def layerwise(model, loader, device=None, embedding_device="cpu"):
         xs.append(x.to(embedding_device))
     torch.save(torch.cat(xs, dim=0), "emb.pt")
 """,
+        # Lightning before 2.0 keeps what the steps return for the evaluation epoch-end hooks, which
+        # read the predicted classes and the labels: the epoch-level metric's own input (low).
+        """
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+
+class Tagger(pl.LightningModule):
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+        self.head = torch.nn.Linear(256, 5)
+
+    def _common(self, batch):
+        x, y = batch
+        logits = self.head(self.backbone(x))
+        out = {"loss": F.cross_entropy(logits, y)}
+        out["pred"] = logits.argmax(-1)
+        out["target"] = y
+        return out
+
+    def training_step(self, batch, batch_idx):
+        return self._common(batch)
+
+    def validation_step(self, batch, batch_idx):
+        return self._common(batch)
+
+    def validation_epoch_end(self, outputs):
+        preds = torch.cat([o["pred"] for o in outputs])
+        targets = torch.cat([o["target"] for o in outputs])
+        self.log("val_acc", (preds == targets).float().mean())
+
+    def test_step(self, batch, batch_idx):
+        x, y = batch
+        return {"pred": self.head(self.backbone(x)).argmax(-1), "target": y}
+
+    def test_epoch_end(self, outputs):
+        self.log("test_acc", torch.stack([(o["pred"] == o["target"]).float().mean() for o in outputs]).mean())
+""",
     )
     INVALID = (
         # Every frame's prediction kept on the device, then written out one by one: the later
@@ -649,6 +707,54 @@ def segment_video(model, frames, device):
         masks.append(model(frame.to(device)).softmax(1))  # expect: LL202
     return [mask.argmax(1).cpu().numpy() for mask in masks]
 """,
+        # A helper given the batch's items builds the dict test_step returns; test_epoch_end reads
+        # only "mse", so every batch's noisy inputs stay on the device until the epoch ends.
+        """
+import pytorch_lightning as pl
+import torch
+
+class Restorer(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def _evaluate(self, noisy, clean):
+        restored = self.net(noisy)
+        result = {"mse": ((restored - clean) ** 2).flatten(1).mean(1)}
+        result["noisy"] = noisy  # expect: LL202
+        return result
+
+    def test_step(self, batch, batch_idx):
+        return self._evaluate(*batch)
+
+    def test_epoch_end(self, outputs):
+        self.log("test_mse", torch.cat([o["mse"] for o in outputs]).mean())
+""",
+        # The step returns what a helper computed from the batch's images: the embeddings, a model's
+        # whole output, which validation_epoch_end reads after every batch's have piled up.
+        """
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+
+class Embedder(pl.LightningModule):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+
+    def _embed(self, images, labels):
+        return {"emb": F.normalize(self.encoder(images), dim=1), "label": labels}  # expect: LL202
+
+    def validation_step(self, batch, batch_idx):
+        images, labels = batch
+        out = self._embed(images, labels)
+        return out
+
+    def validation_epoch_end(self, outputs):
+        emb = torch.cat([o["emb"] for o in outputs])
+        labels = torch.cat([o["label"] for o in outputs])
+        self.log("recall_at_1", recall_at_1(emb, labels))
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -677,13 +783,6 @@ def segment_video(model, frames, device):
 
 
 # --- detection ------------------------------------------------------------------------------------
-#: Lightning (before 2.0) step hooks whose return values the Trainer keeps, for the epoch-end hook
-#: that receives them all (``training_epoch_end(self, outputs)``).
-_EPOCH_END_HOOKS = {
-    "training_step": "training_epoch_end",
-    "validation_step": "validation_epoch_end",
-    "test_step": "test_epoch_end",
-}
 #: Tensor methods that reduce a tensor to one number when called without a dimension.
 _REDUCTIONS = frozenset({"mean", "sum", "norm", "std", "var", "prod", "max", "min", "amax", "amin", "logsumexp", "nansum", "nanmean", "item"})
 #: Methods that keep the size class of their receiver (a copy, a view, a cast, a move).
@@ -1277,41 +1376,290 @@ def _whole_slice(target: cst.Subscript) -> bool:
 
 
 def _lightning_returns(facts: ModuleFacts) -> Iterator[Violation]:
-    """A step returning device tensors to a ``*_epoch_end(outputs)`` hook: Lightning before 2.0
-    keeps every batch's return value for it, on the device, until the epoch ends."""
-    for fact in facts.statements():
-        function = fact.function
-        cls = function.cls
-        node = fact.node
-        if cls is None or not cls.is_lightning or not function.is_method or function.name not in _EPOCH_END_HOOKS:
+    """Device tensors a step returns to a ``*_epoch_end(self, outputs)`` hook: Lightning before 2.0
+    keeps every batch's return value for it, on the device, until the epoch ends. Reported where
+    each is written (in the step, or in the helper that builds what the step returns):
+
+    - medium when no epoch-end hook reads it (``outputs`` never looked at, or only ``o["loss"]``):
+      kept for nothing;
+    - medium when ``training_epoch_end`` reads it: every training step's outputs are kept, for a
+      metric that could be updated step by step;
+    - when only evaluation hooks read it (epoch-level metrics that need every prediction), as for an
+      evaluation loop: medium for a model's full output, low for labels, indices, per-sample values.
+    """
+    receivers: dict[int, tuple[_Returned, list[tuple[str, str, cst.FunctionDef]]]] = {}
+    for cls in facts.structure.classes.values():
+        if not cls.is_lightning:
             continue
-        if not isinstance(node, cst.Return) or node.value is None:
-            continue
-        epoch_end = _EPOCH_END_HOOKS[function.name]
-        if cls.find_method(epoch_end) is None:
-            continue
-        kept = [node.value]
-        if isinstance(node.value, cst.Dict):
-            kept = [
-                element.value
-                for element in node.value.elements
-                if isinstance(element, cst.DictElement)
-                and not (isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == "loss")
-            ]
-        kept = [expr for expr in kept if on_accelerator(facts.value(expr)) and not facts.value(expr).is_graph]
-        if not kept or all(_size(facts, fact, expr) is SCALAR for expr in kept):
-            continue
-        yield Violation(
-            node=node,
+        for step, epoch_end in LIGHTNING_EPOCH_OUTPUTS.items():
+            step_node, end_node = cls.find_method(step), cls.find_method(epoch_end)
+            if step_node is None or end_node is None:
+                continue
+            for part in _returned_parts(facts, facts.structure.functions[step_node]):
+                entry = receivers.setdefault(id(part.expr), (part, []))
+                if (step, epoch_end, end_node) not in entry[1]:
+                    entry[1].append((step, epoch_end, end_node))
+    keys_read: dict[cst.FunctionDef, frozenset[str] | None] = {}
+    found: dict[int, Violation] = {}  # one finding per line, the surest
+    for part, hooks in receivers.values():
+        violation = _kept_for_epoch_end(facts, part, hooks, keys_read)
+        line = facts.line_of(part.expr) or 0
+        if violation is not None and (line not in found or violation.confidence.rank > found[line].confidence.rank):
+            found[line] = violation
+    yield from found.values()
+
+
+def _kept_for_epoch_end(
+    facts: ModuleFacts,
+    part: _Returned,
+    hooks: list[tuple[str, str, cst.FunctionDef]],
+    keys_read: dict[cst.FunctionDef, frozenset[str] | None],
+) -> Violation | None:
+    """The finding for one returned part that the epoch-end ``hooks`` (step, hook, its node) receive."""
+    if part.key == "loss":
+        return None  # the loss Lightning backpropagates, one number
+    value = facts.value(part.expr)
+    if not on_accelerator(value) or value.is_graph:
+        return None
+    size = _size(facts, part.fact, part.expr)
+    if size is SCALAR:
+        return None
+    readers = []
+    for step, epoch_end, node in hooks:
+        if node not in keys_read:
+            keys_read[node] = _keys_read(node)
+        if _reads(keys_read[node], part.key):
+            readers.append(epoch_end)
+    what = facts.describe(part.expr)
+    steps = [step for step, epoch_end, _ in hooks if not readers or epoch_end in readers]
+    source = f"{' and '.join(f'{step!r}' for step in steps)} return{'s' if len(steps) == 1 else ''} '{what}'"
+    if part.fact.function.name not in steps:
+        source += f" (built in '{part.fact.function.name}')"
+    if not readers:
+        names = " or ".join(sorted({f"'{hook}'" for _, hook, _ in hooks}))
+        return Violation(
+            node=part.expr,
             message=(
-                f"'{function.name}' returns '{facts.describe(kept[0])}', a tensor on the accelerator, and "
-                f"'{epoch_end}' makes Lightning (before 2.0) keep every batch's return value on the device until the "
-                "epoch ends: device memory grows with every batch"
+                f"{source}, a tensor on the accelerator that Lightning (before 2.0) keeps for every batch until {names} "
+                "runs, and no epoch-end hook reads it: device memory grows with every batch for nothing"
             ),
             confidence=Confidence.MEDIUM,
-            help="return tensors moved to the CPU (.cpu()), or only the numbers the epoch's end needs",
-            statement=fact.line,
+            help="leave it out of what the step returns (or return it moved to the CPU: .cpu())",
+            statement=part.fact.line or part.fact.node,
         )
+    if all(reader in LIGHTNING_EVALUATION_EPOCH_ENDS for reader in readers):
+        big = size is FULL and _model_output(facts, part.fact.function, part.expr)
+        confidence = Confidence.MEDIUM if big else Confidence.LOW
+    else:
+        confidence = Confidence.MEDIUM
+    reader = readers[0]
+    return Violation(
+        node=part.expr,
+        message=(
+            f"{source}, a tensor on the accelerator, and '{reader}' makes Lightning (before 2.0) keep every "
+            "batch's return value on the device until the epoch ends: device memory grows with every batch"
+        ),
+        confidence=confidence,
+        help="return tensors moved to the CPU (.cpu()), or only the numbers the epoch's end needs",
+        statement=part.fact.line or part.fact.node,
+    )
+
+
+@dataclass(frozen=True)
+class _Returned:
+    """One part of what a step returns: a value of the dict it returns (``key``), an element of a
+    returned tuple, or the whole value; ``fact`` is the statement that writes it (in the step, or
+    in a helper of the class whose result the step returns)."""
+
+    key: str | None
+    expr: cst.BaseExpression
+    fact: StatementFact
+
+
+#: How many helper calls and names a step's return value is followed through.
+_RETURN_DEPTH = 3
+
+
+def _returned_parts(facts: ModuleFacts, function: FunctionInfo, depth: int = 0) -> Iterator[_Returned]:
+    """What ``function`` returns, part by part (:class:`_Returned`)."""
+    for fact in facts.index.statements_of(function):
+        node = fact.node
+        if isinstance(node, cst.Return) and node.value is not None:
+            yield from _parts_of(facts, fact, node.value, depth)
+
+
+def _parts_of(facts: ModuleFacts, fact: StatementFact, expr: cst.BaseExpression, depth: int) -> Iterator[_Returned]:
+    """The parts of ``expr``, returned by ``fact``: a dict literal's values, a tuple's elements,
+    what a method of the class returns (``self._shared_step(batch)``), the dict a name is bound to
+    (``results = {...}``, then ``results["x"] = ...``); else ``expr`` itself."""
+    if isinstance(expr, cst.Dict):
+        for element in expr.elements:
+            if isinstance(element, cst.DictElement):
+                key = element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else None
+                yield _Returned(key if isinstance(key, str) else None, element.value, fact)
+        return
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        for element in expr.elements:
+            yield _Returned(None, element.value, fact)
+        return
+    if depth < _RETURN_DEPTH:
+        callee = _own_method(facts, fact.function, expr)
+        if callee is not None:
+            yield from _returned_parts(facts, callee, depth + 1)
+            return
+        bindings = _dict_bindings(facts, fact.function, expr)
+        if bindings:
+            for binding, value in bindings:
+                yield from _parts_of(facts, binding, value, depth + 1)
+            return
+    yield _Returned(None, expr, fact)
+
+
+def _own_method(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression) -> FunctionInfo | None:
+    """The method of ``function``'s class that ``expr`` (``self.method(...)``) calls."""
+    cls = function.cls
+    if cls is None or not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute):
+        return None
+    if dotted_name(expr.func.value) != "self":
+        return None
+    node = cls.find_method(expr.func.attr.value)
+    return facts.structure.functions.get(node) if node is not None else None
+
+
+def _dict_bindings(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression) -> list[tuple[StatementFact, cst.BaseExpression]]:
+    """For a name that ``function`` binds only to dict literals or to results of the class's
+    methods: each binding (statement, value) and each item set on it (``results["x"] = v``, as a
+    one-item dict). Empty for any other name."""
+    if not isinstance(expr, cst.Name):
+        return []
+    name = expr.value
+    bindings: list[tuple[StatementFact, cst.BaseExpression]] = []
+    items: list[tuple[StatementFact, cst.BaseExpression]] = []
+    for fact in facts.index.statements_of(function):
+        node = fact.node
+        if not isinstance(node, cst.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target.target, cst.Name) and target.target.value == name:
+                if not isinstance(node.value, cst.Dict) and _own_method(facts, function, node.value) is None:
+                    return []
+                bindings.append((fact, node.value))
+            elif (
+                isinstance(target.target, cst.Subscript) and dotted_name(target.target.value) == name
+                and len(target.target.slice) == 1 and isinstance(target.target.slice[0].slice, cst.Index)
+            ):
+                items.append((fact, cst.Dict([cst.DictElement(target.target.slice[0].slice.value, node.value)])))
+    if not bindings or len(bindings) != len(facts.index.assigned_values(function, name)):
+        return []  # bound otherwise too (unpacked, a parameter): not only dicts
+    return bindings + items
+
+
+def _reads(keys: frozenset[str] | None, key: str | None) -> bool:
+    """An epoch-end hook that reads ``keys`` of the outputs (None: any) reads the part ``key``
+    (None: a part without a key, which it reads if it reads the outputs at all)."""
+    if keys is None:
+        return True
+    return bool(keys) if key is None else key in keys
+
+
+def _keys_read(hook: cst.FunctionDef) -> frozenset[str] | None:
+    """The keys an epoch-end hook reads from the step outputs it receives (``o["preds"] for o in
+    outputs``, ``out.get("x")``, ``outputs[0]["y"]``); None when it uses them in other ways too
+    (hands them to a function, concatenates them): then it may read anything."""
+    params = [param.name.value for param in hook.params.params]
+    if len(params) < 2:
+        return None
+    derived = {params[1]}
+    binders: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+    for node in walk(hook.body):
+        if isinstance(node, (cst.For, cst.CompFor)):
+            binders.append((node.target, node.iter))
+        elif isinstance(node, cst.Assign):
+            binders.extend((target.target, node.value) for target in node.targets)
+    changed = True
+    while changed:
+        changed = False
+        for target, source in binders:
+            names = {name.value for name in _target_names(_item_target(target, source))}
+            if _output_of(source, derived) is not None and names - derived:
+                derived |= names
+                changed = True
+    keys: set[str] = set()
+    used: set[int] = set()  # the names read in those ways
+    bound = {id(name) for target, _ in binders for name in _target_names(target)}
+    for node in walk(hook.body):
+        base: cst.Name | None = None
+        if isinstance(node, cst.Subscript) and _string_key(node) is not None:
+            base = _output_of(node.value, derived)
+            if base is not None:
+                keys.add(_string_key(node))  # type: ignore[arg-type]
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get":
+            first = node.args[0].value if node.args else None
+            base = _output_of(node.func.value, derived)
+            if base is not None and isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
+                keys.add(first.evaluated_value)
+            else:
+                base = None
+        elif isinstance(node, cst.Call) and dotted_name(node.func) == "len" and len(node.args) == 1:
+            base = _output_of(node.args[0].value, derived)
+        if base is not None:
+            used.add(id(base))
+    for _, source in binders:
+        base = _output_of(source, derived)
+        if base is not None:
+            used.add(id(base))
+    for node in walk(hook.body):
+        if isinstance(node, cst.Name) and node.value in derived and id(node) not in used and id(node) not in bound:
+            return None
+    return frozenset(keys)
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
+    """The names a ``for`` or assignment target binds (``o``, ``i, o``), not those it reads (``d[o]``)."""
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+def _item_target(target: cst.BaseExpression, source: cst.BaseExpression) -> cst.BaseExpression:
+    """The part of ``target`` bound to the items: ``o`` in ``for i, o in enumerate(outputs)``."""
+    if (
+        isinstance(source, cst.Call) and dotted_name(source.func) == "enumerate"
+        and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+    ):
+        return target.elements[1].value
+    return target
+
+
+#: Calls that wrap an iterable of step outputs and yield its items (with an index, reversed).
+_OUTPUT_WRAPPERS = frozenset({"enumerate", "reversed", "list", "tuple", "sorted", "iter"})
+
+
+def _output_of(expr: cst.BaseExpression, derived: set[str]) -> cst.Name | None:
+    """The name among ``derived`` (the outputs, the names bound to items of them) that ``expr`` is,
+    or indexes by position (``outputs[0]``, ``outputs[-10:]``), or wraps (``enumerate(outputs)``)."""
+    while True:
+        if isinstance(expr, cst.Subscript) and _string_key(expr) is None:
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and dotted_name(expr.func) in _OUTPUT_WRAPPERS and len(expr.args) == 1:
+            expr = expr.args[0].value
+        else:
+            break
+    return expr if isinstance(expr, cst.Name) and expr.value in derived else None
+
+
+def _string_key(expr: cst.Subscript) -> str | None:
+    """``"preds"`` for ``o["preds"]``."""
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    key = expr.slice[0].slice.value
+    if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+        return key.evaluated_value
+    return None
 
 
 def _trainer_keeps_logits(facts: ModuleFacts) -> Iterator[Violation]:

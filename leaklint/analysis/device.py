@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Mapping
 
 import re
+import weakref
 
 import libcst as cst
 
@@ -130,9 +131,92 @@ def initial_device(function: FunctionInfo, param: str, imports: ImportMap) -> De
             return Device.ACCELERATOR
         if function.name in LIGHTNING_BATCH_HOOKS and len(function.params) > 1 and param == function.params[1]:
             return Device.ACCELERATOR
+        if function.is_method and param in _batch_fed_parameters(cls).get(function.name, ()):
+            return Device.ACCELERATOR  # self._shared_step(batch): the batch the Trainer moved
     elif function.name in HF_TRAINER_PREPARED_HOOKS and param in ("inputs", "model") and is_hf_trainer(cls, imports):
         return Device.ACCELERATOR
     return Device.UNKNOWN
+
+
+#: Per LightningModule class, built once: the parameters of its helper methods that receive a
+#: step's batch (:func:`_batch_fed_parameters`).
+_BATCH_FED: weakref.WeakKeyDictionary[ClassInfo, dict[str, frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
+def _batch_fed_parameters(cls: ClassInfo) -> dict[str, frozenset[str]]:
+    """Method name -> the parameters that every ``self.<method>(...)`` call in the class's methods
+    passes the batch a step hook received: the batch itself, an item of it (``batch["image"]``), a
+    name unpacked from it (``x, y = batch``), or its items spread (``self.step(*batch)``). A helper
+    shared by the steps (``self._shared_step(batch)``) gets what the Trainer moved to the device."""
+    if cls not in _BATCH_FED:
+        _BATCH_FED[cls] = _find_batch_fed_parameters(cls)
+    return _BATCH_FED[cls]
+
+
+def _find_batch_fed_parameters(cls: ClassInfo) -> dict[str, frozenset[str]]:
+    methods: dict[str, cst.FunctionDef] = {}
+    for klass in (cls, *cls.local_bases):
+        for name, node in klass.methods.items():
+            methods.setdefault(name, node)
+    calls: dict[str, int] = {}
+    fed: dict[tuple[str, str], int] = {}
+    for name, node in methods.items():
+        batch = _batch_names(node) if name in LIGHTNING_BATCH_HOOKS else frozenset()
+        for call in calls_in(node.body):
+            func = call.func
+            if type(func) is not cst.Attribute or dotted_name(func.value) != "self" or func.attr.value not in methods:  # type: ignore[attr-defined]
+                continue
+            callee = func.attr.value  # type: ignore[attr-defined]
+            calls[callee] = calls.get(callee, 0) + 1
+            for param in _parameters_given(methods[callee], call, batch):
+                fed[(callee, param)] = fed.get((callee, param), 0) + 1
+    found: dict[str, set[str]] = {}
+    for (callee, param), count in fed.items():
+        if count == calls[callee]:
+            found.setdefault(callee, set()).add(param)
+    return {name: frozenset(params) for name, params in found.items()}
+
+
+def _batch_names(hook: cst.FunctionDef) -> frozenset[str]:
+    """The step hook's batch parameter and the names its body unpacks from it (``x, y = batch``)."""
+    params = [param.name.value for param in hook.params.params]
+    if len(params) < 2:
+        return frozenset()
+    names = {params[1]}
+    for current in walk(hook.body, into=not_into_scopes):
+        if type(current) is cst.Assign and _is_batch(current.value, names):  # type: ignore[attr-defined]
+            for target in current.targets:  # type: ignore[attr-defined]
+                names.update(name for name in bound_names(target.target) if "." not in name)
+    return frozenset(names)
+
+
+def _is_batch(expr: cst.BaseExpression, batch: frozenset[str] | set[str]) -> bool:
+    """``expr`` is the batch or an item of it: ``batch``, ``batch[0]``, ``batch["image"]``."""
+    while type(expr) is cst.Subscript:
+        expr = expr.value  # type: ignore[attr-defined]
+    return type(expr) is cst.Name and expr.value in batch  # type: ignore[attr-defined]
+
+
+def _parameters_given(method: cst.FunctionDef, call: cst.Call, batch: frozenset[str]) -> set[str]:
+    """The parameters of ``method`` that ``call`` (``self.method(...)``) passes the batch or an item of it."""
+    if not batch:
+        return set()
+    params = [param.name.value for param in (*method.params.posonly_params, *method.params.params)][1:]  # after self
+    given: set[str] = set()
+    position = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if _is_batch(arg.value, batch):
+                given.add(arg.keyword.value)
+        elif arg.star == "*":
+            if _is_batch(arg.value, batch):
+                given.update(params[position:])  # self.step(*batch): each item of the batch
+            break
+        elif arg.star == "":
+            if position < len(params) and _is_batch(arg.value, batch):
+                given.add(params[position])
+            position += 1
+    return given
 
 
 def _placed_owner(node: cst.BaseExpression, function: FunctionInfo, imports: ImportMap) -> bool:

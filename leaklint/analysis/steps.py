@@ -46,6 +46,22 @@ if TYPE_CHECKING:
 #: calls its body a few times, not "many times".
 FEW_ITERATIONS = 20
 
+#: Lightning before 2.0: the step hooks whose every return value the Trainer keeps until the
+#: epoch ends, for the epoch-end hook named here (``validation_epoch_end(self, outputs)``), only
+#: when that hook is overridden (from 1.5; 1.4 and earlier kept evaluation outputs even without
+#: it). Lightning 2.0 removed these hooks (PR 16520). Not here: ``predict_step``, whose results
+#: ``trainer.predict`` keeps with ``return_predictions`` but moves to the CPU first (since 1.5,
+#: PR 9085), and ``on_*_batch_end(outputs)`` callbacks, which see one batch's outputs and keep none.
+LIGHTNING_EPOCH_OUTPUTS: dict[str, str] = {
+    "training_step": "training_epoch_end",
+    "validation_step": "validation_epoch_end",
+    "test_step": "test_epoch_end",
+}
+#: Of those, the epoch-end hooks of evaluation (validation, test): epoch-level metrics that need
+#: every prediction at once (AUROC, average precision) are computed there.
+LIGHTNING_EVALUATION_EPOCH_ENDS = frozenset({"validation_epoch_end", "test_epoch_end"})
+
+
 def is_per_step_hook(info: FunctionInfo) -> bool:
     """A method a framework calls once per batch: Lightning steps, Keras/HF/Lightning callbacks."""
     if info.cls is None or not PER_STEP_HOOK.match(info.name):
