@@ -14,7 +14,8 @@ from leaklint.analysis.places import walk_with_ancestors
 from leaklint.analysis.structure import ClassInfo, LoopInfo, names_bound_in
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import Evidence, Kind
-from leaklint.analysis.walk import walk
+from leaklint.analysis.syntax import call_argument
+from leaklint.analysis.walk import calls_in, walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixes.spec import InsertLinesBefore, SuggestedFix, TorchReference, torch_reference
 from leaklint.rule import Measured, Rule, Violation
@@ -43,7 +44,15 @@ previous one. Three situations:
   (`self.hidden = self.lstm(x, self.hidden)[1]` in `forward`), or a running value kept with its
   graph and used as an input of the next step (`self.mu = 0.9 * self.mu + 0.1 * h.mean(0)` followed
   by `return h - self.mu`). A loop counts when it runs a backward every iteration, or when it
-  iterates over batches of data outside any loop that runs backward.
+  iterates over batches of data outside any loop that runs backward. A state on `self` counts in
+  any method that runs once per step: one a framework calls (`forward`, `training_step`), one
+  named as a step, or one the file calls from its training or data loop (`learner.adapt(x, y)`),
+  whatever its class. The state may be read back through a local (`weights = self.fast`, then
+  `model(x, weights)`), and written in part: a slice assignment or an in-place write into a
+  tensor kept on `self` (`self.cache_k[:b, pos] = k`, `self.cache_k[:b].scatter_(1, idx, k)`: a
+  kv-cache or a memory bank) keeps the rest of the tensor, and autograd links the new history to
+  the old one. Gradients taken with `torch.autograd.grad(..., create_graph=True)` carry a graph
+  (fast weights of meta-learning: `self.fast = [w - lr * g for w, g in zip(weights, grads)]`).
 - **A state carried through an inference loop whose graph nothing differentiates**: a sampler's
   `x` updated from the model's output (`x = step(x, model(x, t))`), a kv-cache taken from the
   output (`past = out.past_key_values`, `out["past_key_values"]`) and fed into the next step of a
@@ -58,7 +67,10 @@ previous one. Three situations:
   0.1 * x.mean(0)`, `self.running_mean.mul_(0.9).add_(0.1 * mean)`), in a module class that the
   file uses as a layer (built inside another module, or inside `nn.Sequential` / `nn.ModuleList`),
   whose input therefore carries the graph of the layers before it. Fed back or not, the attribute
-  keeps the graph of every training step.
+  keeps the graph of every training step. The same holds for a running value that a per-step
+  method of any class computes from what a forward hook records with its graph
+  (`layer.register_forward_hook(lambda m, i, o: self.outs.append(o))`, then
+  `self.trace = 0.9 * self.trace + self.outs.pop(0)`).
 
 The finding is on the statement that stores the graph into the state (the line to change), one
 per statement. A value re-bound from scratch in the loop before it is read (`out = model(x)`) is
@@ -122,7 +134,9 @@ state that starts as `None` is detached behind `if hidden is not None:`.
 
 **Unsafe**: it changes the gradient flow by design. Gradients no longer reach earlier batches,
 which is what truncated BPTT wants, not what code that means to backpropagate through the whole
-history wants. No fix when the state is not bound before the loop (the first iteration would raise
+history wants. No fix when the step takes gradients with respect to the state
+(`torch.autograd.grad(loss, weights)` with `weights = self.fast`: detached, it no longer requires
+grad; `[w.detach().requires_grad_() for w in weights]` is the edit), when the state is not bound before the loop (the first iteration would raise
 `NameError`), when it starts as a number (`self.mu = 0.0` has no `.detach()`), when the loop
 body shares a line with its header, or when the `isinstance(hidden, torch.Tensor)` form is needed
 but torch has no usable name there (a local `torch` shadows it, or torch is an optional import the
@@ -147,7 +161,10 @@ given before anything else, as char-rnn's `predict` does with `h = tuple(each.da
 under `torch.no_grad()`, or made of a detached result (`prev = logits.argmax(-1)`). A state kept on
 a module (`self.hidden`) is not reported when another method of the class re-initialises or
 detaches it, or code outside the class assigns it (`model.hidden = ...`): leaklint assumes that
-runs between steps. A running statistic of a module class that the file does not use as a layer
+runs between steps. A write into `self` in a branch that runs only in evaluation mode
+(`if not self.training:`) is not a training step's, and neither is one under `torch.no_grad()`;
+an item assignment into something not known to be a tensor (`self.logs["loss"] = loss` replaces a
+dict entry) is LL105's business, not a carry. A running statistic of a module class that the file does not use as a layer
 is low confidence (its input may be raw data without a graph: an observation normaliser). A value
 that is only accumulated (`avg = 0.9 * avg + 0.1 * loss`, `total = torch.add(total, loss)`,
 `total.add_(loss)`) is LL101's finding, and a tensor only grown by concatenation
@@ -155,14 +172,14 @@ that is only accumulated (`avg = 0.9 * avg + 0.1 * loss`, `total = torch.add(tot
 the next computation is this rule's (and LL101 then stays quiet). If you really mean to
 backpropagate through every batch so far, suppress the finding with `# noqa: LL103`.
 
-On bench/realcode (32 repositories, 748k lines) the rule reports nothing at the default confidence
-(two low-confidence findings, both false: yolov5's running mean of `loss_items`, which its
-`compute_loss` returns detached in another file; the name alone looks like a loss); on bench/leaks
-21 findings, all on marked lines (19 of the 21 lines marked LL103, and sampling loops marked for
-other rules), with no finding elsewhere. Still missed
-there: an unrolled sampler trained end to end (its graph is used), and fast weights carried on
-`self` by a method the file calls every step (the value analysis does not see that an
-`nn.Parameter` carries a graph).
+On bench/realcode the rule reports two findings at the default confidence, both true (a
+sampling loop of Practical_RL's char-RNN seminar), and three low-confidence ones, all false:
+yolov5's running mean of `loss_items`, which its `compute_loss` returns detached in another file
+(the name alone looks like a loss), and fairseq's Transformer-XL wrapper feeding `self._mems` back
+into the model, whose library code (transformers' `TransfoXL`) returns the memories detached. On
+bench/leaks 26 findings, all on marked lines (25 of the 26 lines marked LL103, and sampling loops
+marked for other rules), with no finding elsewhere. Still missed there: an unrolled sampler
+trained end to end (its graph is used).
 
 ## References
 - PyTorch word language model example, `repackage_hidden` ("Wraps hidden states in new Tensors, to
@@ -412,6 +429,60 @@ def sample(net, size):
         chars.append(char)
     return chars
 """,
+        # state on self cut or never recorded: a hook that records detached outputs, a buffer written
+        # under no_grad or in evaluation mode only, fast weights detached, a dict entry replaced
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class ActivationDrift:
+    def __init__(self, layer):
+        self.seen = []
+        self.mean = torch.zeros(layer.out_features)
+        layer.register_forward_hook(self.record)
+    def record(self, module, inputs, output):
+        self.seen.append(output.detach())
+    def step(self):
+        for out in self.seen:
+            self.mean = 0.99 * self.mean + 0.01 * out.mean(0)
+        self.seen.clear()
+
+class MemoryReadout(nn.Module):
+    def __init__(self, dim, slots):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.register_buffer("memory", torch.zeros(slots, dim))
+    def forward(self, x, index):
+        h = self.proj(x)
+        logits = h @ self.memory.t()
+        with torch.no_grad():
+            self.memory[index] = h
+        if not self.training:
+            self.memory[index].copy_(h)
+        return logits
+
+class HyperStep:
+    def __init__(self, w):
+        self.w = w
+        self.lr = torch.tensor(0.1, requires_grad=True)
+        self.logs = {}
+    def update(self, x, y):
+        w = self.w
+        loss = F.mse_loss(x @ w, y)
+        (g,) = torch.autograd.grad(loss, w, create_graph=True)
+        self.w = (w - self.lr * g).detach().requires_grad_()
+        self.logs["loss"] = loss
+        return loss + self.logs["loss"] * 0
+
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), MemoryReadout(16, 32))
+drift = ActivationDrift(model[0])
+stepper = HyperStep(torch.randn(8, 1, requires_grad=True))
+for x, y in loader:
+    loss = ((model(x) - y) ** 2).mean() + stepper.update(x, y)
+    loss.backward()
+    drift.step()
+""",
     )
     INVALID = (
         """
@@ -537,6 +608,95 @@ class Denoiser(nn.Module):
 model = Denoiser()
 torch.save(model.sample(64).cpu(), "samples.pt")
 """,
+        # a buffer of a layer written slice by slice with the graph, read by the next forward
+        """
+import torch
+import torch.nn as nn
+class MemoryReadout(nn.Module):
+    def __init__(self, dim, slots):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.register_buffer("memory", torch.zeros(slots, dim))
+    def forward(self, x, index):
+        h = self.proj(x)
+        self.memory[index] = h  # expect: LL103
+        return h @ self.memory.t()
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.readout = MemoryReadout(16, 128)
+    def forward(self, x, index):
+        return self.readout(x, index)
+""",
+        # state on a plain object, kept by a method the training loop calls every step
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class SmoothedPrediction:
+    def __init__(self):
+        self.previous = None
+    def loss(self, pred, target):
+        if self.previous is None:
+            self.previous = pred
+        smoothed = 0.5 * (pred + self.previous)
+        self.previous = smoothed  # expect: LL103
+        return F.mse_loss(smoothed, target)
+
+model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+smoother = SmoothedPrediction()
+for inputs, target in loader:
+    loss = smoother.loss(model(inputs), target)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        # weights updated with gradients that keep their graph (create_graph=True), read back next call
+        """
+import torch
+import torch.nn.functional as F
+
+class HyperStep:
+    def __init__(self, w):
+        self.w = w
+        self.lr = torch.tensor(0.1, requires_grad=True)
+    def update(self, x, y):
+        w = self.w
+        loss = F.mse_loss(x @ w, y)
+        (g,) = torch.autograd.grad(loss, w, create_graph=True)
+        self.w = w - self.lr * g  # expect: LL103
+        return loss
+
+stepper = HyperStep(torch.randn(8, 1, requires_grad=True))
+for x, y in loader:
+    stepper.update(x, y).backward()
+""",
+        # a running value built from what a forward hook records with the graph
+        """
+import torch
+import torch.nn as nn
+
+class ActivationDrift:
+    def __init__(self, layer):
+        self.seen = []
+        self.mean = torch.zeros(layer.out_features)
+        layer.register_forward_hook(self.record)
+    def record(self, module, inputs, output):
+        self.seen.append(output)
+    def step(self):
+        for out in self.seen:
+            self.mean = 0.99 * self.mean + 0.01 * out.mean(0)  # expect: LL103
+        self.seen.clear()
+
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+drift = ActivationDrift(model[0])
+for x, y in loader:
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    drift.step()
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -607,6 +767,13 @@ def _confidence(carry: CarriedState) -> Confidence:
     return Confidence.MEDIUM
 
 
+def _layer_input(carry: CarriedState) -> str | None:
+    """The input of the layer whose ``forward`` updates a running statistic (None elsewhere: the
+    graph came from what a hook recorded)."""
+    params = carry.function.params
+    return params[1] if carry.function.name == "forward" and len(params) > 1 else None
+
+
 def _loop_header(facts: ModuleFacts, loop: LoopInfo) -> str:
     node = loop.node
     if isinstance(node, cst.For):
@@ -623,12 +790,15 @@ def _violation(facts: ModuleFacts, fact: StatementFact, carries: list[CarriedSta
     name = first.name
     seed = any(fact is seed for carry in carries for seed in carry.seeds)
     if first.running_statistic:
+        owner = "module" if first.function.cls is not None and first.function.cls.is_module else "object"
         message = (
-            f"{names} {'keep' if plural else 'keeps'} a running statistic on the module with the autograd graph "
+            f"{names} {'keep' if plural else 'keeps'} a running statistic on the {owner} with the autograd graph "
             f"of every '{first.function.name}' call (it is never detached): each call's graph links to the previous "
             "one and memory grows every step"
         )
-        help_ = f"update it without recording a graph: compute it from {first.function.params[1] if len(first.function.params) > 1 else 'the input'}.detach(), or under 'with torch.no_grad():'"
+        source = _layer_input(first)
+        how = f"compute it from {source}.detach()" if source else "compute it from detached values (.detach())"
+        help_ = f"update it without recording a graph: {how}, or under 'with torch.no_grad():'"
     elif seed:
         message = (
             f"{names} {'start' if plural else 'starts'} with an autograd graph that the loop "
@@ -660,7 +830,8 @@ def _violation(facts: ModuleFacts, fact: StatementFact, carries: list[CarriedSta
         help_ = f"detach the state before feeding it back: {name} = {name}.detach() (a tuple such as an LSTM's (h, c): tuple(v.detach() for v in {name}))"
     fix = None
     if not (seed or first.running_statistic or (first.graph_unused and not first.crosses_steps)):
-        fix = _detach_fix(facts, carries)
+        if not any(_differentiated_against(facts, carry) for carry in carries):
+            fix = _detach_fix(facts, carries)
     return Violation(
         node=fact.node,
         message=message,
@@ -672,6 +843,20 @@ def _violation(facts: ModuleFacts, fact: StatementFact, carries: list[CarriedSta
 
 
 # ---- the fix: detach the state where each iteration (or step) starts ---------------------------
+def _differentiated_against(facts: ModuleFacts, carry: CarriedState) -> bool:
+    """The step takes gradients with respect to the state (``torch.autograd.grad(loss, w)`` with
+    ``w = self.w``: fast weights). Detached, the state no longer requires grad and that call
+    fails; the edit it needs (``w.detach().requires_grad_()``) is left to the user."""
+    for fact in facts.index.statements_of(carry.function):
+        for call in calls_in(fact.node):
+            if facts.imports.resolve(call.func) != "torch.autograd.grad":
+                continue
+            inputs = call_argument(call, 1, "inputs")
+            if inputs is not None and (carry.name in names_read(inputs) or carry.name in facts.value(inputs).deps):
+                return True
+    return False
+
+
 #: What a carried name may hold: a tensor, a tuple of tensors (an LSTM's (h, c)), either, None,
 #: or something ``.detach()`` does not fit (a number).
 TENSOR, TUPLE, EITHER, NONE, UNUSABLE = "tensor", "tuple", "either", "none", "unusable"

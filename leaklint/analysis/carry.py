@@ -21,9 +21,12 @@ from leaklint.analysis import torch_api
 from leaklint.analysis.accumulate import accumulation, grown_tensor
 from leaklint.analysis.arguments import is_staticmethod, parameter_for
 from leaklint.analysis.calls import local_callee
+from leaklint.analysis.hooks import HookFunction, hook_parameters, hook_registrations, resolve_hook
 from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
+from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, LoopInfo, backward_calls, bound_names, inner_iterable
 from leaklint.analysis.syntax import keyword_is_true
+from leaklint.analysis.torch_api import HookKind
 from leaklint.analysis.values import Evidence, Kind, Role, Value, replace
 from leaklint.analysis.walk import children, not_into_scopes, walk
 from leaklint.findings import Confidence
@@ -237,7 +240,11 @@ def _scan_statement(statement: cst.CSTNode, guards: frozenset[str], found: _Body
         return
     if isinstance(statement, cst.If):
         inner = guards | names_read(statement.test)
-        _scan_block(list(statement.body.body), inner, found, facts)
+        training = _training_test(statement.test)
+        if training is not False:
+            _scan_block(list(statement.body.body), inner, found, facts)
+        if training is True:
+            return  # the rest runs in evaluation mode only
         if isinstance(statement.orelse, cst.If):
             _scan_statement(statement.orelse, inner, found, facts)
         elif statement.orelse is not None:
@@ -260,10 +267,23 @@ def _scan_statement(statement: cst.CSTNode, guards: frozenset[str], found: _Body
         _scan_block(list(case.body.body), guards, found, facts)
 
 
+def _training_test(test: cst.BaseExpression) -> bool | None:
+    """True for ``if self.training:``, False for ``if not self.training:``, else None. A branch
+    that runs only in evaluation mode records no training step's graph (evaluation without
+    ``torch.no_grad()`` is LL201's finding), so the scan leaves its bindings out: the fix of a
+    cache written in ``forward`` is often ``if not self.training:`` around the write."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    inner = test.expression if negated else test  # type: ignore[attr-defined]
+    if dotted_name(inner) != "self.training":
+        return None
+    return not negated
+
+
 def _scan_small(small: cst.BaseSmallStatement, guards: frozenset[str], found: _Body, facts: ModuleFacts) -> None:
     names: list[str] = []
     if isinstance(small, cst.Assign):
         names = [name for target in small.targets for name in bound_names(target.target)]
+        names += sorted(_slice_writes(small))
     elif isinstance(small, cst.AugAssign) or (isinstance(small, cst.AnnAssign) and small.value is not None):
         names = bound_names(small.target)
     elif isinstance(small, cst.Del):
@@ -284,7 +304,9 @@ _NOT_UPDATING_METHODS = frozenset({"detach_", "requires_grad_", "share_memory_",
 
 def _in_place_update(expr: cst.BaseExpression) -> tuple[str, list[cst.Call]] | None:
     """``self.mean.mul_(m).add_(x * (1 - m))``: the dotted name an in-place call chain updates
-    from its own value, and the calls of the chain (None if the chain is not such an update)."""
+    from its own value, and the calls of the chain (None if the chain is not such an update).
+    On a slice of an attribute (``self.cache[:b].scatter_(1, idx, k)``, ``self.buf[i].copy_(v)``)
+    any in-place write is an update: the rest of the tensor keeps its old value and history."""
     calls: list[cst.Call] = []
     current = expr
     while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
@@ -293,10 +315,40 @@ def _in_place_update(expr: cst.BaseExpression) -> tuple[str, list[cst.Call]] | N
             return None
         calls.append(current)
         current = current.func.value
-    name = dotted_name(current) if calls else None
+    if not calls:
+        return None
+    if isinstance(current, cst.Subscript):
+        name = _sliced_attribute(current)
+        return (name, calls) if name is not None else None
+    name = dotted_name(current)
     if name is None or any(c.func.attr.value in _OVERWRITING_METHODS for c in calls):  # type: ignore[attr-defined]
         return None
     return name, calls
+
+
+def _sliced_attribute(target: cst.Subscript) -> str | None:
+    """``self.cache`` for ``self.cache[:b, pos]``: an attribute of ``self`` (state that outlives
+    the call) that the subscript reads part of. Local buffers filled slice by slice are LL102's."""
+    base: cst.BaseExpression = target
+    while isinstance(base, cst.Subscript):
+        base = base.value
+    name = dotted_name(base)
+    return name if name is not None and name.startswith("self.") else None
+
+
+def _slice_writes(node: cst.CSTNode) -> set[str]:
+    """``self.cache_k[:b, start:end] = k``: the attributes of ``self`` an assignment writes a part
+    of. Into a tensor that is an update from its old value (the rest is kept, and autograd links
+    the new history to the old one); whether it is a tensor is the caller's question."""
+    if not isinstance(node, cst.Assign):
+        return set()
+    found = set()
+    for target in node.targets:
+        if isinstance(target.target, cst.Subscript):
+            name = _sliced_attribute(target.target)
+            if name is not None:
+                found.add(name)
+    return found
 
 
 # ---- what one binding does to a name ---------------------------------------------------------------
@@ -444,9 +496,9 @@ class _NameHistory:
         return self.reset or self.detached
 
 
-def _history(body: _Body, name: str, facts: ModuleFacts, inputs: _LayerInputs | None = None) -> _NameHistory:
-    """How ``body`` treats ``name``. ``inputs``: in a layer's ``forward``, the parameters whose
-    values carry the graph of the layers before it."""
+def _history(body: _Body, name: str, facts: ModuleFacts, inputs: _GraphSources | None = None) -> _NameHistory:
+    """How ``body`` treats ``name``. ``inputs``: what carries a graph into a per-step method
+    that the value analysis does not see (a layer's inputs, what forward hooks record)."""
     history = _NameHistory()
     bindings = body.bindings.get(name, [])
     if not any(binding.fact is not None for binding in bindings):
@@ -456,10 +508,15 @@ def _history(body: _Body, name: str, facts: ModuleFacts, inputs: _LayerInputs | 
         fact = binding.fact
         if isinstance(node, cst.Expr) and fact is not None:
             in_place = _in_place_update(node.value)
-            if in_place is not None:
+            if in_place is not None and fact.grad is not GradMode.DISABLED:  # no_grad: not recorded
                 value = _strongest_argument(in_place[1], facts, inputs)
                 if value is not None:
                     history.updates.append((fact, value))
+            continue
+        if fact is not None and name in _slice_writes(node):
+            value = _slice_write_value(node, name, facts, inputs)  # type: ignore[arg-type]
+            if value is not None and fact.grad is not GradMode.DISABLED:
+                history.updates.append((fact, value))
             continue
         expr = _assigned_expr(node)
         if expr is None or fact is None:  # a loop target, ``with ... as``, ``del``: a fresh start
@@ -469,8 +526,10 @@ def _history(body: _Body, name: str, facts: ModuleFacts, inputs: _LayerInputs | 
         if inputs is not None:
             value = inputs.graph_through(value, expr, facts)
         if not _reads(node, name, value):
-            if name in binding.guards:
-                continue  # ``if hidden is None: hidden = init_hidden()``: a lazy start, not a reset
+            if binding.guards & set(binding.names):
+                # ``if hidden is None: hidden = init_hidden()``: a lazy start, not a reset; so is
+                # ``if self.h is None: self.h, self.c = ...`` for ``self.c``, started with it
+                continue
             history.reset = True
             continue
         if value.kind in (Kind.DETACHED, Kind.NOT_TENSOR) or _detaches(expr, name, _comprehension_aliases(expr, name), facts, fact.function):
@@ -488,7 +547,7 @@ def _history(body: _Body, name: str, facts: ModuleFacts, inputs: _LayerInputs | 
     return history
 
 
-def _brings_graph(expr: cst.CSTNode, name: str, facts: ModuleFacts, inputs: _LayerInputs | None) -> bool:
+def _brings_graph(expr: cst.CSTNode, name: str, facts: ModuleFacts, inputs: _GraphSources | None) -> bool:
     """Whether an update of ``name`` puts a graph into it besides its own: a part of ``expr`` that
     does not read ``name`` and is graph-attached (``eps`` in ``x = x - beta * eps``), or a call
     that reads ``name`` and computes more than a tensor method of it (``model(x, h)``). ``x = x +
@@ -531,26 +590,34 @@ def _passes_through(expr: cst.BaseExpression, name: str) -> bool:
 
 
 @dataclass(frozen=True)
-class _LayerInputs:
-    """The tensor parameters of a layer's ``forward``: in training they carry the graph of the
-    layers before it (a normalisation layer inside a network), which the value analysis does
-    not assume of a parameter."""
+class _GraphSources:
+    """Values of a per-step method that carry a graph the value analysis does not assume: the
+    tensor parameters of a layer's ``forward`` (in training they carry the graph of the layers
+    before it: a normalisation layer inside a network), and the items the method takes out of a
+    list on ``self`` that a forward hook fills with a module's inputs or outputs
+    (``pre = self.records.pop(0)``)."""
 
     names: frozenset[str]
     confidence: Confidence
+    #: Of ``names``, locals bound to items of such a list: the value analysis knows the list
+    #: only as it starts (``self.records = []``) and takes its items for no tensors.
+    items: frozenset[str] = frozenset()
 
     def graph_through(self, value: Value, expr: cst.BaseExpression, facts: ModuleFacts) -> Value:
-        """``value`` of ``expr``, graph-attached when ``expr`` computes with an input (not
+        """``value`` of ``expr``, graph-attached when ``expr`` computes with a source (not
         through ``.detach()``)."""
-        if value.kind is Kind.UNKNOWN and value.role is None and value.deps & self.names and self._computes_with_input(expr, facts):
+        if value.kind in (Kind.UNKNOWN, Kind.NOT_TENSOR) and value.role is None and value.deps & self.names and self._computes_with_input(expr, facts):
             return replace(value, kind=Kind.GRAPH, evidence=Evidence.DERIVED, confidence=self.confidence)
         return value
 
     def _computes_with_input(self, expr: cst.CSTNode, facts: ModuleFacts) -> bool:
         if isinstance(expr, cst.BaseExpression):
+            if self._item(expr):
+                return True
             value = facts.value(expr)
-            if value.role is None and value.kind in (Kind.DETACHED, Kind.NOT_TENSOR):
-                return False
+            arithmetic = isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation)) and bool(self.items)
+            if value.role is None and (value.kind is Kind.DETACHED or (value.kind is Kind.NOT_TENSOR and not arithmetic)):
+                return False  # (arithmetic on an item is taken for a number like the item itself)
             if isinstance(expr, cst.Name):
                 return expr.value != "self" and bool(value.deps & self.names)
             if isinstance(expr, cst.Attribute):
@@ -561,8 +628,37 @@ class _LayerInputs:
                 return self._computes_with_input(expr.value, facts)
         return any(self._computes_with_input(child, facts) for child in children(expr))
 
+    def _item(self, expr: cst.BaseExpression) -> bool:
+        """``pre``, ``pre[0]``, ``pre.t()``: an item of a hook-filled list, or a tensor computed
+        from it by indexing or a tensor method."""
+        while True:
+            if isinstance(expr, cst.Name):
+                return expr.value in self.items
+            if isinstance(expr, cst.Subscript):
+                expr = expr.value
+            elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value not in _NOT_COMPUTING_METHODS:
+                expr = expr.func.value
+            else:
+                return False
 
-def _strongest_argument(calls: list[cst.Call], facts: ModuleFacts, inputs: _LayerInputs | None) -> Value | None:
+
+def _slice_write_value(node: cst.Assign, name: str, facts: ModuleFacts, sources: _GraphSources | None) -> Value | None:
+    """The graph ``self.buf[i] = v`` writes into the tensor ``self.buf`` (None: no graph, or
+    ``self.buf`` is not known to be a tensor: ``self.logs[key] = loss`` replaces a dict entry)."""
+    written = [t.target for t in node.targets if isinstance(t.target, cst.Subscript) and _sliced_attribute(t.target) == name]
+    if not any(_known_tensor(facts.value(target.value)) for target in written):  # type: ignore[attr-defined]
+        return None
+    value = facts.value(node.value)
+    if sources is not None:
+        value = sources.graph_through(value, node.value, facts)
+    return value if value.is_graph else None
+
+
+def _known_tensor(value: Value) -> bool:
+    return value.role is None and value.kind in (Kind.DETACHED, Kind.GRAPH) and value.fields is None and value.items is None
+
+
+def _strongest_argument(calls: list[cst.Call], facts: ModuleFacts, inputs: _GraphSources | None) -> Value | None:
     """The graph-attached argument an in-place chain puts into its receiver, if any."""
     values = []
     for call in calls:
@@ -640,6 +736,29 @@ def _computes_with(expr: cst.CSTNode, name: str, computing: bool = False) -> boo
     return any(_computes_with(child, name, computing) for child in children(expr))
 
 
+def _aliases_bound(node: cst.CSTNode, watched: set[str]) -> set[str]:
+    """The names an assignment binds to a watched value itself, a slice or a view of it
+    (``weights = self.fast``, ``keys, values = self.k[:b], self.v[:b]``, ``h, c = self.hidden``)."""
+    if not isinstance(node, cst.Assign):
+        return set()
+    found: set[str] = set()
+    for target in node.targets:
+        found |= _aliased_part(target.target, node.value, watched)
+    return found
+
+
+def _aliased_part(target: cst.BaseExpression, value: cst.BaseExpression, watched: set[str]) -> set[str]:
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements):
+        found: set[str] = set()
+        for element, part in zip(target.elements, value.elements):
+            if not isinstance(element, cst.StarredElement) and not isinstance(part, cst.StarredElement):
+                found |= _aliased_part(element.value, part.value, watched)
+        return found
+    if any(_passes_through(value, held) for held in watched):
+        return {bound for bound in bound_names(target) if "." not in bound}
+    return set()
+
+
 def _reaches_model_or_backward(idx: _Carries, fact: StatementFact, name: str) -> bool:
     """An accumulated value counts as fed back only when it reaches a model call, a tensor that
     is differentiated, or the output of a per-step method (``forward``'s return)."""
@@ -652,16 +771,26 @@ def _reaches_model_or_backward(idx: _Carries, fact: StatementFact, name: str) ->
     return any(target in consumed for target in _statement_targets(fact.node))
 
 
-def _feed(idx: _Carries, statements: list[StatementFact], name: str, history: _NameHistory) -> StatementFact | None:
-    """The first statement that feeds the carried value of ``name`` into a graph computation."""
+def _feed(idx: _Carries, statements: list[StatementFact], name: str, history: _NameHistory, *, aliases: bool = False) -> StatementFact | None:
+    """The first statement that feeds the carried value of ``name`` into a graph computation;
+    with ``aliases``, also through a local that holds it, a slice or a view of it (``weights =
+    self.fast`` then ``model(x, weights)``; ``keys = self.cache[:b, :n]`` then ``q @ keys``). A
+    state on ``self`` is read through locals; a local state is followed by name only (its own
+    locals are states of the loop in their own right: ``past = out.past_key_values``)."""
     facts = idx.facts
     accumulated_only = all(_is_accumulation(fact.node, name, facts) for fact, _ in history.updates)
-    in_place = {fact.node for fact, _ in history.updates if isinstance(fact.node, cst.Expr)}
+    in_place = {fact.node for fact, _ in history.updates if isinstance(fact.node, cst.Expr) or name in _slice_writes(fact.node)}
+    watched = {name}
     for fact in statements:
+        bound = _aliases_bound(fact.node, watched) if aliases else set()
+        if bound:
+            watched |= bound
+            continue
+        watched -= set(_statement_targets(fact.node)) - {name}
         if fact.grad is GradMode.DISABLED or fact.node in in_place:
             continue
         expr = _statement_expr(fact.node)
-        if expr is None or _is_accumulation(fact.node, name, facts) or not _computes_with(expr, name):
+        if expr is None or _is_accumulation(fact.node, name, facts) or not any(_computes_with(expr, held) for held in watched):
             continue
         if not idx.facts.value(expr).is_graph:
             continue
@@ -755,19 +884,22 @@ def _find_carries(idx: _Carries) -> Iterator[CarriedState]:
                 seeds=_seeds(facts, loop, function, name) if unused else (),
                 runs_with_grad=with_grad,
             )
+    per_step = per_step_functions(facts)
     for function in facts.structure.functions.values():
-        if not function.runs_per_step or function.cls is None or function.node is None:
+        if not function.is_method or function.node is None or function.name == "__init__":
             continue
+        if not (function.runs_per_step or function in per_step):
+            continue  # a method the framework or the file's own loops call once per step
         statements = facts.index.statements_of(function)
         body = idx.body(function.node)
-        inputs = _layer_inputs(facts, function)
+        inputs = _graph_sources(facts, function)
         for name in _candidate_names(body):
             if not name.startswith("self.") or not _live_at_entry(function.node.body, name):
                 continue
             history = _history(body, name, facts, inputs)
             if history.cut or not history.updates or _reset_elsewhere(idx, function, function.cls, name):
                 continue
-            feed = _feed(idx, statements, name, history)
+            feed = _feed(idx, statements, name, history, aliases=True)
             yield CarriedState(
                 name=name,
                 loop=None,
@@ -874,6 +1006,8 @@ def _first_use_in(statement: cst.CSTNode, name: str, certain: bool) -> str | Non
             return "read" if _in_place_update(statement.value)[0] == name else (  # type: ignore[index]
                 "read" if name in names_read(statement) else None
             )
+        if name in _slice_writes(statement):
+            return "read"  # self.buf[i] = v keeps the rest of self.buf
         expr = _statement_expr(statement)
         reads = names_read(expr) if expr is not None else names_read(statement)
         if isinstance(statement, cst.AugAssign):
@@ -922,7 +1056,128 @@ def _first_use_in(statement: cst.CSTNode, name: str, certain: bool) -> str | Non
     return None
 
 
-def _layer_inputs(facts: ModuleFacts, function: FunctionInfo) -> _LayerInputs | None:
+def _graph_sources(facts: ModuleFacts, function: FunctionInfo) -> _GraphSources | None:
+    """What carries a graph into ``function`` that the value analysis does not see: a layer's
+    inputs, the items of lists on ``self`` that forward hooks fill (either, both or None)."""
+    layer = _layer_inputs(facts, function)
+    hooked = _hook_items(facts, function)
+    if layer is None or hooked is None:
+        return layer or hooked
+    confidence = min(layer.confidence, hooked.confidence, key=lambda c: c.rank)
+    return _GraphSources(layer.names | hooked.names, confidence, hooked.items)
+
+
+def _hook_items(facts: ModuleFacts, function: FunctionInfo) -> _GraphSources | None:
+    """The lists on ``self`` that forward hooks fill with graph-attached tensors, and the locals
+    ``function`` binds to their items (``pre = self.records.pop(0)``, ``for o in self.outs:``)."""
+    filled = facts.derived(_hook_filled_attributes).get(function.cls) if function.cls is not None else None
+    if not filled or function.node is None:
+        return None
+    items: set[str] = set()
+    for node in walk(function.node.body, into=not_into_scopes):
+        if isinstance(node, cst.Assign) and _taken_from(node.value) in filled:
+            items.update(name for target in node.targets for name in bound_names(target.target) if "." not in name)
+        elif isinstance(node, cst.For) and _iterated_lists(node.iter) & filled.keys():
+            items.update(bound_names(node.target))
+    confidence = min(filled.values(), key=lambda c: c.rank)
+    return _GraphSources(frozenset(filled) | frozenset(items), confidence, frozenset(items))
+
+
+def _taken_from(expr: cst.BaseExpression) -> str | None:
+    """``self.records`` for ``self.records.pop(0)``, ``self.records[-1]``, ``self.records.popleft()``."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("pop", "popleft"):
+            expr = expr.func.value
+        else:
+            return dotted_name(expr)
+
+
+def _iterated_lists(expr: cst.BaseExpression) -> set[str]:
+    """The lists a ``for`` header walks: ``self.outs``, ``zip(self.pre, self.post)``, ``enumerate(self.outs)``."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("zip", "enumerate", "reversed"):
+        return {name for arg in expr.args for name in _iterated_lists(arg.value)}
+    name = dotted_name(expr)
+    return {name} if name is not None else set()
+
+
+#: Methods that add an item to a list or a queue.
+_ADDING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "put"})
+
+
+def _hook_filled_attributes(facts: ModuleFacts) -> dict[ClassInfo, dict[str, Confidence]]:
+    """Per class, the lists on ``self`` that a forward hook (registered anywhere in the file, a
+    lambda, a method or a closure over ``self``) adds a module's inputs or outputs to as they
+    are, with their graph: ``m.register_forward_hook(lambda m, i, o: self.outs.append(o))``.
+    Each forward pass with gradients on adds a graph-attached tensor (output: high confidence;
+    inputs: medium, the first layer's input is data). Nothing when every forward runs without grad."""
+    found: dict[ClassInfo, dict[str, Confidence]] = {}
+    calls = facts.model_calls()
+    if calls and all(call.grad is GradMode.DISABLED for call in calls):
+        return found
+    for registration in hook_registrations(facts):
+        if registration.kind not in (HookKind.FORWARD, HookKind.FORWARD_PRE):
+            continue  # gradients handed to backward hooks carry no graph
+        for hook in resolve_hook(registration.hook, registration.fact.function, facts):
+            cls = hook.info.cls if hook.info is not None and hook.info.cls is not None else registration.fact.function.cls
+            if cls is None:
+                continue
+            for attribute, confidence in _self_lists_filled(hook, registration.kind):
+                known = found.setdefault(cls, {})
+                if attribute not in known or confidence.rank > known[attribute].rank:
+                    known[attribute] = confidence
+    return found
+
+
+def _self_lists_filled(hook: HookFunction, kind: HookKind) -> Iterator[tuple[str, Confidence]]:
+    """``(self.outs, confidence)`` for each ``self.outs.append(x)`` in the hook's body where ``x``
+    is (computed from) a tensor argument of the hook and not detached on the way."""
+    positional, star = hook_parameters(hook)
+    rest = positional[1:]  # the module comes first
+    tainted: dict[str, Confidence] = {name: Confidence.MEDIUM for name in rest}
+    if kind is HookKind.FORWARD and len(rest) >= 2:
+        tainted[rest[-1]] = Confidence.HIGH
+    if star is not None:
+        tainted[star] = Confidence.MEDIUM
+    body = hook.node.body
+    for node in walk(body, into=not_into_scopes):
+        if isinstance(node, cst.Assign):
+            confidence = _hook_taint(node.value, tainted)
+            for target in node.targets:
+                for name in bound_names(target.target):
+                    if confidence is not None:
+                        tainted[name] = confidence
+                    else:
+                        tainted.pop(name, None)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _ADDING_METHODS:
+            receiver = dotted_name(node.func.value)
+            confidence = max(
+                (c for c in (_hook_taint(arg.value, tainted) for arg in node.args) if c is not None),
+                key=lambda c: c.rank,
+                default=None,
+            )
+            if receiver is not None and receiver.startswith("self.") and confidence is not None:
+                yield receiver, confidence
+
+
+def _hook_taint(expr: cst.BaseExpression, tainted: dict[str, Confidence]) -> Confidence | None:
+    """How surely ``expr`` carries a hook argument's graph: it reads one and nothing in it
+    detaches or converts (``o.detach()``, ``o.data``, ``o.item()``, ``o.shape``)."""
+    hits = [tainted[name] for name in names_read(expr) if name in tainted]
+    if not hits:
+        return None
+    for node in walk(expr, into=not_into_scopes):
+        if isinstance(node, cst.Attribute) and (
+            node.attr.value in _NOT_COMPUTING_METHODS
+            or node.attr.value in torch_api.DETACHED_ATTRIBUTES
+            or node.attr.value in torch_api.NON_TENSOR_ATTRIBUTES
+        ):
+            return None
+    return max(hits, key=lambda c: c.rank)
+
+
+def _layer_inputs(facts: ModuleFacts, function: FunctionInfo) -> _GraphSources | None:
     """In the ``forward`` of a module class, its tensor parameters: graph-attached in training
     when the class is a layer of a network (built inside another module, or an argument of
     ``nn.Sequential`` / ``nn.ModuleList``); else low confidence."""
@@ -933,7 +1188,7 @@ def _layer_inputs(facts: ModuleFacts, function: FunctionInfo) -> _LayerInputs | 
     if not names:
         return None
     confidence = Confidence.MEDIUM if _used_as_layer(facts, cls) else Confidence.LOW
-    return _LayerInputs(names, confidence)
+    return _GraphSources(names, confidence)
 
 
 _MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})

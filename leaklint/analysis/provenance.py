@@ -22,7 +22,7 @@ from leaklint.analysis.containers import bounded_attributes, container_name, lit
 from leaklint.analysis.environment import Env
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.project_classes import KeepingMethod, ProjectClass
-from leaklint.analysis.syntax import call_argument
+from leaklint.analysis.syntax import call_argument, keyword_is_true
 from leaklint.analysis.walk import Walker, children
 from leaklint.analysis.structure import (
     ClassInfo,
@@ -843,7 +843,21 @@ class FunctionInterpreter:
                 # `for key, value in d.items()`: the pairs of a mapping, keys first
                 return replace(item, items=(replace(UNKNOWN, deps=iterable.deps), item))
             return item
+        zipped = self._zipped_items(node)
+        if zipped is not None:
+            return replace(UNKNOWN, deps=iterable.deps, items=zipped)
         return replace(UNKNOWN, deps=iterable.deps) if iterable.deps else UNKNOWN
+
+    def _zipped_items(self, node: cst.BaseExpression | None) -> tuple[Value, ...] | None:
+        """``for w, g in zip(weights, grads)``: one item of each sequence, when one of them
+        carries a graph (else None: the pairs are left unknown, as before)."""
+        if type(node) is not cst.Call or type(node.func) is not cst.Name or node.func.value != "zip" or not node.args:  # type: ignore[attr-defined]
+            return None
+        args = node.args  # type: ignore[attr-defined]
+        if any(arg.keyword is not None or arg.star for arg in args):
+            return None
+        items = tuple(self._iteration_value(self.rec.values.get(arg.value, UNKNOWN), arg.value) for arg in args)
+        return items if any(item.is_graph for item in items) else None
 
     def _with(self, node: cst.With, frame: Frame) -> None:
         self._header(node, frame)
@@ -1394,6 +1408,8 @@ class FunctionInterpreter:
             return replace(UNKNOWN, deps=deps)  # a model, a state dict, a tensor: its use tells
         if qualified in torch_api.BACKWARD_FUNCTIONS:
             self._consume(node, frame)
+            if qualified == "torch.autograd.grad" and keyword_is_true(node, "create_graph"):
+                return self._gradients_with_graph(args, frame, origin)
             return NOT_TENSOR
         if qualified in torch_api.PARAMETER_CLASSES:
             flag = call_argument(node, 1, "requires_grad")
@@ -1420,6 +1436,14 @@ class FunctionInterpreter:
                 return replace(NOT_TENSOR, deps=deps)
             return self._under_grad_mode(combine(args, origin=origin), frame)
         return replace(UNKNOWN, deps=deps)
+
+    def _gradients_with_graph(self, args: list[Value], frame: Frame, origin: str) -> Value:
+        """``torch.autograd.grad(loss, params, create_graph=True)``: the gradients carry a graph
+        of their own, back to the loss's (meta-learning's fast weights, gradient penalties)."""
+        graph = [a for a in args if a.is_graph]
+        if not graph:
+            return NOT_TENSOR
+        return self._under_grad_mode(replace(combine(graph, origin=origin), evidence=Evidence.DERIVED), frame)
 
     def _is_statement_call(self, node: cst.Call) -> bool:
         statement = self._statement
