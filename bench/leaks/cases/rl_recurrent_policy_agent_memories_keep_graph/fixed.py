@@ -39,7 +39,10 @@ class AgentPolicy:
 
     def act(self, agent_ids, obs):
         h, c = self._recall(agent_ids)
-        logits, value, h, c = self.net(torch.as_tensor(obs, device=self.device), h, c)
+        # The PR detaches the stored memory; every value act() returns is detached too, so the
+        # rollout forward needs no graph at all.
+        with torch.no_grad():
+            logits, value, h, c = self.net(torch.as_tensor(obs, device=self.device), h, c)
         dist = torch.distributions.Categorical(logits=logits)
         actions = dist.sample()
         for i, agent in enumerate(agent_ids):
