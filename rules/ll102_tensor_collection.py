@@ -116,7 +116,8 @@ one graph, not one per step), as is a `forward` that gathers per-layer features 
 returns them. Lightning's `validation_step`/`test_step`/`predict_step` run without gradients and are
 not reported. A container passed in by the caller is only reported when the store happens in a loop
 or in a function that runs every step. A bounded queue (`deque(maxlen=N)`) keeps the last N items
-and is not reported. An indexed write into a tensor (a preallocated or registered buffer:
+and is not reported, unless its bound is a literal over 1000 (`deque(maxlen=200_000)` fills over a
+whole run: no window of recent steps). An indexed write into a tensor (a preallocated or registered buffer:
 `self.memory[idx] = m` after `self.register_buffer("memory", torch.zeros(n, d))`) fills a slot of a
 fixed-size tensor and is not a container store (`leaklint.analysis.stores.overwrites`, shared with
 LL202). A `torch.nn` module without parameters built and called on the spot
@@ -453,6 +454,24 @@ class Classifier(nn.Module):
 """,
     )
     INVALID = (
+        # a "bounded" queue so long that it fills over the whole run
+        """
+from collections import deque
+import torch
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.recent = deque(maxlen=100_000)
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.recent.append(loss)  # expect: LL102
+trainer = Trainer(model, optimizer)
+for x, y in loader:
+    trainer.step(x, y)
+""",
         """
 import torch
 def predict(model, loader):

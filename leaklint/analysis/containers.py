@@ -20,6 +20,7 @@ import libcst as cst
 from leaklint.analysis import percall_api, torch_api
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.structure import ClassInfo, bound_names
+from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.walk import not_into_scopes, walk
 
 if TYPE_CHECKING:
@@ -45,13 +46,20 @@ def _bounded_attributes_of(cls: cst.ClassDef, imports: ImportMap) -> frozenset[s
     return frozenset(name for name, bounded in assigned.items() if bounded)
 
 
+#: A queue bounded to more items than this is no window of recent items: ``deque(maxlen=200_000)``
+#: fills over a whole run, and everything its items hold stays alive until then.
+LONGEST_WINDOW = 1000
+
+
 def is_bounded_queue(value: cst.BaseExpression, imports: ImportMap) -> bool:
-    """``deque(maxlen=20)`` / ``deque([], 20)``: a queue that drops its oldest item when full."""
-    return (
-        type(value) is cst.Call
-        and imports.resolve(value.func) in torch_api.BOUNDED_QUEUES  # type: ignore[attr-defined]
-        and (len(value.args) >= 2 or any(a.keyword is not None and a.keyword.value == "maxlen" for a in value.args))  # type: ignore[attr-defined]
-    )
+    """``deque(maxlen=20)`` / ``deque([], 20)``: a queue that drops its oldest item when full
+    (after at most :data:`LONGEST_WINDOW` items, when its bound is a literal)."""
+    if type(value) is not cst.Call or imports.resolve(value.func) not in torch_api.BOUNDED_QUEUES:  # type: ignore[attr-defined]
+        return False
+    bound = call_argument(value, 1, "maxlen")  # type: ignore[arg-type]
+    if bound is None:
+        return False
+    return not (isinstance(bound, cst.Integer) and int(bound.evaluated_value) > LONGEST_WINDOW)
 
 
 def container_name(expr: cst.BaseExpression) -> str | None:
