@@ -230,6 +230,26 @@ for epoch in range(10):
 """,
     )
     INVALID = (
+        # an RL loop: the episode loop calls one training step, so act() runs every step
+        """
+import torch
+policy = torch.nn.Linear(4, 2)
+optimizer = torch.optim.Adam(policy.parameters())
+def act(obs):
+    torch.cuda.empty_cache()  # expect: LL402
+    with torch.no_grad():
+        return int(policy(obs).argmax())
+def update(states, returns):
+    loss = -(torch.log_softmax(policy(states), dim=-1).max(-1).values * returns).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+for episode in range(10000):
+    obs, done = env.reset(), False
+    while not done:
+        obs, done = env.step(act(obs))
+    update(*rollout_batch())
+""",
         """
 import gc
 import torch

@@ -1494,6 +1494,9 @@ class FunctionInterpreter:
             if bound and type(node.func) is cst.Attribute:
                 self.rec.resolved_method_calls.add(node)
         info = self.structure.functions[function]
+        if info.steps_once:  # agent.update() is one training step: the loop calling it is a training loop
+            for loop in frame.loops:
+                loop.has_backward = True
         known = self.inputs.callee_result(info)
         if known is None:
             return UNKNOWN

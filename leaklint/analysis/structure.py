@@ -76,6 +76,8 @@ class FunctionInfo:
     decorator_grad: GradMode | None = None
     #: Names passed to ``.backward()`` (or ``accelerator.backward(...)``) anywhere in the body.
     backward_names: set[str] = field(default_factory=set)
+    #: A backward runs in the body outside any loop of its own: one call is one training step.
+    steps_once: bool = False
 
     @property
     def is_module_level(self) -> bool:
@@ -494,6 +496,8 @@ class StructureScanner(Walker):
             for loop in self._loops:
                 loop.has_backward = True
             self._function.backward_names.update(backpropagated_names(target))
+            if not self._loops:
+                self._function.steps_once = True
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
