@@ -454,6 +454,28 @@ class Classifier(nn.Module):
 """,
     )
     INVALID = (
+        # one model per agent, kept in a list: each agent's output carries its graph
+        """
+import torch
+import torch.nn as nn
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 2)
+    def forward(self, x):
+        return torch.softmax(self.net(x), dim=-1)
+class Team:
+    def __init__(self, n_agents):
+        self.actors = [Actor() for _ in range(n_agents)]
+        self.history = []
+    def act(self, observations):
+        probs = [actor(obs) for actor, obs in zip(self.actors, observations)]
+        self.history.append(probs[0])  # expect: LL102
+        return [int(torch.multinomial(p, 1)) for p in probs]
+team = Team(2)
+for observations in loader:
+    team.act(observations)
+""",
         # a "bounded" queue so long that it fills over the whole run
         """
 from collections import deque

@@ -843,6 +843,8 @@ class FunctionInterpreter:
                 # `for key, value in d.items()`: the pairs of a mapping, keys first
                 return replace(item, items=(replace(UNKNOWN, deps=iterable.deps), item))
             return item
+        if iterable.element is not None and iterable.element.role in (Role.MODEL, Role.FROZEN_MODEL):
+            return iterable.element  # for actor in self.actors: each is one of the models
         zipped = self._zipped_items(node)
         if zipped is not None:
             return replace(UNKNOWN, deps=iterable.deps, items=zipped)
@@ -857,7 +859,7 @@ class FunctionInterpreter:
         if any(arg.keyword is not None or arg.star for arg in args):
             return None
         items = tuple(self._iteration_value(self.rec.values.get(arg.value, UNKNOWN), arg.value) for arg in args)
-        return items if any(item.is_graph for item in items) else None
+        return items if any(item.is_graph or item.role in (Role.MODEL, Role.FROZEN_MODEL) for item in items) else None
 
     def _with(self, node: cst.With, frame: Frame) -> None:
         self._header(node, frame)
@@ -1234,6 +1236,8 @@ class FunctionInterpreter:
             element = self.eval(node.value, inner)
         else:
             element = self.eval(node.elt, inner)
+        if element.role in (Role.MODEL, Role.FROZEN_MODEL) and not isinstance(node, cst.GeneratorExp):
+            return replace(NOT_TENSOR, deps=element.deps, element=element)  # [Actor() for _ in agents]: a list of models
         return replace(combine([element], origin="", fresh=False), items=None, fields=None)
 
     # ---- arithmetic --------------------------------------------------------------------------
