@@ -12,7 +12,7 @@ import libcst as cst
 from leaklint.analysis import torch_api
 from leaklint.analysis.calls import call_graph, function_named
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.hooks import HookFunction, HookKind, HookRegistration, hook_parameters, hook_registrations, resolve_hook
+from leaklint.analysis.hooks import HookFunction, HookKind, HookRegistration, graph_parameters, hook_registrations, resolve_hook
 from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import per_step_functions
@@ -817,7 +817,7 @@ def _hook_stores(facts: ModuleFacts) -> Iterator[tuple[_Store, HookFunction, Hoo
             if hook.node in seen:
                 continue
             seen.add(hook.node)
-            graph_params = _graph_parameters(hook, registration.kind)
+            graph_params = graph_parameters(hook, registration.kind)
             if not graph_params:
                 continue
             if isinstance(hook.node, cst.Lambda):
@@ -980,19 +980,6 @@ def _is_empty_container(expr: cst.BaseExpression) -> bool:
         name = (dotted_name(expr.func) or "").rsplit(".", 1)[-1]
         return name in ("dict", "list", "OrderedDict", "defaultdict", "deque") and (name == "defaultdict" or not expr.args)
     return False
-
-
-def _graph_parameters(hook: HookFunction, kind: HookKind) -> dict[str, Confidence]:
-    """Hook parameters that carry the graph: a forward hook's output (high) and inputs (medium: the
-    first layer's input is data), a pre-hook's inputs (medium)."""
-    positional, star = hook_parameters(hook)
-    rest = positional[1:]  # the module comes first
-    found: dict[str, Confidence] = {name: Confidence.MEDIUM for name in rest}
-    if kind is HookKind.FORWARD and len(rest) >= 2:
-        found[rest[-1]] = Confidence.HIGH
-    if star is not None:
-        found[star] = Confidence.MEDIUM
-    return found
 
 
 def _function_hook_stores(hook: HookFunction, graph_params: dict[str, Confidence], facts: ModuleFacts) -> Iterator[_Store]:

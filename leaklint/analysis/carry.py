@@ -21,7 +21,7 @@ from leaklint.analysis import torch_api
 from leaklint.analysis.accumulate import accumulation, grown_tensor
 from leaklint.analysis.arguments import is_staticmethod, parameter_for
 from leaklint.analysis.calls import local_callee
-from leaklint.analysis.hooks import HookFunction, hook_parameters, hook_registrations, resolve_hook
+from leaklint.analysis.hooks import HookFunction, graph_parameters, hook_registrations, resolve_hook
 from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, LoopInfo, backward_calls, bound_names, inner_iterable
@@ -1133,13 +1133,7 @@ def _hook_filled_attributes(facts: ModuleFacts) -> dict[ClassInfo, dict[str, Con
 def _self_lists_filled(hook: HookFunction, kind: HookKind) -> Iterator[tuple[str, Confidence]]:
     """``(self.outs, confidence)`` for each ``self.outs.append(x)`` in the hook's body where ``x``
     is (computed from) a tensor argument of the hook and not detached on the way."""
-    positional, star = hook_parameters(hook)
-    rest = positional[1:]  # the module comes first
-    tainted: dict[str, Confidence] = {name: Confidence.MEDIUM for name in rest}
-    if kind is HookKind.FORWARD and len(rest) >= 2:
-        tainted[rest[-1]] = Confidence.HIGH
-    if star is not None:
-        tainted[star] = Confidence.MEDIUM
+    tainted = graph_parameters(hook, kind)
     body = hook.node.body
     for node in walk(body, into=not_into_scopes):
         if isinstance(node, cst.Assign):

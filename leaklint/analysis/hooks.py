@@ -17,6 +17,7 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
 from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.torch_api import GLOBAL_HOOK_FUNCTIONS, HOOK_METHODS, HookKind
+from leaklint.findings import Confidence
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
@@ -155,3 +156,16 @@ def hook_parameters(hook: HookFunction) -> tuple[list[str], str | None]:
     positional = [p.name.value for p in (*params.posonly_params, *params.params) if p.default is None]
     star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
     return [name for name in positional[hook.bound :] if name not in hook.bound_keywords], star
+
+
+def graph_parameters(hook: HookFunction, kind: HookKind) -> dict[str, Confidence]:
+    """The hook's parameters that carry the graph, with how surely: a forward hook's output (high)
+    and inputs (medium: the first layer's input is data), a pre-hook's inputs (medium)."""
+    positional, star = hook_parameters(hook)
+    rest = positional[1:]  # the module comes first
+    found: dict[str, Confidence] = {name: Confidence.MEDIUM for name in rest}
+    if kind is HookKind.FORWARD and len(rest) >= 2:
+        found[rest[-1]] = Confidence.HIGH
+    if star is not None:
+        found[star] = Confidence.MEDIUM
+    return found
