@@ -30,7 +30,7 @@ from leaklint.analysis.steps import (
     per_step_functions,
 )
 from leaklint.analysis.stores import CLEARING_METHODS, Store, overwrites, stores
-from leaklint.analysis.structure import FunctionInfo, LoopInfo, backward_calls, bound_names
+from leaklint.analysis.structure import FunctionInfo, LoopInfo, backward_calls, bound_names, inner_iterable
 from leaklint.analysis.torch_api import (
     LOOPS_OR_FUNCTIONS,
     NO_GRAD_RESULT_METHODS,
@@ -1050,19 +1050,15 @@ def _carried_names(facts: ModuleFacts, function: FunctionInfo, container: str) -
                     found.update(_bound_to_kept(target, node.value, carried, facts))
             found.update(store.container for store in stores(node, facts.imports) if _keeps(store.value, carried, facts))
         for header in headers:
-            iterated = header.iter  # type: ignore[attr-defined]
-            while isinstance(iterated, cst.Call) and dotted_name(iterated.func) in _ITERATION_WRAPPERS and iterated.args:
-                iterated = iterated.args[-1].value if dotted_name(iterated.func) == "enumerate" else iterated.args[0].value
+            iterated = inner_iterable(header.iter)  # type: ignore[attr-defined]
+            while isinstance(iterated, cst.Call) and dotted_name(iterated.func) == "zip" and iterated.args:
+                iterated = inner_iterable(iterated.args[0].value)  # zip(kept, labels): the first one's items
             if _keeps(iterated, carried, facts):
                 found.update(bound_names(header.target))  # type: ignore[attr-defined]
         if found - carried:
             carried |= found
             changed = True
     return carried
-
-
-#: Calls that wrap an iterable and yield its items (``enumerate`` with an index).
-_ITERATION_WRAPPERS = frozenset({"enumerate", "zip", "tqdm", "reversed"})
 
 
 def _bound_to_kept(target: cst.BaseExpression, value: cst.BaseExpression, carried: set[str], facts: ModuleFacts) -> set[str]:
