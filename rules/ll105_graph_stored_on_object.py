@@ -41,8 +41,10 @@ class GraphStoredOnObject(Rule):
 A tensor that carries its autograd graph (a model output, a loss, or something computed from one,
 with gradients enabled) stored where it outlives the step that made it:
 
-- an attribute (`self.last_attention = attn`), a `global` or a `nonlocal` name, or a constant-key
-  slot of one (`self.stats["out"] = out`), assigned in `forward`, `training_step`, `train_step`,
+- an attribute (`self.last_attention = attn`), a `global` or a `nonlocal` name, a constant-key
+  slot of one (`self.stats["out"] = out`), or part of a tensor the object keeps
+  (`self.actions[:] = policy(obs)` into `self.actions = torch.zeros(...)`: autograd records the
+  copy, so the kept tensor carries the written value's graph), assigned in `forward`, `training_step`, `train_step`,
   `step`, a function that runs one training step (it calls backward outside its own loops), a
   function called once per iteration from a loop in the same file, or inside a training or
   evaluation loop;
@@ -315,6 +317,20 @@ class LM(LightningModule):
 """,
     )
     INVALID = (
+        # a policy's output copied into a buffer the object keeps: the copy carries the graph
+        """
+import torch
+class ActionTerm:
+    def __init__(self, policy, n_envs, n_joints):
+        self.policy = policy
+        self.actions = torch.zeros(n_envs, n_joints)
+    def apply(self, obs):
+        self.actions[:] = self.policy(obs)  # expect: LL105
+        return self.actions
+term = ActionTerm(torch.nn.Linear(16, 8), 64, 8)
+for obs in rollout_loader:
+    env_step(term.apply(obs))
+""",
         # a closure store made by the function that registers the hook: created, never emptied
         """
 def attach(model):
@@ -536,7 +552,7 @@ def _slot_stores(facts: ModuleFacts, hook_nodes: set[cst.CSTNode]) -> Iterator[t
             if _needs_declarations(target) and function not in declared:
                 globals_, nonlocals = declared_names(function.node)  # type: ignore[arg-type]
                 declared[function] = globals_ | nonlocals
-            slot = _slot_name(target, declared.get(function, set()))
+            slot = _slot_name(target, declared.get(function, set())) or _tensor_attribute_written(target, facts)
             if slot is None or _feeds_itself(fact, slot, expr) or _detached_before_forward(facts, fact, slot):
                 continue
             if function not in per_step_functions(facts) and not any(loop.is_iteration_loop for loop in fact.loops):
@@ -549,6 +565,18 @@ def _slot_stores(facts: ModuleFacts, hook_nodes: set[cst.CSTNode]) -> Iterator[t
                 # the graph's nodes into the next step, and nothing needs them there.
                 confidence = min(confidence, Confidence.MEDIUM, key=lambda c: c.rank)
             yield _Store(fact.node, fact.line, slot, expr, False, confidence), fact
+
+
+def _tensor_attribute_written(target: cst.BaseExpression, facts: ModuleFacts) -> str | None:
+    """``self.actions`` for ``self.actions[:] = policy(obs)``: a write into part of a tensor the
+    object keeps (``self.actions = torch.zeros(n, d)``). The copy is recorded by autograd, so the
+    tensor itself now carries the written value's graph into the next step."""
+    if not isinstance(target, cst.Subscript) or _constant_key(target):
+        return None
+    owner = dotted_name(target.value)
+    if owner is None or not owner.startswith("self."):
+        return None
+    return owner if facts.value(target.value).kind in (Kind.DETACHED, Kind.GRAPH) else None
 
 
 def _on_request(facts: ModuleFacts, fact: StatementFact) -> bool:
