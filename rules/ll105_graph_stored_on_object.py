@@ -576,7 +576,7 @@ def _tensor_attribute_written(target: cst.BaseExpression, facts: ModuleFacts) ->
     owner = dotted_name(target.value)
     if owner is None or not owner.startswith("self."):
         return None
-    return owner if facts.value(target.value).kind in (Kind.DETACHED, Kind.GRAPH) else None
+    return owner if facts.value(target.value).is_plain_tensor else None
 
 
 def _on_request(facts: ModuleFacts, fact: StatementFact) -> bool:

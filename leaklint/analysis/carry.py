@@ -646,16 +646,12 @@ def _slice_write_value(node: cst.Assign, name: str, facts: ModuleFacts, sources:
     """The graph ``self.buf[i] = v`` writes into the tensor ``self.buf`` (None: no graph, or
     ``self.buf`` is not known to be a tensor: ``self.logs[key] = loss`` replaces a dict entry)."""
     written = [t.target for t in node.targets if isinstance(t.target, cst.Subscript) and _sliced_attribute(t.target) == name]
-    if not any(_known_tensor(facts.value(target.value)) for target in written):  # type: ignore[attr-defined]
+    if not any(facts.value(target.value).is_plain_tensor for target in written):  # type: ignore[attr-defined]
         return None
     value = facts.value(node.value)
     if sources is not None:
         value = sources.graph_through(value, node.value, facts)
     return value if value.is_graph else None
-
-
-def _known_tensor(value: Value) -> bool:
-    return value.role is None and value.kind in (Kind.DETACHED, Kind.GRAPH) and value.fields is None and value.items is None
 
 
 def _strongest_argument(calls: list[cst.Call], facts: ModuleFacts, inputs: _GraphSources | None) -> Value | None:

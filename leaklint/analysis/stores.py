@@ -18,7 +18,6 @@ from leaklint.analysis.accumulate import CONCATENATIONS
 from leaklint.analysis.containers import container_name
 from leaklint.analysis.names import ImportMap, dotted_name, dotted_names_in, names_read
 from leaklint.analysis.structure import bound_names
-from leaklint.analysis.values import Kind
 from leaklint.analysis.walk import walk
 
 if TYPE_CHECKING:
@@ -123,14 +122,14 @@ def overwrites(facts: ModuleFacts, fact: StatementFact, store: Store) -> bool:
     if store.kind != "item" or not isinstance(node, cst.Assign):
         return False
     held = fact.env.get(store.container)
-    if held is not None and held.kind in (Kind.DETACHED, Kind.GRAPH):
+    if held is not None and held.is_plain_tensor:
         return True
     for target in node.targets:
         slot = target.target
         if not isinstance(slot, cst.Subscript) or container_name(slot) != store.container:
             continue
         written = facts.value(slot.value)
-        if held is None and written.role is None and written.kind in (Kind.DETACHED, Kind.GRAPH):
+        if held is None and written.is_plain_tensor:
             return True  # a tensor (self.memory, a registered buffer): an in-place write into it
         if any(isinstance(part, cst.Subscript) and part.deep_equals(slot) for part in walk(store.value)):
             return True

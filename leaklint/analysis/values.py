@@ -111,6 +111,12 @@ class Value:
     def is_graph(self) -> bool:
         return self.kind is Kind.GRAPH
 
+    @property
+    def is_plain_tensor(self) -> bool:
+        """A tensor as such: not a model or loader (a role), not a dict or tuple of values. Writing
+        into part of one (``self.memory[idx] = m``) changes that tensor; autograd records it."""
+        return self.role is None and self.kind in (Kind.DETACHED, Kind.GRAPH) and self.fields is None and self.items is None
+
     def with_deps(self, names: frozenset[str]) -> Value:
         return replace(self, deps=self.deps | names) if names - self.deps else self
 
