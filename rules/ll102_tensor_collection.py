@@ -12,7 +12,7 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.containers import container_name, is_bounded_queue
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import per_step_functions
-from leaklint.analysis.stores import Store, overwrites
+from leaklint.analysis.stores import Store, constant_key, overwrites
 from leaklint.analysis.structure import iterates_data
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import Role, strongest_graph
@@ -799,7 +799,7 @@ def _stores(fact: StatementFact, facts: ModuleFacts) -> Iterator[tuple[str, list
                 yield container, _elements(positional[position])
     elif isinstance(node, cst.Assign):
         for target in node.targets:
-            if isinstance(target.target, cst.Subscript) and not _constant_key(target.target):
+            if isinstance(target.target, cst.Subscript) and not constant_key(target.target):
                 container = container_name(target.target)
                 if container and not overwrites(facts, fact, Store(container, node.value, "item")):
                     yield container, [node.value]
@@ -825,16 +825,6 @@ def _instance_of_known_class(facts: ModuleFacts, receiver: cst.BaseExpression) -
     ``history.add(loss)`` there runs that class's ``add``, whatever a set's ``add`` would do."""
     value = facts.value(receiver)
     return value.role is Role.INSTANCE and value.cls is not None
-
-
-def _constant_key(target: cst.Subscript) -> bool:
-    """``stats["last"] = t`` overwrites one slot every iteration: one graph kept, not a growing
-    pile (a peak, not a leak)."""
-    literals = (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)
-    return all(
-        isinstance(element.slice, cst.Index) and isinstance(element.slice.value, literals)
-        for element in target.slice
-    )
 
 
 def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -11,6 +11,7 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.calls import call_graph, function_named
+from leaklint.analysis.stores import constant_key
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.hooks import HookFunction, HookKind, HookRegistration, graph_parameters, hook_registrations, resolve_hook
 from leaklint.analysis.names import dotted_name, dotted_names_in
@@ -571,7 +572,7 @@ def _tensor_attribute_written(target: cst.BaseExpression, facts: ModuleFacts) ->
     """``self.actions`` for ``self.actions[:] = policy(obs)``: a write into part of a tensor the
     object keeps (``self.actions = torch.zeros(n, d)``). The copy is recorded by autograd, so the
     tensor itself now carries the written value's graph into the next step."""
-    if not isinstance(target, cst.Subscript) or _constant_key(target):
+    if not isinstance(target, cst.Subscript) or constant_key(target):
         return None
     owner = dotted_name(target.value)
     if owner is None or not owner.startswith("self."):
@@ -623,7 +624,7 @@ def _unpack(target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) 
 def _slot_name(target: cst.BaseExpression, declared: set[str]) -> str | None:
     """``self.x``, a declared global/nonlocal, or a constant-key slot of one (``self.stats["out"]``)."""
     if isinstance(target, cst.Subscript):
-        if not _constant_key(target):
+        if not constant_key(target):
             return None  # a key per step is a growing container: LL102's business
         base = _slot_name(target.value, declared)
         return f"{base}[{_key_text(target)}]" if base is not None else None
@@ -633,11 +634,6 @@ def _slot_name(target: cst.BaseExpression, declared: set[str]) -> str | None:
     if name.startswith("self."):
         return name
     return name if "." not in name and name in declared else None
-
-
-def _constant_key(target: cst.Subscript) -> bool:
-    literals = (cst.SimpleString, cst.Integer, cst.ConcatenatedString)
-    return all(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, literals) for e in target.slice)
 
 
 def _key_text(target: cst.Subscript) -> str:

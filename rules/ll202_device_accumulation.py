@@ -7,6 +7,8 @@ from typing import Iterator
 
 import libcst as cst
 
+from leaklint.analysis.calls import local_callee
+from leaklint.analysis.containers import literal_key
 from leaklint.analysis.device import (
     DEVICE_EVIDENCE,
     DEVICE_RESULT_METHODS,
@@ -41,7 +43,7 @@ from leaklint.analysis.torch_api import (
 )
 from leaklint.analysis.syntax import is_literal
 from leaklint.analysis.walk import calls_in, not_into_scopes, walk
-from leaklint.analysis.values import Kind, Role
+from leaklint.analysis.values import Role
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
 from leaklint.rule import Measured, Rule, Violation
@@ -1513,13 +1515,9 @@ def _parts_of(facts: ModuleFacts, fact: StatementFact, expr: cst.BaseExpression,
 
 def _own_method(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression) -> FunctionInfo | None:
     """The method of ``function``'s class that ``expr`` (``self.method(...)``) calls."""
-    cls = function.cls
-    if cls is None or not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute):
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute) or dotted_name(expr.func.value) != "self":
         return None
-    if dotted_name(expr.func.value) != "self":
-        return None
-    node = cls.find_method(expr.func.attr.value)
-    return facts.structure.functions.get(node) if node is not None else None
+    return local_callee(expr, function, facts)
 
 
 def _dict_bindings(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression) -> list[tuple[StatementFact, cst.BaseExpression]]:
@@ -1652,10 +1650,8 @@ def _string_key(expr: cst.Subscript) -> str | None:
     """``"preds"`` for ``o["preds"]``."""
     if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
         return None
-    key = expr.slice[0].slice.value
-    if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
-        return key.evaluated_value
-    return None
+    key = literal_key(expr.slice[0].slice.value)
+    return key if isinstance(key, str) else None
 
 
 def _trainer_keeps_logits(facts: ModuleFacts) -> Iterator[Violation]:
