@@ -496,6 +496,21 @@ class Scorer:
     def training_step(self, prompts, completions, inputs):
         print(self.rewards(prompts, completions, inputs).mean().item())
 """,
+        # A multi-scale generator's outputs detached one by one for the discriminator step: the
+        # comprehension's variable ends with it, so no graph outlives the statement
+        """
+import torch
+import torch.nn.functional as F
+def train(gen, dis, d_opt, real):
+    for it in range(1000):
+        fake = [f.detach() for f in gen(torch.randn(32, 128))]
+        d_loss = F.relu(1 - dis(real)).mean() + F.relu(1 + dis(fake)).mean()
+        d_opt.zero_grad()
+        d_loss.backward()
+        d_opt.step()
+gen, dis = torch.nn.Linear(128, 64), torch.nn.Linear(64, 1)
+train(gen, dis, torch.optim.SGD(dis.parameters(), 0.1), torch.randn(32, 64))
+""",
     )
     INVALID = (
         # GRPO-style rollouts: the sampled tokens are trained on later, the rollout's log-probs

@@ -133,11 +133,14 @@ class GraphUse:
         return self.expression_flow(expr, function)[0] is False
 
     def expression_flow(self, expr: cst.BaseExpression, function: FunctionInfo) -> tuple[bool, frozenset[FlowNode]]:
-        """(whether the value of ``expr`` may reach a backward, every name it flows into)."""
+        """(whether the value of ``expr`` may reach a backward, every name it flows into that
+        outlives the statement). A comprehension's own variable ends with the comprehension:
+        ``[f.detach() for f in G(z)]`` keeps no graph, so it is left out."""
         used, successors = self._expr_flow(expr, function)
         if used:
             return True, frozenset()
-        return self._explore(successors)
+        used, reached = self._explore(successors)
+        return used, frozenset(node for node in reached if not (isinstance(node, _NameNode) and not isinstance(node.scope, FunctionInfo)))
 
     def name_flow(self, function: FunctionInfo, name: str) -> tuple[bool, frozenset[FlowNode]]:
         """(whether the value of local ``name`` of ``function`` may reach a backward, the names it flows into)."""
