@@ -7,6 +7,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from leaklint.analysis.calls import call_graph
 from leaklint.analysis.carry import carried_states, detached_each_iteration
 from leaklint.analysis.containers import Store, stores
 from leaklint.analysis.facts import ModuleFacts
@@ -511,6 +512,45 @@ def train(gen, dis, d_opt, real):
 gen, dis = torch.nn.Linear(128, 64), torch.nn.Linear(64, 1)
 train(gen, dis, torch.optim.SGD(dis.parameters(), 0.1), torch.randn(32, 64))
 """,
+        # A sampler method whose own loop carries x into the next step with its graph: LL103
+        # reports that chain where it is carried, not again at the call of sample()
+        """
+import torch
+import torch.nn as nn
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(8, 8)
+    def forward(self, x, t):
+        return self.layer(x)
+class Diffusion(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+    def loss(self, x):
+        return self.net(x, 0).pow(2).mean()
+    def denoise(self, x, t):
+        eps = self.net(x, t)
+        return x - 0.01 * eps, 0.1
+    def sample(self, x):
+        for step in range(1000):
+            mean, var = self.denoise(x, step)
+            x = mean + var * torch.randn_like(x)
+        return x.clamp(-1, 1)
+def main(steps=1000):
+    diffusion = Diffusion(Denoiser())
+    optimizer = torch.optim.Adam(diffusion.parameters())
+    for step in range(steps):
+        loss = diffusion.loss(torch.randn(16, 8))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 500 == 0:
+            samples = diffusion.sample(torch.randn(2, 8))
+            torch.save(samples.detach().cpu(), f"samples_{step}.pt")
+if __name__ == "__main__":
+    main()
+""",
     )
     INVALID = (
         # GRPO-style rollouts: the sampled tokens are trained on later, the rollout's log-probs
@@ -796,6 +836,9 @@ def _model_method_calls(facts: ModuleFacts, use: GraphUse) -> list[ModelCall]:
         receiver = facts.value(func.value)
         if (dotted_name(func.value) or "") == "self" or use.model_confidence(func.value, fact.function) is Confidence.LOW:
             continue
+        method = use.local_forward(func.value, fact.function, func.attr.value)
+        if isinstance(method, FunctionInfo) and method in own_calls:
+            continue  # the receiver's own `sample` calls its model itself: that call is judged
         found.append(_MethodForward(call, fact, dotted_name(func.value), receiver, fact.grad, None, func.attr.value))
     return found
 
@@ -829,6 +872,8 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
             continue
         if any(use.reaches_name(reached, carry.function, carry.name) for carry in carried):
             continue  # the chain is reported where it is carried (LL103)
+        if _carries_inside(facts, use, call, function, carried):
+            continue  # `diffusion.sample(x)` whose own loop carries the chain: LL103's finding there
         if any(use.reaches_name(reached, owner, name) for owner, name in detached):
             continue  # a state the loop detaches every iteration: the graph is cut on purpose
         with_grad = use.runs_with_grad(function)
@@ -862,6 +907,19 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
             fix=_no_grad_fix(facts, call, statement_only=True),
         )
     return found
+
+
+def _carries_inside(facts: ModuleFacts, use: GraphUse, call: ModelCall, function: FunctionInfo, carried: list) -> bool:
+    """For a model's method run as a forward (``diffusion.sample(noise)``): whether that method,
+    or a local function it calls, carries the graph from one iteration to the next where LL103
+    reports it; the chain is that finding, at the line that carries it."""
+    if not isinstance(call, _MethodForward):
+        return False
+    method = use.local_forward(call.node.func.value, function, call.method or "forward")  # type: ignore[attr-defined]
+    if not isinstance(method, FunctionInfo):
+        return False
+    inside = {method} | {callee for _, callee in call_graph(facts).callees_of(method)}
+    return any(carry.function in inside for carry in carried)
 
 
 def _keep_reported(facts: ModuleFacts, store: Store) -> bool:

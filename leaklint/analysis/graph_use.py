@@ -246,8 +246,10 @@ class GraphUse:
             if type(node) not in (cst.Assign, cst.AnnAssign):
                 continue
             assigned = node.value
-            if assigned is None or type(assigned) in (cst.Integer, cst.Float, cst.SimpleString, cst.Name):
+            if assigned is None or type(assigned) in (cst.Integer, cst.Float, cst.SimpleString):
                 continue
+            if type(assigned) is cst.Name and _plain_setting(assigned.value, init):
+                continue  # `self.alpha = alpha` with `alpha=1e-5`; but `self.net = net` may be a module
             if type(assigned) is cst.Call and self._builds_parameterless(assigned, depth + 1):
                 continue
             return False
@@ -905,6 +907,22 @@ class GraphUse:
         while current is not None and not isinstance(current, _COMPREHENSIONS):
             current = parents.get(current)
         return current
+
+
+def _plain_setting(name: str, function: cst.FunctionDef) -> bool:
+    """``name`` is ``None``/``True``/``False``, or a parameter of ``function`` whose default is a
+    number, a string or one of those: a setting, not a module the caller hands in."""
+    if name in ("None", "True", "False"):
+        return True
+    params = function.params
+    for param in (*params.params, *params.kwonly_params, *params.posonly_params):
+        if param.name.value == name:
+            default = param.default
+            return default is not None and (
+                type(default) in (cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation)
+                or type(default) is cst.Name and default.value in ("None", "True", "False")
+            )
+    return False
 
 
 def frozen_models(facts: ModuleFacts) -> frozenset[str]:
