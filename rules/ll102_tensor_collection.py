@@ -452,6 +452,50 @@ class Classifier(nn.Module):
             self.log_scalings.append(scalings)  # opt-in: low confidence
         return scalings
 """,
+        # d2l's Accumulator: `add` of an object some call built (not a set) is that class's
+        # method, which may keep only float(b): not a container that keeps the graph
+        """
+import torch
+from d2l import torch as d2l
+def train_epoch(net, train_iter, loss, updater):
+    metric = d2l.Accumulator(3)
+    for X, y in train_iter:
+        y_hat = net(X)
+        l = loss(y_hat, y)
+        updater.zero_grad()
+        l.mean().backward()
+        updater.step()
+        metric.add(l.sum(), d2l.accuracy(y_hat, y), y.numel())
+    return metric[0] / metric[2], metric[1] / metric[2]
+""",
+        # REINFORCE through helpers: the log-probs one method appends, another turns into the
+        # loss that the caller backpropagates, and the list is reset after every update
+        """
+import torch
+from torch.distributions import Categorical
+class Agent:
+    def __init__(self, policy):
+        self.policy = policy
+        self.optimizer = torch.optim.Adam(policy.parameters())
+        self.log_probs = []
+    def reset(self):
+        self.log_probs = []
+    def act(self, state):
+        dist = Categorical(self.policy(torch.as_tensor(state).float()))
+        action = dist.sample()
+        self.save(dist.log_prob(action))
+        return action.item()
+    def save(self, log_prob):
+        self.log_probs.append(log_prob)
+    def policy_loss(self, ret):
+        return torch.stack([-log_prob * ret for log_prob in self.log_probs]).sum()
+    def learn(self, ret):
+        loss = self.policy_loss(ret)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.reset()
+""",
     )
     INVALID = (
         # one model per agent, kept in a list: each agent's output carries its graph
@@ -684,6 +728,10 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             confidence = lifetime.leak_confidence(value.confidence, count_call_lifetime=per_call)
             if confidence is None:
                 continue
+            if _unknown_add(facts, fact):
+                # `metric = Accumulator(4); metric.add(l)`: that class's add, which may keep
+                # float(l) or nothing; only a set's add surely keeps it. Shown with low confidence.
+                confidence = Confidence.LOW
             place = facts.index.place_of(fact)
             if place is not None and place.opt_in_flag() is not None:
                 # Only when a caller asks (``if use_cache:``, False by default): whether it keeps
@@ -825,6 +873,30 @@ def _instance_of_known_class(facts: ModuleFacts, receiver: cst.BaseExpression) -
     ``history.add(loss)`` there runs that class's ``add``, whatever a set's ``add`` would do."""
     value = facts.value(receiver)
     return value.role is Role.INSTANCE and value.cls is not None
+
+
+#: Calls that build a set, whose ``add`` keeps its argument.
+_SET_BUILDERS = frozenset({"set", "WeakSet", "SortedSet", "OrderedSet"})
+
+
+def _unknown_add(facts: ModuleFacts, fact: StatementFact) -> bool:
+    """The statement is ``obj.add(...)`` on an object only ever bound to what a call other than
+    ``set()`` returns: an object of a class leaklint cannot see (``d2l.Accumulator(4)``), whose
+    ``add`` may keep anything (``float(b)``) or nothing; only a set's ``add`` is known to keep
+    its argument."""
+    node = fact.node
+    if not (isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute)):
+        return False
+    if node.value.func.attr.value != "add":
+        return False
+    name = dotted_name(node.value.func.value)
+    if name is None:
+        return False
+    assigned = facts.index.assigned_values(fact.function, name)
+    return bool(assigned) and all(
+        isinstance(value, cst.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] not in _SET_BUILDERS
+        for value in assigned
+    )
 
 
 def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -483,6 +483,19 @@ for x, y in loader:
     loss.backward()
     drift.step()
 """,
+        # `sum(loss for loss in loss_dict.values())`: the generator's own `loss`, not the
+        # previous iteration's
+        """
+import torch
+def train(model, loader, optimizer, epochs):
+    for epoch in range(epochs):
+        for images, targets in loader:
+            loss_dict = model(images, targets)
+            loss = sum(loss for loss in loss_dict.values())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""",
     )
     INVALID = (
         """

@@ -551,6 +551,76 @@ def main(steps=1000):
 if __name__ == "__main__":
     main()
 """,
+        # A home-made trainer runs the model's validation_step under torch.no_grad(): the
+        # calls the file shows decide, not the hook's name
+        """
+import torch
+from torch import nn
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 1)
+    def forward(self, x):
+        return self.net(x)
+    def training_step(self, batch):
+        return ((self(batch[0]) - batch[1]) ** 2).mean()
+    def validation_step(self, batch):
+        loss = ((self(batch[0]) - batch[1]) ** 2).mean()
+        print("val", loss.item())
+class Trainer:
+    def fit(self, model, train, val, epochs=10):
+        optim = torch.optim.SGD(model.parameters(), 0.1)
+        for epoch in range(epochs):
+            for batch in train:
+                loss = model.training_step(batch)
+                optim.zero_grad()
+                loss.backward()
+                optim.step()
+            model.eval()
+            for batch in val:
+                with torch.no_grad():
+                    model.validation_step(batch)
+            model.train()
+""",
+        # A notebook with `from torch import nn` but no `import torch`: its torch.no_grad()
+        # still means torch (the kernel brought it in)
+        """
+from torch import nn
+from d2l import torch as d2l
+def evaluate_accuracy_gpu(net, data_iter, device=None):
+    net.eval()
+    metric = d2l.Accumulator(2)
+    with torch.no_grad():
+        for X, y in data_iter:
+            y_hat = net(X.to(device))
+            metric.add(d2l.accuracy(y_hat, y.to(device)), y.numel())
+    return metric[0] / metric[1]
+""",
+        # Attention with no parameters of its own, run in eval mode on plain tensors: nothing
+        # is recorded (the name is rebound to a trained module only afterwards)
+        """
+import math
+import torch
+from torch import nn
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+    def forward(self, queries, keys, values):
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(queries.shape[-1])
+        return torch.bmm(self.dropout(torch.softmax(scores, dim=-1)), values)
+class AdditiveAttention(nn.Module):
+    def __init__(self, num_hiddens):
+        super().__init__()
+        self.w = nn.Linear(num_hiddens, 1)
+    def forward(self, queries, keys, values):
+        return torch.bmm(torch.softmax(self.w(torch.tanh(queries + keys)).squeeze(-1), dim=-1).unsqueeze(1), values)
+queries, keys, values = torch.normal(0, 1, (2, 1, 2)), torch.normal(0, 1, (2, 10, 2)), torch.normal(0, 1, (2, 10, 4))
+attention = DotProductAttention(dropout=0.5)
+attention.eval()
+print(attention(queries, keys, values).shape)
+attention = AdditiveAttention(num_hiddens=2)
+""",
     )
     INVALID = (
         # GRPO-style rollouts: the sampled tokens are trained on later, the rollout's log-probs
@@ -753,6 +823,8 @@ def _eval_mode_finding(facts: ModuleFacts, call: ModelCall) -> Violation | None:
     in a function named like evaluation."""
     if call.eval_reason is None or _feeds_backward(facts, call):
         return None  # not evaluation code, or its output is differentiated: training
+    if call.statement is not None and _records_nothing(facts, call, call.statement.function):
+        return None
     if call.eval_reason == "eval-mode" and not _wrapper_forward(call):
         confidence = Confidence.HIGH
         why = f"after {call.callee}.eval()"
@@ -776,6 +848,15 @@ def _eval_mode_finding(facts: ModuleFacts, call: ModelCall) -> Violation | None:
         statement=call.statement.line if call.statement is not None else None,
         fix=_no_grad_fix(facts, call),
     )
+
+
+def _records_nothing(facts: ModuleFacts, call: ModelCall, function: FunctionInfo) -> bool:
+    """A module with no parameters of its own (attention that only has dropout) called on
+    inputs that carry no graph: nothing is recorded, in eval mode or not."""
+    if isinstance(call.node.func, cst.Attribute) and getattr(call, "method", None) is not None:
+        return False
+    use = graph_use(facts)
+    return use.parameterless(call.node.func, function) and not any(facts.value(arg.value).is_graph for arg in call.node.args)
 
 
 def _records_graph(facts: ModuleFacts, use: GraphUse, call: ModelCall, function: FunctionInfo) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator
 
 import libcst as cst
@@ -279,6 +280,31 @@ for _, row in predictions.sort_values(by="loss").head().iterrows():
     plt.figure()
     plt.title(row["label"])
 """,
+        # A local helper that closes the figure it is given (plot_to_image ends with
+        # plt.close(figure)): calling it in the loop closes the figure
+        """
+import io
+import matplotlib.pyplot as plt
+import tensorflow as tf
+def plot_to_image(figure):
+    buf = io.BytesIO()
+    plt.savefig(buf, format="png")
+    plt.close(figure)
+    buf.seek(0)
+    return tf.expand_dims(tf.image.decode_png(buf.getvalue(), channels=4), 0)
+def image_grid(images):
+    figure = plt.figure(figsize=(10, 10))
+    for i in range(25):
+        plt.subplot(5, 5, i + 1)
+        plt.imshow(images[i], cmap=plt.cm.binary)
+    return figure
+def train(model, dataset, writer, epochs):
+    for step, (x, y) in enumerate(dataset):
+        model.train_on_batch(x, y)
+        if step % 100 == 0:
+            with writer.as_default():
+                tf.summary.image("val-images", plot_to_image(image_grid(x[:25])), step=step)
+""",
     )
     INVALID = (
         # a figure made by a class's constructor, one object per session
@@ -473,6 +499,7 @@ class _FigureAnalysis:
     def closes_within(self, scope: cst.CSTNode) -> bool:
         """Whether ``scope`` (a loop, a function body) contains a close of pyplot figures."""
         if scope not in self._closing_cache:
+            self._closing_cache[scope] = False  # recursion guard: a helper that calls itself
             self._closing_cache[scope] = any(
                 isinstance(node, cst.Call) and self._is_close(node) for node in walk(scope, into=not_into_scopes)
             )
@@ -488,7 +515,14 @@ class _FigureAnalysis:
             return not any(
                 arg.keyword is not None and arg.keyword.value == "close" and _is_false(arg.value) for arg in call.args
             )
-        return False
+        callee = self._callees.get(call)
+        # A local helper that closes figures itself (`plot_to_image(figure)` ends with
+        # `plt.close(figure)`): calling it closes them.
+        return callee is not None and callee.node is not None and self.closes_within(callee.node.body)
+
+    @cached_property
+    def _callees(self) -> dict[cst.Call, FunctionInfo]:
+        return {call: callee for call, _, callee in self._graph.resolved if callee is not None}
 
     # --- local calls ------------------------------------------------------------------------------
     def call_sites(self, function: FunctionInfo) -> list[tuple[cst.Call, StatementFact]]:

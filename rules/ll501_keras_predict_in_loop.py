@@ -205,6 +205,20 @@ for step in range(100000):
     action = policy.act(obs)
     obs = env.step(action)
 """,
+        # Eager execution switched off: predict() runs the one graph-mode predict function
+        # Keras built, with no tf.data pipeline per call
+        """
+import numpy as np
+import tensorflow as tf
+from tensorflow.keras.models import load_model
+tf.compat.v1.disable_eager_execution()
+def featuremaps(model_path, images):
+    model = load_model(model_path)
+    maps = []
+    for image in images:
+        maps.append(model.predict(np.expand_dims(image, 0)))
+    return maps
+""",
     )
     INVALID = (
         # fit() on one batch per iteration of a batch loop
@@ -357,12 +371,29 @@ def _is_backend_key(subscript: cst.Subscript) -> bool:
     return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) and index.value.evaluated_value == "KERAS_BACKEND"
 
 
+#: Calls that switch TensorFlow to graph mode for the whole program (TF1 behaviour).
+_GRAPH_MODE_SWITCHES = ("disable_eager_execution", "disable_v2_behavior")
+
+
+def _eager_disabled(facts: ModuleFacts) -> bool:
+    """The module switches eager execution off (``tf.compat.v1.disable_eager_execution()``; the
+    name belongs to TensorFlow alone, also where ``tf`` is imported twice, as ``tensorflow`` and
+    as ``tensorflow.compat.v1``)."""
+    return any(
+        isinstance(place.node.func, cst.Attribute)  # type: ignore[attr-defined]
+        for name in _GRAPH_MODE_SWITCHES
+        for place in facts.index.calls_named(name)
+    )
+
+
 def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     """The violations in one file."""
     if not facts.imports.imports_anything_from(*TENSORFLOW_ROOTS):
         return
     if _keras_backend(facts) not in (None, "tensorflow"):
         return  # Keras 3 on JAX or torch: predict() builds no tf.data pipeline
+    if _eager_disabled(facts):
+        return  # graph mode: predict() runs the one predict function Keras built, no pipeline per call
 
     places = [
         p for method in ("predict", "fit") for p in facts.index.calls_named(method)

@@ -318,7 +318,8 @@ class ModuleFacts:
             # An attribute's graphs may be consumed by another method (REINFORCE: select_action()
             # appends log-probs, finish_episode() backpropagates through them and empties the list).
             consumed_by_backward=target in summary.backward_consumed
-            or (is_attribute and target in self.index.backward_consumed),
+            or (is_attribute and target in self.index.backward_consumed)
+            or (is_attribute and target in self.derived(_backpropagated_through_returns)),
             returned=target in summary.returned_names and self.result_backpropagated(function),
             reset_each_step=bool(outer) and outer[-1].is_iteration_loop,
             graph_unused=graph_unused,
@@ -412,6 +413,23 @@ def _results_not_backpropagated(facts: ModuleFacts) -> set[FunctionInfo]:
         if all(_result_dropped(call, fact, facts) for call, fact in sites):
             found.add(info)
     return found
+
+
+def _backpropagated_through_returns(facts: ModuleFacts) -> frozenset[str]:
+    """The ``self`` attributes whose graphs a method returns (``return torch.stack(terms).sum()``
+    over ``self.log_probs``) to a caller that backpropagates the result (``loss =
+    self.policy_loss(); loss.backward()``): consumed on purpose, one method away."""
+    from leaklint.analysis.calls import call_graph
+
+    found: set[str] = set()
+    for call, fact, callee in call_graph(facts).resolved:
+        node = fact.node
+        if callee is None or not callee.is_method or not isinstance(node, cst.Assign) or node.value is not call:
+            continue
+        names = {name for target in node.targets for name in bound_names(target.target)}
+        if names & facts.summary(fact.function).backward_consumed:
+            found |= {name for name in facts.summary(callee).returned_names if name.startswith("self.")}
+    return frozenset(found)
 
 
 def _result_dropped(call: cst.Call, fact: StatementFact, facts: ModuleFacts) -> bool:

@@ -159,7 +159,7 @@ class GraphUse:
         if function in seen:
             return False
         seen.add(function)
-        if function.is_method and (torch_api.FRAMEWORK_HOOK_NAME.match(function.name) or function.name in torch_api.STEP_METHODS):
+        if _framework_hook(function) and not self._call_sites(function):
             return not function.is_lightning_no_grad_hook
         sites = self._call_sites(function)
         if not sites:
@@ -218,6 +218,9 @@ class GraphUse:
         name = dotted_name(model)
         if name is None or "." in name:
             return False
+        binding = self._reaching_binding(model) if type(model) is cst.Name else None
+        if type(binding) is cst.Assign and len(binding.targets) == 1 and type(binding.targets[0].target) is cst.Name:
+            return self._builds_parameterless(binding.value, 0)  # the one assignment this call sees
         scope = function if _assigned_parts(self.facts, function, name) else self.facts.structure.top
         built = _assigned_parts(self.facts, scope, name)
         return bool(built) and all(self._builds_parameterless(value, 0) for value in built)
@@ -771,8 +774,9 @@ class GraphUse:
         facts = self.facts
         if function.node is None or function.cls is not None and function.cls.is_module and function.name in ("forward", "__call__"):
             return None
-        if function.is_method and torch_api.FRAMEWORK_HOOK_NAME.match(function.name) or function.name in torch_api.STEP_METHODS:
-            return None
+        hook = _framework_hook(function)
+        if hook and (not function.is_method or function.name == "forward" or _run_by_framework(function.cls)):  # type: ignore[arg-type]
+            return None  # nn.Module.__call__ runs any forward; a framework runs its hooks
         if function.node in facts._recording.escaping:
             return None  # passed around as a value: called from anywhere
         sites = []
@@ -786,6 +790,10 @@ class GraphUse:
                 continue
             if function.is_method and type(call.func) is cst.Attribute and facts.imports.resolve(call.func) is None:
                 sites.append((call, caller))  # ``obj.method(...)`` on an object leaklint cannot place
+        if hook:
+            # A step hook of a class no framework runs (a home-made trainer calls
+            # `self.model.validation_step(batch)`): the calls the file shows, when it shows any.
+            return sites or None
         return sites
 
     # ---- indexes ----------------------------------------------------------------------------------
@@ -909,6 +917,18 @@ class GraphUse:
         return current
 
 
+def _framework_hook(function: FunctionInfo) -> bool:
+    """A method named like a step or epoch hook that a framework calls (``validation_step``,
+    ``on_train_epoch_end``), or a function named like a step (``train_step``)."""
+    return function.is_method and bool(torch_api.FRAMEWORK_HOOK_NAME.match(function.name)) or function.name in torch_api.STEP_METHODS
+
+
+def _run_by_framework(cls: ClassInfo) -> bool:
+    """The class derives from a framework's class (Lightning, Keras, a transformers Trainer...):
+    the framework calls its hooks, whatever calls the file shows."""
+    return cls.is_lightning or any(base.split(".", 1)[0] in torch_api.FRAMEWORK_PACKAGES for base in cls.qualified_bases)
+
+
 def _plain_setting(name: str, function: cst.FunctionDef) -> bool:
     """``name`` is ``None``/``True``/``False``, or a parameter of ``function`` whose default is a
     number, a string or one of those: a setting, not a module the caller hands in."""
@@ -1027,6 +1047,20 @@ def _reaching_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) -
         if kind is cst.If or kind is cst.Else:
             current = parent  # an ``elif`` inside its ``if``
             continue
+        if kind is cst.Module:
+            # A script's (or notebook's) top level: the nearest earlier statement that binds it;
+            # none: bound elsewhere (another cell run first, a global written by a function).
+            body = list(parent.body)  # type: ignore[attr-defined]
+            position = next((i for i, statement in enumerate(body) if statement is current), None)
+            for statement in reversed(body[:position] if position is not None else []):
+                if type(statement) is cst.SimpleStatementLine:
+                    for small in reversed(statement.body):  # type: ignore[attr-defined]
+                        verdict = _binds(small, name)
+                        if verdict is not None:
+                            return small if verdict else None
+                elif _may_bind(statement, name):
+                    return None
+            return None
         return None
     return None
 

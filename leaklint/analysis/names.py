@@ -79,9 +79,46 @@ def names_read(node: cst.CSTNode) -> set[str]:
                 found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
             else:
                 stack.append(current.value)  # type: ignore[attr-defined]
+        elif node_type in _COMPREHENSIONS:
+            found |= _comprehension_reads(current)  # type: ignore[arg-type]
         elif node_type not in _SCOPES:
             stack.extend(children(current))
     return found
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def _comprehension_reads(node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> set[str]:
+    """The outer names a comprehension reads: its own variables (``loss`` in ``sum(loss for loss
+    in d.values())``) are not the outer names they share a spelling with. The first iterable is
+    evaluated outside, before any of them is bound."""
+    first = node.for_in
+    own: set[str] = set()
+    inner: set[str] = set()
+    for_in: cst.CompFor | None = first
+    while for_in is not None:
+        own |= _bound_by_target(for_in.target)
+        if for_in is not first:
+            inner |= names_read(for_in.iter)
+        for condition in for_in.ifs:
+            inner |= names_read(condition.test)
+        for_in = for_in.inner_for_in
+    parts = (node.key, node.value) if type(node) is cst.DictComp else (node.elt,)  # type: ignore[union-attr]
+    for part in parts:
+        inner |= names_read(part)
+    outer = {name for name in inner if name.split(".", 1)[0] not in own}
+    return outer | names_read(first.iter)
+
+
+def _bound_by_target(target: cst.BaseExpression) -> set[str]:
+    if type(target) is cst.Name:
+        return {target.value}  # type: ignore[attr-defined]
+    if type(target) in (cst.Tuple, cst.List):
+        return set().union(*(_bound_by_target(element.value) for element in target.elements))  # type: ignore[attr-defined]
+    if type(target) is cst.StarredElement:
+        return _bound_by_target(target.value)  # type: ignore[attr-defined]
+    return set()
 
 
 def mentions(node: cst.CSTNode, name: str) -> bool:
@@ -248,6 +285,10 @@ class ImportMap:
     def _settle(self) -> None:
         """Decide, once every alias is known, which bindings shadow an alias where."""
         self._aliases.update(self._module_aliases)
+        if "torch" not in self._aliases and self.imports_anything_from("torch") and not any("torch" in scope.bound for scope in self._scopes.values()):
+            # `from torch import nn` but no `import torch`, and `torch.no_grad()` read as a global
+            # nothing binds: a notebook whose kernel (or a star import) brought torch in.
+            self._aliases["torch"] = "torch"
         for scope in self._scopes.values():
             shadowing: set[str] = set()
             for name, target in scope.bound.items():

@@ -1225,9 +1225,11 @@ class FunctionInterpreter:
     def _comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp, frame: Frame) -> Value:
         inner = frame.copy()
         for_in: cst.CompFor | None = node.for_in
+        own: set[str] = set()  # the comprehension's variables: `sum(loss for loss in d.values())` reads no outer `loss`
         while for_in is not None:
             iterable = self.eval(for_in.iter, inner)
             self._bind(for_in.target, self._iteration_value(iterable, for_in.iter), inner)
+            own.update(bound_names(for_in.target))
             for condition in for_in.ifs:
                 self.eval(condition.test, inner)
             for_in = for_in.inner_for_in
@@ -1236,6 +1238,8 @@ class FunctionInterpreter:
             element = self.eval(node.value, inner)
         else:
             element = self.eval(node.elt, inner)
+        if own & element.deps:
+            element = replace(element, deps=element.deps - own)
         if element.role in (Role.MODEL, Role.FROZEN_MODEL) and not isinstance(node, cst.GeneratorExp):
             return replace(NOT_TENSOR, deps=element.deps, element=element)  # [Actor() for _ in agents]: a list of models
         return replace(combine([element], origin="", fresh=False), items=None, fields=None)

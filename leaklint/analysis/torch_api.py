@@ -52,6 +52,13 @@ EMPTY_CACHE = frozenset(
 GC_COLLECT = "gc.collect"
 
 # --- frameworks --------------------------------------------------------------------------------
+#: Packages whose classes run their subclasses' step and epoch hooks themselves (Lightning's
+#: fit loop, Keras's ``fit``, the transformers and TRL trainers, Ignite, fastai, Catalyst,
+#: Composer): a hook of such a subclass has callers the linted code does not show.
+FRAMEWORK_PACKAGES = frozenset(
+    {"lightning", "pytorch_lightning", "keras", "tensorflow", "tf_keras", "transformers", "trl", "setfit",
+     "sentence_transformers", "accelerate", "ignite", "fastai", "catalyst", "composer", "lightning_fabric", "mmengine", "detectron2"}
+)
 LIGHTNING_MODULES = frozenset(
     {
         "pytorch_lightning.LightningModule",

@@ -390,3 +390,59 @@ print(draw(Flow(), 10).shape)
     lifetime = _keep_at(facts, 17, "accepted")
     assert lifetime.graph_unused and lifetime.unused_forward_reported
     assert lifetime.leak_confidence(Confidence.MEDIUM) is Confidence.LOW
+
+
+def test_a_script_rebinding_a_name_at_top_level_uses_only_the_later_binding():
+    """At a script's top level the nearest earlier assignment is the one a read sees: the loss
+    printed before the model is rebuilt is not the loss backpropagated after it."""
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.Linear(4, 1)
+        loss = model(x).sum()
+        print(loss)
+        model = nn.Linear(4, 1)
+        loss = model(x).sum()
+        loss.backward()
+        """
+    )
+    first, second = [c for c in facts.model_calls() if c.callee == "model"]
+    use = graph_use(facts)
+    assert use.expression_flow(first.node, first.statement.function)[0] is False
+    assert use.expression_flow(second.node, second.statement.function)[0] is True
+
+
+def test_a_step_hook_called_by_a_home_made_trainer_runs_as_its_calls_do():
+    """validation_step of a class no framework runs: the calls the file shows decide whether it
+    records gradients (here every call is under no_grad)."""
+    facts = facts_of(
+        """
+        import torch
+        import torch.nn as nn
+        class Net(nn.Module):
+            def validation_step(self, batch):
+                return self(batch)
+        class Trainer:
+            def fit(self, model, val):
+                for batch in val:
+                    with torch.no_grad():
+                        model.validation_step(batch)
+        """
+    )
+    assert graph_use(facts).runs_with_grad(function(facts, "validation_step")) is False
+
+
+def test_a_lightning_step_hook_keeps_its_framework_callers():
+    facts = facts_of(
+        """
+        import torch
+        import pytorch_lightning as pl
+        class Net(pl.LightningModule):
+            def training_step(self, batch, batch_idx):
+                return self(batch).sum()
+        def smoke(model, batch):
+            with torch.no_grad():
+                model.training_step(batch, 0)
+        """
+    )
+    assert graph_use(facts).runs_with_grad(function(facts, "training_step")) is True

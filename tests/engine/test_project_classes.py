@@ -114,7 +114,9 @@ def test_the_same_classes_in_the_same_file_give_the_same_findings(project: Path)
 def test_linted_alone_the_script_cannot_know_what_the_meter_keeps(project: Path) -> None:
     write(project, {"utils/__init__.py": "", "utils/meters.py": METERS, "train.py": TRAIN})
     alone = findings(text(run_leaklint("--no-cache", "train.py", cwd=project))[0])
-    assert alone == ["train.py:17:5: LL102"]  # only `.add(loss)`, read as a set's or a list's add
+    assert alone == []  # `history.add(loss)` on an object of a class it cannot see: that class's add
+    guessed = findings(text(run_leaklint("--no-cache", "--min-confidence", "low", "train.py", cwd=project))[0])
+    assert "train.py:17:5: LL102" in guessed  # a set's add would keep it: shown with low confidence
 
 
 def test_a_relative_import_of_the_meter_is_followed(project: Path) -> None:
@@ -238,5 +240,6 @@ def test_a_helper_module_that_cannot_be_read_is_reported_once_and_the_run_goes_o
 def test_a_helper_module_over_max_file_size_is_not_analysed(project: Path) -> None:
     write(project, {"utils/__init__.py": "", "utils/meters.py": METERS + "#" * 4000 + "\n", "train.py": TRAIN})
     (project / "pyproject.toml").write_text("[tool.leaklint]\nmax-file-size = 3000\n")
-    out = text(run_leaklint("--no-cache", ".", cwd=project))[0]
-    assert findings(out) == ["train.py:17:5: LL102"], out  # `.add(loss)` read by its name only
+    out = text(run_leaklint("--no-cache", "--min-confidence", "low", ".", cwd=project))[0]
+    assert "train.py:16:5: LL101" not in out, out  # the meter's update() is not followed
+    assert "train.py:17:5: LL102" in out, out  # `.add(loss)` only guessed (low confidence)
