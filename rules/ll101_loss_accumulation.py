@@ -285,6 +285,22 @@ class Normalizer(nn.Module):
         self.mu = 0.9 * self.mu + 0.1 * h.mean(0)
         return h - self.mu
 """,
+        # A loop in a module's forward (one embedding per feature): its locals die when
+        # the forward returns
+        """
+import torch
+import torch.nn as nn
+class AtomEncoder(nn.Module):
+    def __init__(self, dims, emb_dim):
+        super().__init__()
+        self.embeddings = nn.ModuleList(nn.Embedding(d, emb_dim) for d in dims)
+    def forward(self, batch):
+        encoded = 0
+        for i in range(batch.x.shape[1]):
+            encoded += self.embeddings[i](batch.x[:, i])
+        batch.x = encoded
+        return batch
+""",
     )
     INVALID = (
         # a validation loop over a progress bar that wraps the loader its caller passes

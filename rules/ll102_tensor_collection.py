@@ -496,6 +496,65 @@ class Agent:
         self.optimizer.step()
         self.reset()
 """,
+        # An early stopper whose method keeps the validation loss detached: the caller's
+        # argument is not kept with its graph
+        """
+import torch
+class EarlyStopper:
+    def __init__(self, patience=5):
+        self.history = []
+        self.patience = patience
+    def update(self, validation_loss, metrics):
+        self.history.append((validation_loss.detach(), metrics))
+    def should_stop(self):
+        losses = [loss for loss, _ in self.history[-self.patience:]]
+        return len(losses) == self.patience and min(losses) == losses[0]
+class Trainer:
+    def __init__(self, model, optimizer, loader, val_batch):
+        self.model, self.optimizer, self.loader, self.val_batch = model, optimizer, loader, val_batch
+        self.early_stopping = EarlyStopper()
+    def train(self, epochs):
+        for epoch in range(epochs):
+            for x, y in self.loader:
+                loss = ((self.model(x) - y) ** 2).mean()
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            val_loss = ((self.model(self.val_batch[0]) - self.val_batch[1]) ** 2).mean()
+            self.early_stopping.update(val_loss, compute_metrics(self.model, self.val_batch))
+            if self.early_stopping.should_stop():
+                break
+""",
+        # Layer-wise inference that the file only calls through the DDP wrapper
+        # (model.module.inference), always under torch.no_grad(): no graph is recorded
+        """
+import torch
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel
+class SAGE(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims, dims[1:]))
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x
+    def inference(self, x_all, loader, device):
+        for i in range(len(self.layers)):
+            xs = []
+            for index in loader:
+                x = self.layers[i](x_all[index].to(device))
+                xs.append(x.cpu())
+            x_all = torch.cat(xs, dim=0)
+        return x_all
+def run(rank, x_all, loader, epochs):
+    model = DistributedDataParallel(SAGE([16, 32, 8]).to(rank), device_ids=[rank])
+    for epoch in range(epochs):
+        model.eval()
+        with torch.no_grad():
+            out = model.module.inference(x_all, loader, rank)
+        print(epoch, out.shape)
+""",
     )
     INVALID = (
         # one model per agent, kept in a list: each agent's output carries its graph

@@ -751,6 +751,58 @@ class Scorer:
     def training_step(self, prompts, completions, inputs):
         print(self.rewards(prompts, completions, inputs).mean().item())
 """,
+        # Models kept in a dict that the caller builds and hands to the trainer
+        # (ParallelWaveGAN style): the evaluation step runs both with gradients on
+        """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, model, optimizer, data_loader, device):
+        self.model = model
+        self.optimizer = optimizer
+        self.data_loader = data_loader
+        self.device = device
+
+    def _train_step(self, batch):
+        x, y = batch
+        y_ = self.model["generator"](x)
+        gen_loss = (y_ - y).abs().mean() - self.model["discriminator"](y_).mean()
+        self.optimizer["generator"].zero_grad()
+        gen_loss.backward()
+        self.optimizer["generator"].step()
+
+    def _eval_step(self, batch):
+        x, y = batch
+        y_ = self.model["generator"](x)  # expect: LL201
+        p_ = self.model["discriminator"](y_)  # expect: LL201
+        return ((y_ - y).abs().mean() - p_.mean()).item()
+
+    def _eval_epoch(self):
+        total = 0.0
+        for batch in self.data_loader["dev"]:
+            total += self._eval_step(batch)
+        return total
+
+    def run(self, steps):
+        for step in range(steps):
+            for batch in self.data_loader["train"]:
+                self._train_step(batch)
+            print(step, self._eval_epoch())
+
+
+def main():
+    device = torch.device("cuda")
+    model = {"generator": nn.Linear(80, 256).to(device), "discriminator": nn.Linear(256, 1).to(device)}
+    optimizer = {key: torch.optim.Adam(module.parameters()) for key, module in model.items()}
+    trainer = Trainer(model=model, optimizer=optimizer, data_loader={"train": [], "dev": []}, device=device)
+    trainer.run(100)
+
+
+if __name__ == "__main__":
+    main()
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:

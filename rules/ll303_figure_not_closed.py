@@ -305,6 +305,28 @@ def train(model, dataset, writer, epochs):
             with writer.as_default():
                 tf.summary.image("val-images", plot_to_image(image_grid(x[:25])), step=step)
 """,
+        # A list holding the step's figure is returned to Lightning, and the epoch-end hook
+        # closes them all
+        """
+import matplotlib.pyplot as plt
+import pytorch_lightning as pl
+def match_figure(img0, img1):
+    fig, axes = plt.subplots(1, 2)
+    axes[0].imshow(img0)
+    axes[1].imshow(img1)
+    return fig
+class Matcher(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        img0, img1 = batch
+        figures = []
+        if batch_idx % 50 == 0:
+            figures = [match_figure(img0[0, 0].cpu().numpy(), img1[0, 0].cpu().numpy())]
+        return {"figures": figures}
+    def validation_epoch_end(self, outputs):
+        for idx, fig in enumerate(fig for o in outputs for fig in o["figures"]):
+            self.logger.experiment.add_figure(f"match/{idx}", fig, self.global_step, close=False)
+        plt.close("all")
+""",
     )
     INVALID = (
         # a figure made by a class's constructor, one object per session
@@ -690,8 +712,13 @@ def _reuses_figure(call: cst.Call, qualified: str) -> bool:
 
 
 def _figure_names(statement: cst.BaseSmallStatement, call: cst.Call) -> set[str]:
-    """Names bound to the new figure: ``fig`` in ``fig = plt.figure()`` / ``fig, ax = plt.subplots()``."""
-    if not isinstance(statement, cst.Assign) or statement.value is not call:
+    """Names bound to the new figure: ``fig`` in ``fig = plt.figure()`` / ``fig, ax = plt.subplots()``,
+    ``figures`` in ``figures = [plot(...)]`` (a list of it)."""
+    if not isinstance(statement, cst.Assign):
+        return set()
+    if isinstance(statement.value, (cst.List, cst.Tuple)) and any(element.value is call for element in statement.value.elements):
+        return {name for target in statement.targets if isinstance(target.target, cst.Name) for name in bound_names(target.target)}
+    if statement.value is not call:
         return set()
     names = set()
     for target in statement.targets:

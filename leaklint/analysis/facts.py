@@ -288,6 +288,10 @@ class ModuleFacts:
         outlives_call = (is_attribute and target not in fact.env) or (
             not function.is_module_level and not bound_here and "." not in target
         )
+        if carried and not outlives_call and "." not in target and _runs_within_one_forward(function):
+            # A loop in a module's forward (over embeddings, layers, pooling levels) is part of
+            # one forward pass: its locals die when the forward returns, whatever they gather.
+            carried = ()
         summary = self.summary(function)
         outer = fact.loops[: len(fact.loops) - len(carried)]
         graph_unused, unused_forward_line, unused_forward_reported = False, None, False
@@ -415,6 +419,11 @@ def _results_not_backpropagated(facts: ModuleFacts) -> set[FunctionInfo]:
     return found
 
 
+def _runs_within_one_forward(function: FunctionInfo) -> bool:
+    """``function`` is a module's ``forward`` (or ``__call__``): one call is one forward pass."""
+    return function.is_method and function.cls is not None and function.cls.is_module and function.name in ("forward", "__call__")
+
+
 def _backpropagated_through_returns(facts: ModuleFacts) -> frozenset[str]:
     """The ``self`` attributes whose graphs a method returns (``return torch.stack(terms).sum()``
     over ``self.log_probs``) to a caller that backpropagates the result (``loss =
@@ -480,17 +489,37 @@ def _only_called_without_grad(recording: Recording, structure: ModuleStructure, 
         info = structure.functions[function]
         if function in recording.escaping or not (sites or (info.parent is None and not info.is_method and info.name in grad_free)):
             continue
-        if info.is_method and _called_on_unknown_objects(info.name, recording, structure) or info.may_be_called_by_base:
+        if info.may_be_called_by_base:
             continue
-        if all(site is GradMode.DISABLED for site in sites):
+        if all(site is GradMode.DISABLED for site in sites) and not (info.is_method and _called_with_grad_on_unknown_objects(info.name, recording, structure)):
             inferred.add(function)
+    for name, calls in structure.external_method_calls.items():
+        # A method the file only calls on objects it cannot place (`model.module.inference(x)`
+        # through a DDP wrapper), each such call under no_grad.
+        unresolved = [call for call in calls if call not in recording.resolved_method_calls]
+        if not unresolved or _called_with_grad_on_unknown_objects(name, recording, structure):
+            continue
+        if name.startswith("__") or name in torch_api.STEP_METHODS or torch_api.FRAMEWORK_HOOK_NAME.match(name):
+            continue  # `forward` runs through module(x), a hook through its framework: calls unseen
+        for info in structure.functions.values():
+            node = info.node
+            if (
+                info.is_method and info.name == name and node is not None and node not in sites_of
+                and node not in recording.escaping and not info.may_be_called_by_base
+            ):
+                inferred.add(node)
     return inferred
 
 
-def _called_on_unknown_objects(method: str, recording: Recording, structure: ModuleStructure) -> bool:
+def _called_with_grad_on_unknown_objects(method: str, recording: Recording, structure: ModuleStructure) -> bool:
     """Some call ``x.method(...)`` in the file is on an object the pass could not tie to a class
-    of the file: it may run this method, with gradients on."""
-    return any(call not in recording.resolved_method_calls for call in structure.external_method_calls.get(method, ()))
+    of the file, made with gradients on (or in code the pass did not run): it may run this
+    method with them."""
+    return any(
+        recording.method_call_grads.get(call) is not GradMode.DISABLED
+        for call in structure.external_method_calls.get(method, ())
+        if call not in recording.resolved_method_calls
+    )
 
 
 def _analyse(module: cst.Module, imports: ImportMap, structure: ModuleStructure, grad_free: frozenset[str] = frozenset()) -> Recording:

@@ -34,7 +34,7 @@ from leaklint.analysis.arguments import is_staticmethod, parameter_for
 from leaklint.analysis.containers import literal_key
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, backward_target, bound_names
-from leaklint.analysis.values import Kind, Role
+from leaklint.analysis.values import UNKNOWN, Kind, Role
 from leaklint.analysis.walk import children, not_into_scopes, walk
 from leaklint.findings import Confidence
 
@@ -258,14 +258,19 @@ class GraphUse:
             return False
         return True
 
-    def _passed_values(self, expr: cst.BaseExpression, function: FunctionInfo, depth: int) -> list[Confidence]:
+    def _passed_values(self, expr: cst.BaseExpression, function: FunctionInfo, depth: int, key: object = None) -> list[Confidence]:
         """The model confidence of what each caller passes for the parameter ``expr`` stands
-        for (empty when ``expr`` is not such a parameter or no caller is known)."""
+        for (empty when ``expr`` is not such a parameter or no caller is known). ``key``: the
+        model is that key of what is passed (``self.model["generator"]`` with ``model`` a dict
+        of models the caller built)."""
         facts = self.facts
         if depth > 2:
             return []
         while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _CHAIN_METHODS:
             expr = expr.func.value
+        if key is None and type(expr) is cst.Subscript and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
+            found_key = literal_key(expr.slice[0].slice.value)  # type: ignore[attr-defined]
+            return self._passed_values(expr.value, function, depth, found_key) if found_key is not None else []
         name = dotted_name(expr)
         if name is None:
             return []
@@ -276,7 +281,7 @@ class GraphUse:
             init_info = facts.structure.functions[init]
             found: list[Confidence] = []
             for assigned in _assigned_parts(facts, init_info, name):
-                inner = self._passed_values(assigned, init_info, depth + 1)
+                inner = self._passed_values(assigned, init_info, depth + 1, key)
                 if not inner:
                     return []
                 found += inner
@@ -296,10 +301,12 @@ class GraphUse:
             if argument is None:
                 return []
             value = facts.value(argument)
+            if key is not None:
+                value = value.field(key) or UNKNOWN  # the dict's part the callee uses
             if value.role in (Role.MODEL, Role.FROZEN_MODEL) and value.confidence is not Confidence.LOW:
                 found.append(value.confidence)
             else:
-                inner = self._passed_values(argument, caller, depth + 1)
+                inner = self._passed_values(argument, caller, depth + 1, key)
                 if not inner:
                     return [Confidence.LOW]
                 found += inner

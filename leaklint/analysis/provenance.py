@@ -138,6 +138,9 @@ class Recording:
     #: Method calls on another object that run a method of this file (``self.model.generate(x)``
     #: where ``self.model`` is known to be a ``TinyLM`` of the file).
     resolved_method_calls: set[cst.Call] = field(default_factory=set)
+    #: Gradient mode at each ``x.method(...)`` call whose method name a class of the file
+    #: defines (``model.module.inference(x)``), resolved or not.
+    method_call_grads: dict[cst.Call, GradMode] = field(default_factory=dict)
     #: ``self.x`` values per class, from every method.
     class_attributes: dict[ClassInfo, dict[str, Value]] = field(default_factory=dict)
     module_env: dict[str, Value] = field(default_factory=dict)
@@ -254,6 +257,7 @@ def merge_run(round: Recording, function: FunctionInfo, run: Recording) -> None:
         round.call_sites.setdefault(callee, []).extend(sites)
     round.escaping |= run.escaping
     round.resolved_method_calls |= run.resolved_method_calls
+    round.method_call_grads.update(run.method_call_grads)
     for cls, attributes in run.class_attributes.items():
         merged = round.class_attributes.setdefault(cls, {})
         for name, value in attributes.items():
@@ -666,7 +670,8 @@ class FunctionInterpreter:
         elif value.is_graph and value.confidence is not Confidence.HIGH and name in self._upstream_of_backward():
             # A tensor believed attached that feeds a loss someone calls backward() on: confirmed.
             value = replace(value, confidence=Confidence.HIGH)
-        elif value.kind is Kind.UNKNOWN and value.role is None:
+        elif value.kind is Kind.UNKNOWN and value.role is None and value.fields is None and value.items is None:
+            # (a dict or tuple literal is what it holds, whatever its name: `model = {"G": g, "D": d}`)
             guess = self._guess_from_name(name.rsplit(".", 1)[-1])
             if guess.kind is Kind.GRAPH or guess.role is not None:
                 value = replace(guess, deps=value.deps, fresh=value.fresh, device=value.device)
@@ -1083,7 +1088,8 @@ class FunctionInterpreter:
 
     def _upgrade_module_evidence(self, dotted: str, value: Value) -> Value:
         """``model.eval()`` / ``model.parameters()`` somewhere in the file: ``model`` is a module."""
-        if dotted in self.structure.module_evidence and value.kind is Kind.UNKNOWN:
+        if dotted in self.structure.module_evidence and value.kind is Kind.UNKNOWN and value.fields is None and value.items is None:
+            # (a dict or tuple of modules keeps its parts: `model["generator"](z)`)
             if value.role is None or (value.role is Role.MODEL and value.confidence < Confidence.MEDIUM):
                 model = role(Role.MODEL, Confidence.MEDIUM, dotted)
                 return model if value.device is Device.UNKNOWN else replace(model, device=value.device)
@@ -1211,6 +1217,10 @@ class FunctionInterpreter:
                 return replace(known, deps=base.deps, fresh=False)
         if base.element is not None:
             return replace(base.element, deps=base.deps)
+        if base.role is Role.MODEL and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
+            # `self.blocks[i](x)`, `self.model["generator"](z)`: a module of a ModuleList /
+            # ModuleDict, or of a dict of models, as sure as the container is
+            return replace(base, deps=base.deps, fresh=False, items=None, fields=None)
         if base.role is not None:
             return replace(UNKNOWN, deps=base.deps)
         if base.is_graph:
@@ -1259,6 +1269,8 @@ class FunctionInterpreter:
     def _call(self, node: cst.Call, frame: Frame) -> Value:
         func = node.func
         self.rec.direct_callees.add(func)
+        if type(func) is cst.Attribute and func.attr.value in self.structure.external_method_calls:
+            self.rec.method_call_grads[node] = frame.grad
         origin = ""
         qualified = self.imports.resolve(func)
         args = [self.eval(arg.value, frame) for arg in node.args]
@@ -1578,7 +1590,9 @@ class FunctionInterpreter:
             if known is not None:
                 return known
         if container and container.startswith("self.") and method in STORING_METHODS and container not in self._bounded_attributes():
-            self._note_param_store(args, "append", container)
+            # `self.stats.append((loss.detach(), rest))`: a parameter read only detached is not kept
+            appended = node.args[0].value if len(node.args) == 1 else None
+            self._note_param_store(args, "append", container, appended)
         elif receiver_name in frame.env and method in STORING_METHODS and args and receiver.kind is Kind.NOT_TENSOR and receiver.role is None:
             # A local list now holds what was appended: what flows out of it (torch.cat(parts)
             # into a backward) comes from those values' names too. Only tensors may carry a
