@@ -8,6 +8,7 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import backward_target
@@ -31,7 +32,7 @@ class CreateGraphBackward(Rule):
         "compute the gradients with torch.autograd.grad(outputs, inputs, create_graph=True), which "
         "returns them instead of storing them in .grad"
     )
-    needs = TORCH_CODE & Names("create_graph")
+    needs = TORCH_CODE & Names("create_graph", "grad")
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
     measured = Measured(realcode=(0, 0, 0), leaks=(2, 0))
     docs = """
@@ -41,6 +42,10 @@ class CreateGraphBackward(Rule):
 `inputs=`: a backward that accumulates gradients *with their own graph* into the `.grad` of every
 leaf it reaches, parameters included. `torch.autograd.grad(..., create_graph=True)`, the
 recommended way to take gradients of gradients, is not reported.
+
+Also `x.grad = g` where `g` carries an autograd graph computed from `x` itself (a score or a
+gradient written out by hand with autograd on, as in Langevin-style samplers that drive an
+optimizer with their own gradient): the same cycle, built by assignment.
 
 ## Why it matters
 With `create_graph=True` the gradient stored in `param.grad` is itself a graph-attached tensor, and
@@ -129,6 +134,26 @@ def penalty(critic, mixed):
     out.sum().backward(create_graph=True, inputs=[mixed])
     return mixed.grad.norm()
 """,
+        # The same gradient computed under no_grad; and clipping .grad by hand (no graph)
+        """
+import torch
+def langevin(score_model, x, steps=1000, step_size=1e-3):
+    x = x.clone().requires_grad_(True)
+    optimizer = torch.optim.SGD([x], lr=step_size)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        with torch.no_grad():
+            gradient = -score_model(x) + 0.01 * x
+        x.grad = gradient
+        optimizer.step()
+    return x.detach()
+def manual_clip(model, batch):
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad = p.grad.clamp(-1, 1)
+score = torch.nn.Sequential(torch.nn.Linear(2, 64), torch.nn.SiLU(), torch.nn.Linear(64, 2))
+samples = langevin(score, torch.randn(512, 2))
+""",
     )
     INVALID = (
         """
@@ -148,6 +173,23 @@ def hessian_penalty(model, x):
     loss = model(x).pow(2).sum()
     torch.autograd.backward(loss, create_graph=True)  # expect: LL110
     return sum(p.grad.pow(2).sum() for p in model.parameters())
+""",
+        # A sampler that hands the optimizer a gradient it computed with autograd on, from x
+        """
+import torch
+def langevin(score_model, x, steps=1000, step_size=1e-3):
+    x = x.clone().requires_grad_(True)
+    optimizer = torch.optim.SGD([x], lr=step_size)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        gradient = -score_model(x) + 0.01 * x
+        x.grad = gradient  # expect: LL110
+        optimizer.step()
+        with torch.no_grad():
+            x.add_(torch.randn_like(x), alpha=(2 * step_size) ** 0.5)
+    return x.detach()
+score = torch.nn.Sequential(torch.nn.Linear(2, 64), torch.nn.SiLU(), torch.nn.Linear(64, 2))
+samples = langevin(score, torch.randn(512, 2))
 """,
     )
 
@@ -209,6 +251,41 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             confidence=Confidence.HIGH if chains else Confidence.MEDIUM,
             statement=fact.line,
         )
+
+
+    yield from _graph_assigned_to_grad(facts)
+
+
+def _graph_assigned_to_grad(facts: ModuleFacts) -> Iterator[Violation]:
+    """``x.grad = g`` with ``g`` a graph computed from ``x`` itself (a score or gradient built by
+    hand with autograd on): the same cycle as ``backward(create_graph=True)``, written out."""
+    for fact in facts.statements():
+        node = fact.node
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0].target
+        if not (isinstance(target, cst.Attribute) and target.attr.value == "grad"):
+            continue
+        owner = dotted_name(target.value)
+        value = facts.value(node.value)
+        if owner is None or not value.is_graph or value.confidence is Confidence.LOW or owner not in value.deps:
+            continue
+        where = "every iteration" if fact.loops else "here"
+        yield Violation(
+            node=node,
+            message=(
+                f"'{facts.describe(node.value)}' is assigned to '{owner}.grad' {where} with an autograd graph "
+                f"computed from '{owner}' itself: the tensor and its gradient refer to each other, and the "
+                "graph stays alive until .grad is set back to None"
+            ),
+            confidence=Confidence.MEDIUM,
+            statement=node,
+            help=f"assign a detached gradient: {owner}.grad = {_detached(facts.describe(node.value))}",
+        )
+
+
+def _detached(expression: str) -> str:
+    return f"{expression}.detach()" if expression.replace(".", "").isidentifier() else f"({expression}).detach()"
 
 
 _BACKWARD_LEAVES = frozenset(torch_api.BACKWARD_METHODS | {"backward"})
