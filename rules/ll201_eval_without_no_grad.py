@@ -751,16 +751,17 @@ class Scorer:
     def training_step(self, prompts, completions, inputs):
         print(self.rewards(prompts, completions, inputs).mean().item())
 """,
-        # Models kept in a dict that the caller builds and hands to the trainer
-        # (ParallelWaveGAN style): the evaluation step runs both with gradients on
+        # Models and losses kept in dicts that the caller builds and hands to the trainer
+        # (ParallelWaveGAN style): the evaluation step runs both models with gradients on
         """
 import torch
 import torch.nn as nn
 
 
 class Trainer:
-    def __init__(self, model, optimizer, data_loader, device):
+    def __init__(self, model, criterion, optimizer, data_loader, device):
         self.model = model
+        self.criterion = criterion
         self.optimizer = optimizer
         self.data_loader = data_loader
         self.device = device
@@ -768,7 +769,7 @@ class Trainer:
     def _train_step(self, batch):
         x, y = batch
         y_ = self.model["generator"](x)
-        gen_loss = (y_ - y).abs().mean() - self.model["discriminator"](y_).mean()
+        gen_loss = self.criterion["mel"](y_, y) - self.model["discriminator"](y_).mean()
         self.optimizer["generator"].zero_grad()
         gen_loss.backward()
         self.optimizer["generator"].step()
@@ -777,7 +778,8 @@ class Trainer:
         x, y = batch
         y_ = self.model["generator"](x)  # expect: LL201
         p_ = self.model["discriminator"](y_)  # expect: LL201
-        return ((y_ - y).abs().mean() - p_.mean()).item()
+        mel_loss = self.criterion["mel"](y_, y)
+        return (mel_loss - p_.mean()).item()
 
     def _eval_epoch(self):
         total = 0.0
@@ -796,7 +798,8 @@ def main():
     device = torch.device("cuda")
     model = {"generator": nn.Linear(80, 256).to(device), "discriminator": nn.Linear(256, 1).to(device)}
     optimizer = {key: torch.optim.Adam(module.parameters()) for key, module in model.items()}
-    trainer = Trainer(model=model, optimizer=optimizer, data_loader={"train": [], "dev": []}, device=device)
+    criterion = {"mel": nn.L1Loss().to(device)}
+    trainer = Trainer(model=model, criterion=criterion, optimizer=optimizer, data_loader={"train": [], "dev": []}, device=device)
     trainer.run(100)
 
 

@@ -639,6 +639,8 @@ class GraphUse:
             if receiver_value.kind is Kind.NOT_TENSOR and receiver_value.role is None and method in ("join", "format"):
                 return False, ()
             return True, ()
+        if type(func) is cst.Subscript and facts.value(func).role in (Role.MODEL, Role.FROZEN_MODEL, Role.LOSS_FN):
+            return None, ()  # self.criterion["mel"](y_, y): a loss of a dict of losses carries it on
         return True, ()
 
     def _library_call(self, qualified: str, call: cst.Call) -> bool | None:

@@ -1217,9 +1217,10 @@ class FunctionInterpreter:
                 return replace(known, deps=base.deps, fresh=False)
         if base.element is not None:
             return replace(base.element, deps=base.deps)
-        if base.role is Role.MODEL and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
-            # `self.blocks[i](x)`, `self.model["generator"](z)`: a module of a ModuleList /
-            # ModuleDict, or of a dict of models, as sure as the container is
+        if base.role in (Role.MODEL, Role.LOSS_FN) and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
+            # `self.blocks[i](x)`, `self.model["generator"](z)`, `self.criterion["mel"](y_, y)`:
+            # a module of a ModuleList / ModuleDict, or of a dict of models or of losses, as
+            # sure as the container is
             return replace(base, deps=base.deps, fresh=False, items=None, fields=None)
         if base.role is not None:
             return replace(UNKNOWN, deps=base.deps)
