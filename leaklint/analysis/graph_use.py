@@ -1022,18 +1022,9 @@ def _reaching_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) -
             current = parent
             continue
         if kind in _BLOCKS:
-            body = list(parent.body)  # type: ignore[attr-defined]
-            position = next((i for i, statement in enumerate(body) if statement is current), None)
-            if position is None:
-                return None
-            for statement in reversed(body[:position]):
-                if type(statement) is cst.SimpleStatementLine:
-                    for small in reversed(statement.body):  # type: ignore[attr-defined]
-                        verdict = _binds(small, name)
-                        if verdict is not None:
-                            return small if verdict else None
-                elif _may_bind(statement, name):
-                    return None
+            found = _earlier_binding(list(parent.body), current, name)  # type: ignore[attr-defined]
+            if found is not _NONE_BEFORE:
+                return found
             owner = parents.get(parent)
             while owner is not None and not isinstance(owner, (cst.BaseCompoundStatement, cst.FunctionDef, cst.Module)):
                 owner = parents.get(owner)
@@ -1059,19 +1050,32 @@ def _reaching_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) -
         if kind is cst.Module:
             # A script's (or notebook's) top level: the nearest earlier statement that binds it;
             # none: bound elsewhere (another cell run first, a global written by a function).
-            body = list(parent.body)  # type: ignore[attr-defined]
-            position = next((i for i, statement in enumerate(body) if statement is current), None)
-            for statement in reversed(body[:position] if position is not None else []):
-                if type(statement) is cst.SimpleStatementLine:
-                    for small in reversed(statement.body):  # type: ignore[attr-defined]
-                        verdict = _binds(small, name)
-                        if verdict is not None:
-                            return small if verdict else None
-                elif _may_bind(statement, name):
-                    return None
-            return None
+            found = _earlier_binding(list(parent.body), current, name)  # type: ignore[attr-defined]
+            return None if found is _NONE_BEFORE else found
         return None
     return None
+
+
+#: :func:`_earlier_binding` found no statement before that binds the name.
+_NONE_BEFORE = object()
+
+
+def _earlier_binding(body: list[cst.CSTNode], current: cst.CSTNode, name: str) -> object | None:
+    """Among the statements of ``body`` before ``current``: the nearest that surely binds
+    ``name``; None when one may (a branch, a loop) or ``current`` is not in ``body``;
+    ``_NONE_BEFORE`` when none does."""
+    position = next((i for i, statement in enumerate(body) if statement is current), None)
+    if position is None:
+        return None
+    for statement in reversed(body[:position]):
+        if type(statement) is cst.SimpleStatementLine:
+            for small in reversed(statement.body):  # type: ignore[attr-defined]
+                verdict = _binds(small, name)
+                if verdict is not None:
+                    return small if verdict else None
+        elif _may_bind(statement, name):
+            return None
+    return _NONE_BEFORE
 
 
 def _outermost_if(node: cst.If, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode:

@@ -98,7 +98,7 @@ def _comprehension_reads(node: cst.ListComp | cst.SetComp | cst.GeneratorExp | c
     inner: set[str] = set()
     for_in: cst.CompFor | None = first
     while for_in is not None:
-        own |= _bound_by_target(for_in.target)
+        own.update(bound_names(for_in.target))
         if for_in is not first:
             inner |= names_read(for_in.iter)
         for condition in for_in.ifs:
@@ -111,14 +111,17 @@ def _comprehension_reads(node: cst.ListComp | cst.SetComp | cst.GeneratorExp | c
     return outer | names_read(first.iter)
 
 
-def _bound_by_target(target: cst.BaseExpression) -> set[str]:
-    if type(target) is cst.Name:
-        return {target.value}  # type: ignore[attr-defined]
-    if type(target) in (cst.Tuple, cst.List):
-        return set().union(*(_bound_by_target(element.value) for element in target.elements))  # type: ignore[attr-defined]
-    if type(target) is cst.StarredElement:
-        return _bound_by_target(target.value)  # type: ignore[attr-defined]
-    return set()
+def bound_names(target: cst.BaseExpression) -> list[str]:
+    """Dotted names an assignment target binds (``a, (b, self.c)`` -> a, b, self.c)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: list[str] = []
+        for element in target.elements:
+            names.extend(bound_names(element.value))
+        return names
+    if isinstance(target, cst.StarredElement):
+        return bound_names(target.value)
+    name = dotted_name(target)
+    return [name] if name else []
 
 
 def mentions(node: cst.CSTNode, name: str) -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import libcst as cst
 
 from leaklint.analysis import torch_api
-from leaklint.analysis.names import ImportMap, dotted_name, dotted_names_in
+from leaklint.analysis.names import ImportMap, bound_names, dotted_name, dotted_names_in
 from leaklint.analysis.torch_api import STEP_METHODS, is_eval_function_name
 from leaklint.analysis.walk import Walker, children, not_into_scopes, walk
 
@@ -180,19 +180,6 @@ class ModuleStructure:
     #: qualified name an import may give them (leaklint/analysis/project_classes.py).
     project_classes: Mapping[str, ProjectClass] = field(default_factory=dict)
     top: FunctionInfo = field(default_factory=lambda: FunctionInfo(None, "<module>"))
-
-
-def bound_names(target: cst.BaseExpression) -> list[str]:
-    """Dotted names an assignment target binds (``a, (b, self.c)`` -> a, b, self.c)."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        names: list[str] = []
-        for element in target.elements:
-            names.extend(bound_names(element.value))
-        return names
-    if isinstance(target, cst.StarredElement):
-        return bound_names(target.value)
-    name = dotted_name(target)
-    return [name] if name else []
 
 
 def names_bound_in(region: cst.CSTNode) -> set[str]:
