@@ -9,7 +9,7 @@ import libcst as cst
 from leaklint.analysis import torch_api
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
-from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.provenance import StatementFact, converted_names
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import backward_target
 from leaklint.analysis.syntax import keyword_is_true
@@ -270,6 +270,8 @@ def _graph_assigned_to_grad(facts: ModuleFacts) -> Iterator[Violation]:
         value = facts.value(node.value)
         if owner is None or not value.is_graph or value.confidence is Confidence.LOW or owner not in value.deps:
             continue
+        if owner in converted_names(node.value):
+            continue  # `x.grad = -score(x.detach())`: computed from x's values, not its graph
         where = "every iteration" if fact.loops else "here"
         yield Violation(
             node=node,

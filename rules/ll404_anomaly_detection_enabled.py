@@ -28,7 +28,7 @@ class AnomalyDetectionEnabled(Rule):
     help = "remove it, or enable it only behind a debug flag (if args.debug: torch.autograd.set_detect_anomaly(True))"
     needs = TORCH_CODE & Words("detect_anomaly")
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
-    measured = Measured(realcode=(0, 0, 0), leaks=(0, 0))
+    measured = Measured(realcode=(1, 0, 0), leaks=(0, 0))
     docs = """
 ## What it finds
 `torch.autograd.set_detect_anomaly(True)` (a runtime argument is medium confidence),

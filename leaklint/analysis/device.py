@@ -280,6 +280,24 @@ def _joined(parts: list[Value | None]) -> Device:
     return max(devices) if devices else Device.UNKNOWN
 
 
+_ATTRIBUTES: weakref.WeakKeyDictionary[ClassInfo, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _assigned_attributes(cls: ClassInfo) -> frozenset[str]:
+    """The names ``self.<name> = ...`` assigns in the class's own methods."""
+    found = _ATTRIBUTES.get(cls)
+    if found is None:
+        names = set()
+        for node in walk(cls.node.body):
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    for name in bound_names(target.target):
+                        if name.startswith("self.") and name.count(".") == 1:
+                            names.add(name[5:])
+        found = _ATTRIBUTES[cls] = frozenset(names)
+    return found
+
+
 def _call_device(node: cst.Call, value: Value, values: Mapping[cst.CSTNode, Value], imports: ImportMap, function: FunctionInfo) -> Device:
     func = node.func
     arguments = [values.get(arg.value) for arg in node.args if not (arg.keyword is not None and arg.keyword.value == "device")]
@@ -327,6 +345,10 @@ def _method_device(
             return value.device  # a method of the class: its summary says
         if method in HF_TRAINER_DEVICE_METHODS and is_hf_trainer(cls, imports):
             return Device.ACCELERATOR
+        if method in _assigned_attributes(cls) and not (called is not None and called.role in (Role.MODEL, Role.FROZEN_MODEL)):
+            # `self.agent(state, device)`: an object the class keeps (an RL agent, a sampler),
+            # not a layer of the module: what it returns (actions as Python ints) is unknown
+            return value.device
     if receiver is None:
         return value.device
     if receiver.role in (Role.MODEL, Role.FROZEN_MODEL):

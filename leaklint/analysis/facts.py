@@ -290,8 +290,9 @@ class ModuleFacts:
         )
         if carried and not outlives_call and "." not in target and _runs_within_one_forward(function):
             # A loop in a module's forward (over embeddings, layers, pooling levels) is part of
-            # one forward pass: its locals die when the forward returns, whatever they gather.
-            carried = ()
+            # one forward pass: its locals die when the forward returns. A loop over a data
+            # source in a forward still carries them (`forward(self, loader)`).
+            carried = tuple(loop for loop in carried if loop.iterates_data or loop.contains_data_loop)
         summary = self.summary(function)
         outer = fact.loops[: len(fact.loops) - len(carried)]
         graph_unused, unused_forward_line, unused_forward_reported = False, None, False
@@ -323,7 +324,7 @@ class ModuleFacts:
             # appends log-probs, finish_episode() backpropagates through them and empties the list).
             consumed_by_backward=target in summary.backward_consumed
             or (is_attribute and target in self.index.backward_consumed)
-            or (is_attribute and target in self.derived(_backpropagated_through_returns)),
+            or (is_attribute and (function.cls, target) in self.derived(_backpropagated_through_returns)),
             returned=target in summary.returned_names and self.result_backpropagated(function),
             reset_each_step=bool(outer) and outer[-1].is_iteration_loop,
             graph_unused=graph_unused,
@@ -424,20 +425,20 @@ def _runs_within_one_forward(function: FunctionInfo) -> bool:
     return function.is_method and function.cls is not None and function.cls.is_module and function.name in ("forward", "__call__")
 
 
-def _backpropagated_through_returns(facts: ModuleFacts) -> frozenset[str]:
+def _backpropagated_through_returns(facts: ModuleFacts) -> frozenset[tuple[object, str]]:
     """The ``self`` attributes whose graphs a method returns (``return torch.stack(terms).sum()``
     over ``self.log_probs``) to a caller that backpropagates the result (``loss =
     self.policy_loss(); loss.backward()``): consumed on purpose, one method away."""
     from leaklint.analysis.calls import call_graph
 
-    found: set[str] = set()
+    found: set[tuple[object, str]] = set()
     for call, fact, callee in call_graph(facts).resolved:
         node = fact.node
         if callee is None or not callee.is_method or not isinstance(node, cst.Assign) or node.value is not call:
             continue
         names = {name for target in node.targets for name in bound_names(target.target)}
         if names & facts.summary(fact.function).backward_consumed:
-            found |= {name for name in facts.summary(callee).returned_names if name.startswith("self.")}
+            found |= {(callee.cls, name) for name in facts.summary(callee).returned_names if name.startswith("self.")}
     return frozenset(found)
 
 

@@ -234,8 +234,17 @@ class GraphUse:
         if module.startswith("torch.nn"):
             return leaf in torch_api.PARAMETERLESS_MODULES
         cls = _constructed_class(value, facts)
-        if cls is None or not cls.is_module or cls.local_bases:
+        return cls is not None and self.class_parameterless(cls, depth, value)
+
+    def class_parameterless(self, cls: ClassInfo, depth: int = 0, built: cst.Call | None = None) -> bool:
+        """A module class of the file whose ``__init__`` builds no layer of its own (only
+        settings and parameterless modules such as ``nn.Dropout``). ``built``: the constructor
+        call, whose arguments say what a ``self.x = x`` keeps (a function, not a module)."""
+        facts = self.facts
+        if not cls.is_module or cls.local_bases or depth > 3:
             return False
+        if any(base not in torch_api.PLAIN_MODULE_BASES for base in cls.qualified_bases):
+            return False  # `class MLP(nn.Sequential)`: the base builds the layers
         init = cls.find_method("__init__")
         if init is None:
             return False
@@ -253,10 +262,31 @@ class GraphUse:
                 continue
             if type(assigned) is cst.Name and _plain_setting(assigned.value, init):
                 continue  # `self.alpha = alpha` with `alpha=1e-5`; but `self.net = net` may be a module
+            if type(assigned) is cst.Name and built is not None and self._given_no_module(built, facts.structure.functions[init], assigned.value):
+                continue  # `SoftDiceLoss(apply_nonlin=softmax_helper)`: given a function, not a layer
             if type(assigned) is cst.Call and self._builds_parameterless(assigned, depth + 1):
                 continue
             return False
         return True
+
+    def _given_no_module(self, built: cst.Call, init: FunctionInfo, parameter: str) -> bool:
+        """The constructor call passes nothing, a literal or a function of the file (not a
+        module) for ``parameter`` of ``__init__``."""
+        if parameter not in init.params:
+            return False
+        argument = _argument_for(init, built, parameter, 1)
+        if argument is None:
+            return True  # its default, which _plain_setting found not to be a plain setting: None
+        value = self.facts.value(argument)
+        return value.role is Role.FUNCTION or value.kind is Kind.NOT_TENSOR and value.role is None and type(argument) in (cst.Integer, cst.Float, cst.SimpleString, cst.Name) and self.facts.imports.resolve(argument) is not None
+
+    def fed_no_graph(self, cls: ClassInfo) -> bool:
+        """A parameterless module class whose every instance call the file shows (there is one
+        at least) passes only inputs without a graph: its forward records nothing."""
+        if not self.class_parameterless(cls):
+            return False
+        calls = [call for call in self.facts.model_calls() if self.facts.value(call.node.func).cls is cls]
+        return bool(calls) and not any(self.facts.value(arg.value).is_graph for call in calls for arg in call.node.args)
 
     def _passed_values(self, expr: cst.BaseExpression, function: FunctionInfo, depth: int, key: object = None) -> list[Confidence]:
         """The model confidence of what each caller passes for the parameter ``expr`` stands
@@ -940,7 +970,8 @@ def _run_by_framework(cls: ClassInfo) -> bool:
 
 def _plain_setting(name: str, function: cst.FunctionDef) -> bool:
     """``name`` is ``None``/``True``/``False``, or a parameter of ``function`` whose default is a
-    number, a string or one of those: a setting, not a module the caller hands in."""
+    number, a string or a boolean: a setting, not a module the caller hands in (``encoder=None``
+    is an optional module)."""
     if name in ("None", "True", "False"):
         return True
     params = function.params
@@ -949,7 +980,7 @@ def _plain_setting(name: str, function: cst.FunctionDef) -> bool:
             default = param.default
             return default is not None and (
                 type(default) in (cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation)
-                or type(default) is cst.Name and default.value in ("None", "True", "False")
+                or type(default) is cst.Name and default.value in ("True", "False")
             )
     return False
 
@@ -1047,12 +1078,7 @@ def _reaching_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) -
         if kind is cst.If or kind is cst.Else:
             current = parent  # an ``elif`` inside its ``if``
             continue
-        if kind is cst.Module:
-            # A script's (or notebook's) top level: the nearest earlier statement that binds it;
-            # none: bound elsewhere (another cell run first, a global written by a function).
-            found = _earlier_binding(list(parent.body), current, name)  # type: ignore[attr-defined]
-            return None if found is _NONE_BEFORE else found
-        return None
+        return None  # a script's top level: any earlier statement (a notebook's cells run in any order)
     return None
 
 

@@ -51,6 +51,9 @@ EMPTY_CACHE = frozenset(
 #: Python's full collection, which training code calls next to ``empty_cache()``.
 GC_COLLECT = "gc.collect"
 
+#: ``nn.Module`` itself, as a base class: a subclass of it has only the layers its ``__init__`` builds.
+PLAIN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.modules.Module"})
+
 # --- frameworks --------------------------------------------------------------------------------
 #: Packages whose classes run their subclasses' step and epoch hooks themselves (Lightning's
 #: fit loop, Keras's ``fit``, the transformers and TRL trainers, Ignite, fastai, Catalyst,

@@ -392,26 +392,6 @@ print(draw(Flow(), 10).shape)
     assert lifetime.leak_confidence(Confidence.MEDIUM) is Confidence.LOW
 
 
-def test_a_script_rebinding_a_name_at_top_level_uses_only_the_later_binding():
-    """At a script's top level the nearest earlier assignment is the one a read sees: the loss
-    printed before the model is rebuilt is not the loss backpropagated after it."""
-    facts = facts_of(
-        """
-        import torch.nn as nn
-        model = nn.Linear(4, 1)
-        loss = model(x).sum()
-        print(loss)
-        model = nn.Linear(4, 1)
-        loss = model(x).sum()
-        loss.backward()
-        """
-    )
-    first, second = [c for c in facts.model_calls() if c.callee == "model"]
-    use = graph_use(facts)
-    assert use.expression_flow(first.node, first.statement.function)[0] is False
-    assert use.expression_flow(second.node, second.statement.function)[0] is True
-
-
 def test_a_step_hook_called_by_a_home_made_trainer_runs_as_its_calls_do():
     """validation_step of a class no framework runs: the calls the file shows decide whether it
     records gradients (here every call is under no_grad)."""
@@ -446,3 +426,39 @@ def test_a_lightning_step_hook_keeps_its_framework_callers():
         """
     )
     assert graph_use(facts).runs_with_grad(function(facts, "training_step")) is True
+
+
+def test_a_parameterless_module_run_only_on_plain_tensors_is_fed_no_graph():
+    """Attention with only dropout, called on torch.normal tensors: its forward records nothing
+    (LL105 leaves the weights it keeps alone); inside a module with layers, its inputs carry one."""
+    source = """
+        import torch
+        from torch import nn
+        class DotProductAttention(nn.Module):
+            def __init__(self, dropout):
+                super().__init__()
+                self.dropout = nn.Dropout(dropout)
+            def forward(self, q, k, v):
+                self.weights = torch.softmax(q @ k.transpose(1, 2), dim=-1)
+                return self.dropout(self.weights) @ v
+        q, k, v = torch.normal(0, 1, (2, 1, 2)), torch.normal(0, 1, (2, 10, 2)), torch.normal(0, 1, (2, 10, 4))
+        attention = DotProductAttention(0.5)
+        print(attention(q, k, v).shape)
+        """
+    alone = facts_of(source)
+    cls = next(c for c in alone.structure.classes.values() if c.name == "DotProductAttention")
+    assert graph_use(alone).fed_no_graph(cls) is True
+    inside = facts_of(
+        source
+        + """
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.q = nn.Linear(2, 2)
+                self.attention = DotProductAttention(0.1)
+            def forward(self, x):
+                return self.attention(self.q(x), x, x)
+        """
+    )
+    cls = next(c for c in inside.structure.classes.values() if c.name == "DotProductAttention")
+    assert graph_use(inside).fed_no_graph(cls) is False
