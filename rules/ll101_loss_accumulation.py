@@ -455,6 +455,34 @@ for x, y in loader:
     loss.backward()
     log_step(meters, loss)
 """,
+        # A module whose forward walks a whole loader: its loop is over data, not layers
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class DatasetLoss(nn.Module):
+    # wraps a model; one call scores a whole loader
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, loader):
+        total = 0
+        outputs = []
+        for x, y in loader:
+            logits = self.model(x)
+            total += F.cross_entropy(logits, y)  # expect: LL101
+            outputs.append(logits)
+        return total.item() / len(loader), torch.cat(outputs).argmax(1)
+
+
+def main(loader):
+    scorer = DatasetLoss(nn.Linear(16, 4))
+    print(scorer(loader))
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:

@@ -740,6 +740,80 @@ class Memory(nn.Module):
     def update_state(self, n_id, msg):
         self.memory[n_id] = self.gru(msg)  # expect: LL102
 """,
+        # The same forward over a loader keeps every batch's logits with their graphs
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class DatasetLoss(nn.Module):
+    # wraps a model; one call scores a whole loader
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, loader):
+        total = 0
+        outputs = []
+        for x, y in loader:
+            logits = self.model(x)
+            total += F.cross_entropy(logits, y)
+            outputs.append(logits)  # expect: LL102
+        return total.item() / len(loader), torch.cat(outputs).argmax(1)
+
+
+def main(loader):
+    scorer = DatasetLoss(nn.Linear(16, 4))
+    print(scorer(loader))
+""",
+        # Another class's log-probs that a backward consumes say nothing of this one's, which
+        # nothing trains on and nothing empties
+        """
+import torch
+from torch.distributions import Categorical
+
+
+class Agent:
+    def __init__(self, policy):
+        self.policy = policy
+        self.optimizer = torch.optim.Adam(policy.parameters())
+        self.log_probs = []
+
+    def act(self, state):
+        dist = Categorical(self.policy(torch.as_tensor(state).float()))
+        action = dist.sample()
+        self.log_probs.append(dist.log_prob(action))
+        return action.item()
+
+    def policy_loss(self, ret):
+        return torch.stack([-log_prob * ret for log_prob in self.log_probs]).sum()
+
+    def learn(self, ret):
+        loss = self.policy_loss(ret)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.log_probs = []
+
+
+class Recorder:
+    # evaluation-time recorder: keeps every log-prob, never trains on them
+
+    def __init__(self, policy):
+        self.policy = policy
+        self.log_probs = []
+
+    def act(self, state):
+        dist = Categorical(self.policy(torch.as_tensor(state).float()))
+        action = dist.sample()
+        self.log_probs.append(dist.log_prob(action))  # expect: LL102
+        return action.item()
+
+    def report(self):
+        return sum(lp.item() for lp in self.log_probs)
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:

@@ -154,6 +154,35 @@ def manual_clip(model, batch):
 score = torch.nn.Sequential(torch.nn.Linear(2, 64), torch.nn.SiLU(), torch.nn.Linear(64, 2))
 samples = langevin(score, torch.randn(512, 2))
 """,
+        # A gradient computed from x.detach(): no graph reaches back to x
+        """
+import torch
+
+
+def langevin(score_model, x, steps=1000, step_size=1e-3):
+    x = x.clone().requires_grad_(True)
+    optimizer = torch.optim.SGD([x], lr=step_size)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        x.grad = -score_model(x.detach()).detach()
+        optimizer.step()
+    return x.detach()
+
+
+def langevin2(score_model, x, steps=1000, step_size=1e-3):
+    x = x.clone().requires_grad_(True)
+    optimizer = torch.optim.SGD([x], lr=step_size)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        x.grad = -score_model(x.detach())
+        optimizer.step()
+    return x.detach()
+
+
+score = torch.nn.Sequential(torch.nn.Linear(2, 64), torch.nn.SiLU(), torch.nn.Linear(64, 2))
+samples = langevin(score, torch.randn(512, 2))
+samples = langevin2(score, torch.randn(512, 2))
+""",
     )
     INVALID = (
         """

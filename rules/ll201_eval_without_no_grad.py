@@ -620,6 +620,33 @@ attention = DotProductAttention(dropout=0.5)
 attention.eval()
 print(attention(queries, keys, values).shape)
 """,
+        # A loss module given a function (not a layer) for its non-linearity, on plain tensors
+        """
+import torch
+from torch import nn
+from losses.helpers import softmax_helper_dim1
+
+
+class SoftDiceLoss(nn.Module):
+    def __init__(self, apply_nonlin=None, smooth=1.0):
+        super().__init__()
+        self.apply_nonlin = apply_nonlin
+        self.smooth = smooth
+
+    def forward(self, x, y):
+        if self.apply_nonlin is not None:
+            x = self.apply_nonlin(x)
+        intersect = (x * y).sum()
+        return 1 - (2 * intersect + self.smooth) / (x.sum() + y.sum() + self.smooth)
+
+
+if __name__ == "__main__":
+    pred = torch.rand((2, 3, 32, 32))
+    ref = torch.randint(0, 2, (2, 3, 32, 32)).float()
+    dice = SoftDiceLoss(apply_nonlin=softmax_helper_dim1, smooth=0)
+    dice.eval()
+    print(dice(pred, ref))
+""",
     )
     INVALID = (
         # GRPO-style rollouts: the sampled tokens are trained on later, the rollout's log-probs

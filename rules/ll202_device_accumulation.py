@@ -543,6 +543,57 @@ class Tagger(pl.LightningModule):
     def test_epoch_end(self, outputs):
         self.log("test_acc", torch.stack([(o["pred"] == o["target"]).float().mean() for o in outputs]).mean())
 """,
+        # An RL agent the module keeps returns Python ints (sampled actions), not device tensors
+        """
+from rl.agents import ActorCriticAgent
+import pytorch_lightning as pl
+import torch
+import torch.nn as nn
+
+
+class A2C(pl.LightningModule):
+    def __init__(self, env):
+        super().__init__()
+        self.env = env
+        self.net = nn.Linear(4, 2)
+        self.agent = ActorCriticAgent(self.net)
+        self.state = env.reset()
+        self.batch_actions = []
+
+    def train_batch(self):
+        for _ in range(32):
+            action = self.agent(self.state, self.device)[0]
+            self.state, reward, done, _ = self.env.step(action)
+            self.batch_actions.append(action)
+        actions, self.batch_actions = self.batch_actions, []
+        return actions
+""",
+        # Item embeddings gathered into a search index that every user batch queries: a bank kept on purpose
+        """
+import torch
+
+
+class KNNIndex:
+    def __init__(self, bank):
+        self.bank = bank
+
+    def search(self, queries, k):
+        return (queries @ self.bank.t()).topk(k, dim=-1).indices
+
+
+@torch.no_grad()
+def test(model, item_loader, user_loader, device, k=20):
+    model.eval()
+    item_embs = []
+    for batch in item_loader:
+        item_embs.append(model.encode_items(batch.to(device)))
+    index = KNNIndex(torch.cat(item_embs, dim=0))
+    hits = 0
+    for users, targets in user_loader:
+        top = index.search(model.encode_users(users.to(device)), k)
+        hits += (top == targets.to(device)[:, None]).any(-1).sum().item()
+    return hits
+""",
     )
     INVALID = (
         # Every frame's prediction kept on the device, then written out one by one: the later

@@ -397,6 +397,47 @@ class LitClassifier(pl.LightningModule):
         sns.heatmap(self.confusion.compute().cpu().numpy(), ax=ax)
         self.logger.experiment.log({"confusion": fig})
 """,
+        # A helper that closes the figure only when asked, and is not asked
+        """
+import matplotlib.pyplot as plt
+
+
+def save_plot(fig, path, close=False):
+    fig.savefig(path)
+    if close:
+        plt.close(fig)
+
+
+def train(model, loader, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            model.train_on_batch(x, y)
+        fig = plt.figure()  # expect: LL303
+        plt.plot(model.history)
+        save_plot(fig, f"epoch_{epoch}.png")  # close=False: the figure stays open
+""",
+        # A helper that closes only the figure it makes itself
+        """
+import matplotlib.pyplot as plt
+
+
+def plot_losses(losses, path):
+    f = plt.figure()
+    plt.plot(losses)
+    f.savefig(path)
+    plt.close(f)  # closes only its own figure
+
+
+def train(model, loader, epochs):
+    losses = []
+    for epoch in range(epochs):
+        for x, y in loader:
+            losses.append(model.train_on_batch(x, y))
+        fig, ax = plt.subplots()  # expect: LL303
+        ax.imshow(model.sample())
+        fig.savefig(f"sample_{epoch}.png")  # this figure is never closed
+        plot_losses(losses, "losses.png")
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:

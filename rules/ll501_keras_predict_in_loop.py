@@ -10,7 +10,7 @@ from leaklint.analysis.calls import CallGraph, call_graph
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.keras import KerasEvidence, KerasModels, keras_models
-from leaklint.analysis.names import dotted_name, dotted_names_in
+from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
 from leaklint.analysis.places import Level, Place, loop_level, per_iteration_names
 from leaklint.analysis.structure import FunctionInfo, bound_names
 from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
@@ -307,6 +307,25 @@ def handle(payload):
 for line in stream:
     handle(line)
 """,
+        # Graph mode only behind a command-line flag that is off by default: eager predict() per item
+        """
+import argparse
+import numpy as np
+import tensorflow as tf
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tf1", action="store_true")
+    args = parser.parse_args()
+    if args.tf1:  # off by default: eager execution stays on
+        tf.compat.v1.disable_eager_execution()
+    model = tf.keras.models.load_model("model.h5")
+    maps = []
+    for image in np.load("images.npy"):
+        maps.append(model.predict(np.expand_dims(image, 0)))  # expect: LL501
+    return maps
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -392,7 +411,7 @@ def _always_runs_at_import(place) -> bool:
     for node in place.chain:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While, cst.Try, cst.With)):
             return False
-        if isinstance(node, cst.If) and "__version__" not in cst.Module([]).code_for_node(node.test):
+        if isinstance(node, cst.If) and not any(name.endswith(".__version__") for name in names_read(node.test)):
             return False
     return True
 

@@ -1053,9 +1053,18 @@ def _reaching_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) -
             current = parent
             continue
         if kind in _BLOCKS:
-            found = _earlier_binding(list(parent.body), current, name)  # type: ignore[attr-defined]
-            if found is not _NONE_BEFORE:
-                return found
+            body = list(parent.body)  # type: ignore[attr-defined]
+            position = next((i for i, statement in enumerate(body) if statement is current), None)
+            if position is None:
+                return None
+            for statement in reversed(body[:position]):
+                if type(statement) is cst.SimpleStatementLine:
+                    for small in reversed(statement.body):  # type: ignore[attr-defined]
+                        verdict = _binds(small, name)
+                        if verdict is not None:
+                            return small if verdict else None
+                elif _may_bind(statement, name):
+                    return None
             owner = parents.get(parent)
             while owner is not None and not isinstance(owner, (cst.BaseCompoundStatement, cst.FunctionDef, cst.Module)):
                 owner = parents.get(owner)
@@ -1081,27 +1090,6 @@ def _reaching_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) -
         return None  # a script's top level: any earlier statement (a notebook's cells run in any order)
     return None
 
-
-#: :func:`_earlier_binding` found no statement before that binds the name.
-_NONE_BEFORE = object()
-
-
-def _earlier_binding(body: list[cst.CSTNode], current: cst.CSTNode, name: str) -> object | None:
-    """Among the statements of ``body`` before ``current``: the nearest that surely binds
-    ``name``; None when one may (a branch, a loop) or ``current`` is not in ``body``;
-    ``_NONE_BEFORE`` when none does."""
-    position = next((i for i, statement in enumerate(body) if statement is current), None)
-    if position is None:
-        return None
-    for statement in reversed(body[:position]):
-        if type(statement) is cst.SimpleStatementLine:
-            for small in reversed(statement.body):  # type: ignore[attr-defined]
-                verdict = _binds(small, name)
-                if verdict is not None:
-                    return small if verdict else None
-        elif _may_bind(statement, name):
-            return None
-    return _NONE_BEFORE
 
 
 def _outermost_if(node: cst.If, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode:

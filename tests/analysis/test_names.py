@@ -42,3 +42,24 @@ def test_an_unbound_torch_means_nothing_where_torch_is_not_imported_at_all():
     imports = ImportMap.from_module(module)
     call = module.body[1].items[0].item
     assert imports.resolve(call.func) is None
+
+
+def test_a_value_built_by_a_comprehension_does_not_depend_on_the_outer_name_its_variable_shadows():
+    """`loss = sum(loss for loss in d.values())`: the new loss comes from d, not from the old loss
+    (LL103 would otherwise read a state fed back into the next iteration)."""
+    import textwrap
+
+    from leaklint.analysis.facts import ModuleFacts
+
+    module = cst.parse_module(textwrap.dedent(
+        """
+        def step(model, x):
+            loss_dict = model(x)
+            loss = sum(loss for loss in loss_dict.values())
+            return loss
+        """
+    ))
+    facts = ModuleFacts(module)
+    assign = module.body[0].body.body[1].body[0]
+    deps = facts.value(assign.value).deps
+    assert "loss_dict" in deps and "loss" not in deps
