@@ -58,7 +58,10 @@ A reset inside a branch (`if step % 100 == 0: total = 0`) does not stop the repo
 the steps between two resets pile up. The running value may be moved or cast on the way
 (`self.total = self.total.to(loss.device) + loss`), and the first value of a lazily started
 accumulator (`if self.ema is None: self.ema = loss`) is reported with the update, since the chain
-starts with its graph.
+starts with its graph. A total reset every step still counts when a loop inside the step runs a
+forward per iteration (a helper or closure, once per temperature of an annealing schedule) and
+nothing differentiates the total: each step then holds one graph per inner iteration for nothing
+(when LL201 reports that forward itself, its finding is the one for the leak).
 
 ## Why it matters
 `total + loss` is itself a node of the autograd graph: it keeps `loss` and, through it, everything
@@ -133,6 +136,31 @@ fairseq's logging sums, stay quiet).
 - Runtime repro: `leaklint verify LL101` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # an importance-weighted objective: a decoder pass per sample in a loop inside the step,
+        # summed, and the total is what the step backpropagates
+        """
+import torch
+import torch.nn as nn
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dec = nn.Linear(4, 8)
+    def decode(self, z):
+        return self.dec(z)
+def train(vae, optimizer, loader, samples=50):
+    def log_density(z, x):
+        return -(vae.decode(z) - x).pow(2).sum(1)
+    for x in loader:
+        logw = torch.zeros(x.size(0))
+        for _ in range(samples):
+            logw += log_density(torch.randn(x.size(0), 4), x)
+        loss = -logw.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+vae = VAE()
+train(vae, torch.optim.Adam(vae.parameters()), [torch.rand(16, 8)])
+""",
         # the environment's reward goes into the TD loss as data: it is not the graph the
         # backward runs through
         """
@@ -303,6 +331,39 @@ class AtomEncoder(nn.Module):
 """,
     )
     INVALID = (
+        # annealed importance sampling: the log-weights sum one decoder pass per temperature
+        # (through a closure whose output the Langevin step does differentiate), hundreds per
+        # batch, and nothing differentiates the total: reset every batch, but each batch holds
+        # one graph per temperature for nothing. (When LL201 reports the forward itself, because
+        # nothing differentiates it anywhere, that finding is the one for this leak.)
+        """
+import torch
+import torch.nn as nn
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dec = nn.Linear(4, 8)
+    def decode(self, z):
+        return self.dec(z)
+def langevin_step(z, score):
+    return (z + 0.01 * score(z)).detach()
+def estimate(vae, loader, temperatures):
+    def log_density(z, x, t):
+        return t * -(vae.decode(z) - x).pow(2).sum(1)
+    bounds = []
+    for x in loader:
+        z = torch.randn(x.size(0), 4)
+        logw = torch.zeros(x.size(0))
+        for t0, t1 in zip(temperatures[:-1], temperatures[1:]):
+            logw += log_density(z, x, t1) - log_density(z, x, t0)  # expect: LL101
+            def score(z_, t=t1):
+                z_ = z_.detach().requires_grad_()
+                return torch.autograd.grad(log_density(z_, x, t).sum(), z_)[0]
+            z = langevin_step(z, score)
+        bounds.append(torch.logsumexp(logw, 0).item())
+    return bounds
+estimate(VAE().eval(), [torch.rand(16, 8)], [i / 500 for i in range(501)])
+""",
         # a validation loop over a progress bar that wraps the loader its caller passes
         """
 import torch

@@ -159,7 +159,9 @@ later loss. What leaklint cannot follow counts as a use. A value is followed ins
 tuples and lists that hold it, by literal key and position: graphs kept in dictionaries next to
 data that a loss reads (`trajectories.append({"tokens": t, "old_logp": logp})`, where the loss
 only reads `traj["old_logp"].detach()`) are reported, while a dict entry read under a key that is
-not a literal counts as read. A name bound again before a later read (`logits` reassigned by the
+not a literal counts as read. What a helper returns goes back only to the call that handed it the
+value: a loss function shared by the training step and the evaluation step does not make the
+evaluation forward look trained. A name bound again before a later read (`logits` reassigned by the
 training forward) is followed only to the reads its binding reaches.
 Many findings are single forwards in notebooks and demos (`out = model(x); print(out.shape)`):
 true, and cheap. The finding is on the forward. When its output is then kept in a list across the
@@ -649,6 +651,34 @@ if __name__ == "__main__":
 """,
     )
     INVALID = (
+        # one loss helper called from the training step and from the evaluation step: what it
+        # returns goes back to the call that passed the value in, so the evaluation forward,
+        # whose loss is only .item()ed, is not taken for trained through the training step's call
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+def spectral_loss(fake, real):
+    return F.l1_loss(torch.fft.rfft(fake).abs(), torch.fft.rfft(real).abs())
+class Trainer:
+    def __init__(self, generator, optimizer):
+        self.generator, self.optimizer = generator, optimizer
+    def train_step(self, z, y):
+        loss = spectral_loss(self.generator(z), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+    def eval_step(self, z, y):
+        fake = self.generator(z)  # expect: LL201
+        return spectral_loss(fake, y).item()
+    def run(self, train, dev):
+        for z, y in train:
+            self.train_step(z, y)
+        self.generator.eval()
+        print(sum(self.eval_step(z, y) for z, y in dev))
+net = nn.Linear(8, 8)
+Trainer(net, torch.optim.SGD(net.parameters(), lr=0.1)).run(train_batches, dev_batches)
+""",
         # GRPO-style rollouts: the sampled tokens are trained on later, the rollout's log-probs
         # only as detached old values, so the rollout forwards' graphs are never used
         """

@@ -62,8 +62,8 @@ on a graph tensor (`-t`, `t[0]`, `t * 2`, `t > 0.5`), or a call of a local funct
 ops. A helper that hands the ops it builds back to its caller is reported at the call (build it
 once, before the loop); one that builds and uses them without returning any (`saver =
 tf.train.Saver(); saver.save(sess, path)`) is reported at its first op, where the fix goes. Graph tensors are known from what the file binds: results of TensorFlow
-ops, `tf.trainable_variables()`, `graph.get_tensor_by_name(...)`, a Keras layer's `.output`,
-local functions returning them; values fetched by `sess.run` are numpy and never count.
+ops, `tf.trainable_variables()` (also filtered, `sorted(...)` or `list(...)`),
+`graph.get_tensor_by_name(...)`, a Keras layer's `.output`, local functions returning them; values fetched by `sess.run` are numpy and never count.
 
 It stays quiet when the graph is finalized anywhere in the file (`sess.graph.finalize()`:
 building an op after it raises), when the loop or function resets the graph first
@@ -243,6 +243,24 @@ for step in range(1000):
 """,
     )
     INVALID = (
+        # a target-network sync that pairs the variables by name (sorted lists of
+        # tf.trainable_variables()) and builds one assign op per pair on every call
+        """
+import tensorflow.compat.v1 as tf
+tf.disable_eager_execution()
+def sync_target(sess, source_scope, target_scope):
+    src = sorted([v for v in tf.trainable_variables() if v.name.startswith(source_scope)], key=lambda v: v.name)
+    dst = sorted([v for v in tf.trainable_variables() if v.name.startswith(target_scope)], key=lambda v: v.name)
+    ops = []
+    for s, d in zip(src, dst):
+        ops.append(d.assign(s))  # expect: LL504
+    sess.run(ops)
+with tf.Session() as sess:
+    for step in range(1_000_000):
+        if step % 10_000 == 0:
+            sync_target(sess, "online", "target")
+        sess.run(train_op)
+""",
         """
 import tensorflow as tf
 train_loss = tf.Variable(0.0, trainable=False)

@@ -123,6 +123,11 @@ class Lifetime:
             if self.graph_unused and not self.unused_forward_reported:
                 return confidence
             return Confidence.LOW
+        if self.per_input and self.graph_unused and not self.unused_forward_reported and not self.returned:
+            # Reset every step, but a loop inside the step runs a helper's forward per iteration
+            # (an annealing schedule of 500 steps summing log-weights) and nothing differentiates
+            # the total: the step holds one graph per inner iteration, for nothing.
+            return confidence
         # Only "structure" loops (over heads, layers, chunks) carry it: a value built for one step.
         if self.returned or self.reset_each_step:
             return None

@@ -24,7 +24,7 @@ both only add flows, so they can only make a graph look used, never unused.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterable, Union
 
 import libcst as cst
@@ -70,12 +70,18 @@ class _NameNode:
     #: or ``with`` statement, or ``_ENTRY`` for a parameter): only the reads that binding reaches
     #: are followed (``logits`` bound again before the training forward reads it). None: every read.
     binding: object = None
+    #: The call through which the followed value entered this function (see ``_ReturnNode.site``).
+    site: object = None
 
 
 @dataclass(frozen=True)
 class _ReturnNode:
     function: FunctionInfo
     path: Path = ()
+    #: The call site the followed value came in by (an argument of that call): its return goes
+    #: back to that call only, not to every caller of the function (``stft_loss(y_, y)`` in an
+    #: evaluation step does not flow into the training step's loss). None: every call site.
+    site: object = None
 
 
 #: Where a flow goes next: the reads of a name in a scope (a function, or a comprehension node
@@ -414,11 +420,32 @@ class GraphUse:
         return found
 
     def _compute_node_flow(self, node: FlowNode) -> tuple[bool, frozenset[FlowNode]]:
+        used, successors = self._compute_uncontexted_flow(node)
+        if used or node.site is None:
+            return used, successors
+        function = node.function if isinstance(node, _ReturnNode) else self._scope_function(node.scope)
+        return False, frozenset(self._within_call(successor, function, node.site) for successor in successors)
+
+    def _within_call(self, node: FlowNode, function: FunctionInfo, site: object) -> FlowNode:
+        """``node`` reached while following a value that entered ``function`` through the call
+        ``site``: a node of the same function (its names, its return) keeps that call as context."""
+        if node.site is not None:
+            return node
+        if isinstance(node, _ReturnNode):
+            return replace(node, site=site) if node.function is function else node
+        return replace(node, site=site) if self._scope_function(node.scope) is function else node
+
+    def _scope_function(self, scope: object) -> FunctionInfo:
+        return scope if isinstance(scope, FunctionInfo) else self._function_of(scope)  # type: ignore[arg-type]
+
+    def _compute_uncontexted_flow(self, node: FlowNode) -> tuple[bool, frozenset[FlowNode]]:
         successors: set[FlowNode] = set()
         if isinstance(node, _ReturnNode):
             sites = self._call_sites(node.function)
             if not sites:
                 return True, frozenset()  # callers this file does not show
+            if node.site is not None:
+                sites = [(call, caller) for call, caller in sites if call is node.site] or sites
             for call, caller in sites:
                 used, more = self._expr_flow(call, caller, node.path)
                 if used:
@@ -634,7 +661,7 @@ class GraphUse:
                 return None, ()
             # What the callee does with it, returning it to its call sites included, is the
             # flow of its parameter.
-            successors.add(_NameNode(info, parameter, path, _ENTRY))
+            successors.add(_NameNode(info, parameter, path, _ENTRY, site=call))
             return False, ()
         if type(func) is cst.Name:
             name = func.value

@@ -237,6 +237,10 @@ class Site:
     loops: frozenset[int] = frozenset()
 
 
+#: Builtins whose result holds the same elements as their first argument.
+_REORDERING_BUILTINS = frozenset({"sorted", "list", "tuple", "reversed"})
+
+
 @dataclass
 class TfGraph:
     """What one file says about TensorFlow graphs: graph mode, graph values, runs, local calls."""
@@ -471,6 +475,10 @@ class TfGraph:
                     return COLLECTION if method in _COLLECTION_METHODS else TENSOR
             if self.is_optimizer_call(expr, scopes):
                 return COLLECTION
+            if isinstance(func, cst.Name) and func.value in _REORDERING_BUILTINS and self._lookup(func.value, scopes) == []:
+                # `sorted(tf.trainable_variables(), key=...)`: the same graph values, reordered
+                first = next((a.value for a in expr.args if a.keyword is None and not a.star), None)
+                return COLLECTION if first is not None and self.graph_kind(first, scopes, depth) is not None else None
             function = self._local_function(func, scopes)
             return self.returns_kind(function) if function is not None else None
         if isinstance(expr, (cst.Name, cst.Attribute)):

@@ -2,7 +2,7 @@
 
 Source: https://github.com/facebookresearch/EGG/pull/8
 Style: plain
-Kind: graph kept across epochs in an early stopper's history: train_epoch returns the sum of the epoch's loss tensors (a graph over every batch), and update_values() appends it to a list that lives for the whole run, so every epoch's autograd graph stays alive (the PR appends .detach()ed losses; it detaches the validation loss too, which is computed under no_grad and carries no graph)
+Kind: graph kept across epochs in an early stopper's history: train_epoch returns the sum of the epoch's loss tensors (a graph over every batch), and update_values() appends it to a list that lives for the whole run, so every epoch's autograd graph stays alive (the PR appends .detach()ed losses; it detaches the validation loss too, which is computed under no_grad and carries no graph; the epoch sum of graph-attached losses in train_epoch is itself a leak, detached by a later EGG fix and marked since stop 34)
 """
 from typing import Dict
 
@@ -95,7 +95,7 @@ class Trainer:
             loss.backward()
             self.optimizer.step()
             n_batches += 1
-            mean_loss += loss
+            mean_loss += loss.detach()
         return mean_loss / n_batches, {k: v / n_batches for k, v in mean_rest.items()}
 
     def train(self, n_epochs):
