@@ -230,6 +230,7 @@ def _apply_rules(
                 project_no_grad=frozenset(settings.no_grad_decorators),
                 project_classes=settings.project_classes,
                 grad_free=settings.grad_free_in(path),
+                notebook=is_notebook_path(path),
             )
         except RecursionError:
             raise SourceProblem(ErrorKind.TOO_COMPLEX, "too deeply nested to analyse") from None

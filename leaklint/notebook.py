@@ -37,6 +37,8 @@ from leaklint.magics import MaskedLine, cell_magic, is_python_cell_magic, line_b
 SEPARATOR = "\n"
 _TOP_LEVEL_AWAIT = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0x2000)
 _PROGRAM_POSITION = re.compile(r"\bat (\d+):(\d+)")
+#: A program line a finding's message or help names (``the forward at line 29``).
+_MESSAGE_LINE = re.compile(r"\bline (\d+)\b(?: of the module)?")
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _NON_ASCII_ESCAPE = re.compile(r"\\u(?!00[0-7])[0-9a-fA-F]{4}")
 _NOTEBOOK_LINE = re.compile(r"[^\n]*\n|[^\n]+")
@@ -231,6 +233,8 @@ class Program:
             fix = Fix(fix.title, fix.applicability, tuple(self._localize_edit(edit) for edit in fix.edits))
         return replace(
             finding,
+            message=self._localize_text(finding.message, block),
+            help=self._localize_text(finding.help, block),
             cell=block.cell.number,
             line=block.line_in_cell(finding.line),
             end_line=block.line_in_cell(finding.end_line),
@@ -238,6 +242,18 @@ class Program:
             statement_end=block.line_in_cell(finding.statement_end) if finding.statement_end else 0,
             fix=fix,
         )
+
+    def _localize_text(self, text: str, home: CellBlock) -> str:
+        """A message's program lines (``the loop at line 92``) as lines of their cells: ``line 4``
+        in the finding's own cell, ``line 4 of cell 7`` in another."""
+
+        def cell_line(match: re.Match[str]) -> str:
+            line = int(match.group(1))
+            block = self.block_at(line)
+            where = "" if block is home else f" of cell {block.cell.number}"
+            return f"line {block.line_in_cell(line)}{where}"
+
+        return _MESSAGE_LINE.sub(cell_line, text) if self.blocks else text
 
     def _localize_edit(self, edit: TextEdit) -> TextEdit:
         """A program edit as an edit of its cell's source: what applying it to the cell gives is

@@ -44,7 +44,10 @@ that hold such a tensor count too, as does a tensor grown by concatenation
 the graph. A store in `__init__` counts only inside a loop over steps: `__init__` runs once per object,
 so a graph kept there does not pile up call after call.
 
-Values are followed through the file's own code: what a helper or method is passed by its callers
+Chunks a function gathers and returns (`return torch.cat(chunks)`) are kept for
+its caller only when some caller may differentiate them: when the file shows every caller and,
+followed through its helpers, none does (retrieval scores, metrics), the chunks' graphs are kept
+for nothing and reported. Values are followed through the file's own code: what a helper or method is passed by its callers
 (`store_metrics(metrics)` called with a dict of losses), what a local function or method returns,
 the keys of a dict built with literal keys (`{"loss": loss.detach(), "n": x.size(0)}` carries no
 graph), objects built by classes of the file and handed around (constructors, `defaultdict(Cls)`),
@@ -152,6 +155,21 @@ logging flag set in `__init__` (now low confidence) are fixed.
 - Runtime repro: `leaklint verify LL102` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # a history object of the file whose record() appends the loss detached, inside a tuple
+        """
+import torch
+import torch.nn.functional as F
+class History:
+    def __init__(self):
+        self.entries = []
+    def record(self, loss, extras):
+        self.entries.append((loss.detach(), extras))
+history = History()
+for x, y in loader:
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    history.record(loss, {"n": len(x)})
+""",
         # draws of a distribution the decoder returns: sample() runs under no_grad
         """
 import torch
@@ -557,6 +575,28 @@ def run(rank, x_all, loader, epochs):
 """,
     )
     INVALID = (
+        # an image-text evaluation wrapper: the towers run through a library model's own methods
+        # (get_text_features), chunk by chunk, and nothing differentiates what it returns
+        """
+import torch
+import torch.nn.functional as F
+from transformers import AutoModel, AutoTokenizer
+class TextEncoder:
+    def __init__(self, name):
+        self.model = AutoModel.from_pretrained(name)
+        self.tokenizer = AutoTokenizer.from_pretrained(name)
+    def encode(self, texts, batch_size=256):
+        chunks = []
+        for start in range(0, len(texts), batch_size):
+            inputs = self.tokenizer(texts[start:start + batch_size], padding=True, return_tensors="pt")
+            feats = self.model.get_text_features(**inputs)
+            chunks.append(F.normalize(feats, dim=-1).cpu())  # expect: LL102
+        return torch.cat(chunks)
+def retrieval_scores(encoder, queries, documents):
+    q, d = encoder.encode(queries), encoder.encode(documents)
+    return (q @ d.T).topk(10, dim=1).indices.tolist()
+print(retrieval_scores(TextEncoder("openai/clip-vit-base-patch32"), ["a cat"], ["a dog", "a cat"]))
+""",
         # one model per agent, kept in a list: each agent's output carries its graph
         """
 import torch

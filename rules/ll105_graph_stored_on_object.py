@@ -102,7 +102,9 @@ and whether the attribute should be kept at all, is a judgement call.
 A store that runs only when a caller opts in (`if use_cache:` where the parameter defaults to
 `False` or `None`: a KV cache; or `if self.flag:` where `__init__` sets `self.flag = False`) is low
 confidence; the callers that pass `True` usually generate
-under `torch.no_grad()`, which leaklint does not follow across calls.
+under `torch.no_grad()`, which leaklint does not follow across calls. So is a setter method
+(`save_attention_map(self, m): self.attention_map = m`) that every call in the file makes under
+such a flag (`if is_cross_attention and self.save_attention:`).
 A stored tensor that is meant to carry its graph (a hook that captures features for a perceptual or
 distillation loss, GAN code that keeps `self.fake_B` for the generator's backward, pix2pix's
 `self.loss_G = ...; self.loss_G.backward()`) is recognised when the slot itself flows into a
@@ -156,6 +158,25 @@ forward) is fixed.
 - Runtime repro: `leaklint verify LL105` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # an attention map kept for Grad-CAM by a setter that forward calls only when a flag the
+        # constructor turns off is on (and a cross-attention call): opt-in, shown with low confidence
+        """
+import torch
+import torch.nn as nn
+class CrossAttention(nn.Module):
+    def __init__(self, dim, is_cross_attention=True):
+        super().__init__()
+        self.query, self.key = nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.is_cross_attention = is_cross_attention
+        self.save_attention = False
+    def save_attention_map(self, attention_map):
+        self.attention_map = attention_map
+    def forward(self, x, context):
+        probs = (self.query(x) @ self.key(context).transpose(-1, -2)).softmax(-1)
+        if self.is_cross_attention and self.save_attention:
+            self.save_attention_map(probs)
+        return probs @ context
+""",
         """
 import torch.nn as nn
 class Attention(nn.Module):
@@ -588,7 +609,15 @@ def _on_request(facts: ModuleFacts, fact: StatementFact) -> bool:
     default, a KV cache filled during generation): whether it keeps graphs depends on whether
     those callers record gradients, which leaklint does not follow."""
     place = facts.index.place_of(fact)
-    return place is not None and place.opt_in_flag() is not None
+    if place is not None and place.opt_in_flag() is not None:
+        return True
+    # a setter method (`save_attention_map(self, m)`) that every call in the file makes under
+    # such a flag (`if self.save_attention: self.save_attention_map(probs)`)
+    function = fact.function
+    if not function.is_method or function.may_be_called_by_base or function.name.startswith("__"):
+        return False
+    places = call_graph(facts).places_of(function)
+    return bool(places) and all(site.opt_in_flag() is not None for site in places)
 
 
 def _needs_declarations(target: cst.BaseExpression) -> bool:

@@ -161,7 +161,11 @@ data that a loss reads (`trajectories.append({"tokens": t, "old_logp": logp})`, 
 only reads `traj["old_logp"].detach()`) are reported, while a dict entry read under a key that is
 not a literal counts as read. What a helper returns goes back only to the call that handed it the
 value: a loss function shared by the training step and the evaluation step does not make the
-evaluation forward look trained. A name bound again before a later read (`logits` reassigned by the
+evaluation forward look trained. A helper of the file that runs the forward and returns what it
+computes (`loss = compute_loss(model, batch)`), shared by a training step that backpropagates its
+result and a validation loop that only logs it, is reported at the validation call, where
+`no_grad` goes. Methods of library models that run their forward under another name
+(`get_image_features`, `get_text_features`, `encode_image`...) are forwards too. A name bound again before a later read (`logits` reassigned by the
 training forward) is followed only to the reads its binding reaches.
 Many findings are single forwards in notebooks and demos (`out = model(x); print(out.shape)`):
 true, and cheap. The finding is on the forward. When its output is then kept in a list across the
@@ -199,6 +203,72 @@ calls a helper whose body is under `torch.no_grad()`.
 - Runtime repro: `leaklint verify LL201` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # a helper that runs its own backward (a training epoch) and returns a number: nothing to
+        # report at its call, which records nothing the helper does not use
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+def train_one_epoch(model, optimizer, loader):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+def compute_loss(model, batch):
+    x, y = batch
+    return F.cross_entropy(model(x), y)
+def fit(model, optimizer, loader, epochs):
+    for epoch in range(epochs):
+        print(epoch, train_one_epoch(model, optimizer, loader))
+    for batch in loader:
+        loss = compute_loss(model, batch)
+        loss.backward()
+        optimizer.step()
+""",
+        # fixed priors: modules whose only tensor is a registered buffer (no parameter), built on a
+        # base class that keeps settings only (`outcome_shape: tuple`), fed a shape: no graph
+        """
+import torch
+import torch.nn as nn
+import torch.distributions as td
+class PriorNet(nn.Module):
+    def __init__(self, outcome_shape: tuple):
+        super().__init__()
+        if isinstance(outcome_shape, int):
+            outcome_shape = (outcome_shape,)
+        self.outcome_shape = outcome_shape
+    def forward(self, batch_shape):
+        raise NotImplementedError
+class BernoulliPriorNet(PriorNet):
+    def __init__(self, outcome_shape):
+        super().__init__(outcome_shape)
+        self.register_buffer("logits", torch.zeros(self.outcome_shape, requires_grad=False).detach())
+    def forward(self, batch_shape):
+        shape = batch_shape + self.outcome_shape
+        return td.Independent(td.Bernoulli(logits=self.logits.expand(shape)), len(self.outcome_shape))
+class CategoricalPriorNet(PriorNet):
+    def __init__(self, outcome_shape):
+        super().__init__(outcome_shape)
+        self.register_buffer("logits", torch.zeros(self.outcome_shape, requires_grad=False).detach())
+    def forward(self, batch_shape):
+        shape = batch_shape + self.outcome_shape
+        return td.OneHotCategorical(logits=self.logits.expand(shape))
+def show_prior(batch_size=3):
+    prior_net = BernoulliPriorNet(7)
+    p = prior_net(batch_shape=(batch_size,))
+    print(f"distribution: {p}")
+    z = p.sample()
+    print(f"shapes: sample={z.shape} log_prob={p.log_prob(z).shape}")
+    prior_net = CategoricalPriorNet(7)
+    p = prior_net(batch_shape=(batch_size,))
+    z = p.sample()
+    print(f"shapes: sample={z.shape} log_prob={p.log_prob(z).shape}")
+show_prior()
+""",
         # a sampling method that only calls a helper whose whole body runs under no_grad
         """
 import torch
@@ -651,6 +721,34 @@ if __name__ == "__main__":
 """,
     )
     INVALID = (
+        # a loss helper that runs the forward, shared by the training step (which backpropagates
+        # its result) and the validation loop (which only logs it): reported at the validation call
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+def compute_loss(model, batch):
+    x, y = batch
+    return F.cross_entropy(model(x), y)
+def validate(model, loader):
+    model.eval()
+    total = 0.0
+    for batch in loader:
+        loss = compute_loss(model, batch)  # expect: LL201
+        total += loss.item()
+    model.train()
+    return total / len(loader)
+def train(model, optimizer, train_loader, val_loader, epochs=10):
+    for epoch in range(epochs):
+        for batch in train_loader:
+            loss = compute_loss(model, batch)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(epoch, validate(model, val_loader))
+net = nn.Linear(16, 4)
+train(net, torch.optim.SGD(net.parameters(), lr=0.1), train_loader, val_loader)
+""",
         # one loss helper called from the training step and from the evaluation step: what it
         # returns goes back to the call that passed the value in, so the evaluation forward,
         # whose loss is only .item()ed, is not taken for trained through the training step's call
@@ -951,7 +1049,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         yield finding
     for call, finding in unused.items():
         where = call.statement.line if call.statement is not None else call.node
-        if isinstance(call, _MethodForward) and where not in reported:
+        if isinstance(call, (_MethodForward, _HelperForward)) and where not in reported:
             reported.add(where)
             yield finding
 
@@ -1030,6 +1128,39 @@ class _MethodForward(ModelCall):
     method: str | None = None
 
 
+@dataclass(eq=False)
+class _HelperForward(ModelCall):
+    """A call of a function of the file that runs a forward and returns what it computes
+    (``loss = compute_loss(model, batch)``), made where its result is not differentiated."""
+
+    helper: FunctionInfo | None = None
+
+
+def _helper_forward_calls(facts: ModuleFacts, use: GraphUse) -> list[ModelCall]:
+    """``loss = pf_loss(model, batch)`` in a validation loop, with gradients on: the helper's own
+    forward is differentiated where the training step calls it, so it is not a finding by
+    itself; this call, whose result nothing differentiates, is where the graph is recorded for
+    nothing (and where ``no_grad`` goes). Only helpers that are not module methods, run their
+    forwards directly, run no backward of their own and return what the forward computes."""
+    found: list[ModelCall] = []
+    inner: dict[FunctionInfo, list[ModelCall]] = {}
+    for model_call in facts.model_calls():
+        if model_call.statement is not None and model_call.grad is GradMode.ENABLED:
+            inner.setdefault(model_call.statement.function, []).append(model_call)
+    for call, fact, callee in call_graph(facts).resolved:
+        if callee is None or fact.grad is not GradMode.ENABLED or callee not in inner or callee.decorator_grad is not None:
+            continue
+        if callee.cls is not None and callee.cls.is_module or callee.may_be_called_by_base or callee.backward_names:
+            continue  # (a helper that runs its own backward uses its forwards itself)
+        returns = facts.summary(callee).returns
+        if returns is None or not returns.is_graph:
+            continue  # it does not hand back what its forward computes
+        if any(not use.expression_flow(forward.node, callee)[0] for forward in inner[callee]):
+            continue  # a forward of the helper nothing differentiates: judged there
+        found.append(_HelperForward(call, fact, f"{callee.name}()", facts.value(call), fact.grad, None, callee))
+    return found
+
+
 def _model_method_calls(facts: ModuleFacts, use: GraphUse) -> list[ModelCall]:
     """``policy.value(obs)``: a method of a module class of this file, called on a model, that
     runs the model through ``self.forward`` or another method: a forward under another name. (A
@@ -1075,6 +1206,7 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
     use = graph_use(facts)
     candidates = [call for call in facts.model_calls() if call.grad is GradMode.ENABLED and call.statement is not None]
     candidates += _model_method_calls(facts, use)
+    candidates += _helper_forward_calls(facts, use)
     if not candidates:
         return found
     frozen = frozen_models(facts)
@@ -1084,7 +1216,7 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
         function = call.statement.function  # type: ignore[union-attr]
         if call.callee is not None and (call.callee in frozen or call.callee.split(".", 1)[0] in frozen):
             continue
-        if not _records_graph(facts, use, call, function):
+        if not isinstance(call, _HelperForward) and not _records_graph(facts, use, call, function):
             continue
         used, reached = use.expression_flow(call.node, function)
         if used or not reached:
@@ -1110,7 +1242,8 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
         found[call] = Violation(
             node=call.node,
             message=(
-                f"'{name}' runs with gradients enabled, but nothing differentiates its output (it only "
+                (f"'{name}', which runs a model's forward," if isinstance(call, _HelperForward) else f"'{name}'")
+                + " runs with gradients enabled, but nothing differentiates its output (it only "
                 "ends up in values, files or logs): the forward records an autograd graph that is never "
                 "used and keeps it alive while the output lives"
                 + (

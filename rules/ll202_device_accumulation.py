@@ -199,6 +199,10 @@ device, and periodic snapshots count as deliberate. On bench/leaks all 24 findin
 lines. Another was in the fixed version of a federated MRI test script, which added
 `torch.no_grad()` but still kept every reconstruction on the device until the test set ended: a
 true device accumulation, so the fixed version was corrected (bench/leaks/HELDOUT.md).
+A bank multiplied as a whole after the loop (`sims = image_embeds @ text_embeds.t()`, all-pairs
+retrieval scores) is a working set too, and a store under `if t == 0:` (the loop's own item
+compared with a literal) keeps one value per run of that loop, not one per iteration (one per
+model of a sweep that builds a model per iteration is shown with low confidence).
 
 On the library code of accelerate, lightning, peft, trl, torchmetrics, torch_geometric and timm,
 3 of its 4 default findings were false until two causes were fixed: a collector that hands what it
@@ -234,6 +238,54 @@ as Lightning's documented pattern (low confidence, whatever they hold).
 """
 
     VALID = (
+        # retrieval evaluation: the image embeddings stay on the device because the next line
+        # scores every image against every text at once (a matrix product over the whole bank)
+        """
+import torch
+import torch.nn.functional as F
+@torch.no_grad()
+def evaluate(model, image_loader, text_embeds, device):
+    image_embeds = []
+    for images in image_loader:
+        image_embeds.append(F.normalize(model.encode_image(images.to(device)), dim=-1))
+    image_embeds = torch.cat(image_embeds)
+    sims = image_embeds @ text_embeds.t()
+    return sims.topk(5, dim=1).indices.cpu()
+""",
+        # the output before training starts, kept once per network of a sweep (`if t == 0:`):
+        # one per model, shown with low confidence only
+        """
+import torch
+import torch.nn as nn
+untrained = []
+for width in widths:
+    model = nn.Sequential(nn.Linear(2, width), nn.ReLU(), nn.Linear(width, 1)).to("cuda")
+    optimizer = torch.optim.Adam(model.parameters())
+    for t in range(1000):
+        y_pred = model(X)
+        if t == 0:
+            untrained.append(y_pred.detach())
+        loss = ((y_pred - y) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+        # the output before training starts, kept once (`if t == 0:`), not every step
+        """
+import torch
+import torch.nn as nn
+snapshots = []
+model = nn.Sequential(nn.Linear(2, 64), nn.ReLU(), nn.Linear(64, 1)).to("cuda")
+optimizer = torch.optim.Adam(model.parameters())
+for t in range(1000):
+    y_pred = model(X)
+    if t == 0:
+        snapshots.append(y_pred.detach())
+    loss = ((y_pred - y) ** 2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
         # one loss per task of a meta-batch: backward() on it says it is a single number
         """
 import torch
@@ -948,7 +1000,8 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
         )
     if lifetime.consumed_by_backward:
         return None
-    loops = [loop for loop in lifetime.carried_by if _runs_over_inputs(loop, facts)]
+    once = _once_per_loop(facts, fact)
+    loops = [loop for loop in lifetime.carried_by if _runs_over_inputs(loop, facts) and loop.node not in once]
     if not loops:
         # A loop over items the model runs on one by one (the frames of a video, the crops of an
         # image, the texts of a list): bounded, often meant to end on the device together, unless
@@ -961,6 +1014,15 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
         return None
     if _searched_later(facts, fact, store.container, loops[-1]):
         return None
+    if once and all(_builds_a_model(facts, loop) for loop in loops):
+        # `if t == 0:` inside the training loop of a sweep that builds a model per iteration:
+        # one value per trained model, a handful, kept for the comparison after the sweep.
+        return _Candidate(
+            fact, store, loops[-1].node, size, from_model, Confidence.LOW,
+            f"'{what}' is a tensor on the accelerator, kept in '{store.container}' once per model the loop at line "
+            f"{facts.line_of(loops[-1].node)} builds: device memory grows by one per model",
+            f"keep {moved} (or the numbers you need, with .item() / .tolist())",
+        )
     line = facts.line_of(loops[-1].node)
     where = f"the loop at line {line}" if line is not None else "the loop"
     help = f"keep {moved} (or the numbers you need, with .item() / .tolist())"
@@ -999,6 +1061,8 @@ def _searched_later(facts: ModuleFacts, fact: StatementFact, container: str, loo
             _keeps(node.value, kept, facts) or _built_over(node.value, kept, facts)
         ):
             kept.update(name for target in node.targets for name in bound_names(target.target))
+    if any(_multiplies_whole(other.node, kept, facts) for other in after if not other.loops[len(fact.loops) - 1 :]):
+        return True  # `sims = bank @ text_bank.t()`: all-pairs scores over the whole bank, on the device
     for other in after:
         if not other.loops or other.loops[-1].node in around:
             continue  # not in a loop of its own after the collecting one (an epoch loop around both is not)
@@ -1014,6 +1078,23 @@ def _built_over(expr: cst.BaseExpression, kept: set[str], facts: ModuleFacts) ->
     """``MIPSKNNIndex(bank)``, ``faiss_index(bank)``: an object built over the kept tensors (a
     search index), which holds them on the device for the searches that follow."""
     return isinstance(expr, cst.Call) and any(arg.keyword is None and _keeps(arg.value, kept, facts) for arg in expr.args)
+
+
+#: torch functions that multiply whole matrices (or compare every pair of rows).
+_MATRIX_PRODUCTS = frozenset({"torch.mm", "torch.matmul", "torch.bmm", "torch.einsum", "torch.cdist", "torch.cosine_similarity"})
+
+
+def _multiplies_whole(node: cst.CSTNode, kept: set[str], facts: ModuleFacts) -> bool:
+    """``node`` takes a matrix product of a kept bank as a whole with something else
+    (``bank @ other.t()``, ``torch.mm(bank, other)``): a computation over all of it at once."""
+    for current in walk(node, into=not_into_scopes):
+        if isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.MatrixMultiply):
+            if _reads_whole(current.left, kept) or _reads_whole(current.right, kept):
+                return True
+        elif isinstance(current, cst.Call) and facts.imports.resolve(current.func) in _MATRIX_PRODUCTS:
+            if any(_reads_whole(arg.value, kept) for arg in current.args):
+                return True
+    return False
 
 
 def _reads_whole(node: cst.CSTNode, names: set[str]) -> bool:
@@ -1173,6 +1254,33 @@ def _periodic(facts: ModuleFacts, fact: StatementFact) -> bool:
             if isinstance(node.operator, cst.Modulo):
                 return True
     return False
+
+
+def _builds_a_model(facts: ModuleFacts, loop: LoopInfo) -> bool:
+    """The loop's own body builds a new model every iteration (``model = nn.Sequential(...)``):
+    a sweep over models, folds or trials."""
+    return any(
+        isinstance(other.node, cst.Assign) and isinstance(other.node.value, cst.Call)
+        and other.loops and other.loops[-1] is loop and facts.value(other.node.value).role is Role.MODEL
+        for other in facts.index.statements_in_loop(loop.node)
+    )
+
+
+def _once_per_loop(facts: ModuleFacts, fact: StatementFact) -> set[cst.CSTNode]:
+    """The loops whose one iteration alone runs the store: it sits under ``if t == 0:`` (a
+    comparison of the loop's own item with a literal), so it keeps one value per run of them."""
+    place = facts.index.place_of(fact)
+    if place is None:
+        return set()
+    tested: set[str] = set()
+    for guard, held in place.branch_guards():
+        if held and isinstance(guard, cst.Comparison) and len(guard.comparisons) == 1:
+            target = guard.comparisons[0]
+            if isinstance(target.operator, cst.Equal) and isinstance(guard.left, cst.Name) and isinstance(
+                target.comparator, (cst.Integer, cst.SimpleString)
+            ):
+                tested.add(guard.left.value)
+    return {loop.node for loop in fact.loops if tested & loop.item_names}
 
 
 def _binary_operations(expr: cst.BaseExpression) -> Iterator[cst.BinaryOperation]:

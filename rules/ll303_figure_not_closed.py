@@ -113,7 +113,10 @@ figures a helper returns (or collects into a list it returns: `figures.append(ma
 method of its class closes them (`def close(self): plt.close(self.figure)`), nor
 a helper's per-item loop when every caller in the file closes the figures after calling it.
 `plt.show()` counts as a close: a notebook's inline backend closes every figure it displays, and
-an interactive window is gone once the user closes it. On a headless backend (`Agg`) `show()`
+an interactive window is gone once the user closes it. In a notebook, figures a cell only displays (nothing
+in the code that makes them calls `savefig`) are the cell's output: the inline backend shows and
+closes them when the cell ends, so they are reported with low confidence only; figures a cell
+saves in a loop still pile up while it runs. On a headless backend (`Agg`) `show()`
 does nothing and the figures stay open: that leak is not reported. Loops the code bounds to at
 most 20 iterations in all (`for batch in dataset.take(1):`, `for i in range(4):`, a name bound to
 a number (`num_to_plot = 5`), a parameter every call in the file sets to one, `random.sample(paths,
@@ -749,9 +752,25 @@ class _FigureAnalysis:
         kind = "the epoch/data loop" if loop.repeats_per_input else "the loop"
         return f"{kind}{where} of {_function_label(function)}"
 
-    @staticmethod
-    def _violation(creation: Creation, message: str, confidence: Confidence) -> Violation:
+    def _violation(self, creation: Creation, message: str, confidence: Confidence) -> Violation:
+        if self.facts.notebook and not self._saves_figures(creation):
+            # A notebook cell's figures, only displayed: the inline backend shows and closes them
+            # when the cell ends, so they pile up only while one cell runs (the output it shows).
+            confidence = Confidence.LOW
+            message += " (in a notebook the inline backend closes a cell's figures when the cell ends)"
         return Violation(node=creation.call, message=message, confidence=confidence, statement=creation.statement.line)
+
+    def _saves_figures(self, creation: Creation) -> bool:
+        """The function that makes the figure (or, for a figure factory, the factory) writes
+        figures out (``savefig``): a side product kept while the cell runs, not its output."""
+        places = [self._body(creation.statement.function)]
+        if creation.factory is not None:
+            places.append(self._body(creation.factory))
+        return any(
+            isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "savefig"
+            for place in places
+            for node in walk(place, into=not_into_scopes)
+        )
 
 
 def _reuses_figure(call: cst.Call, qualified: str) -> bool:

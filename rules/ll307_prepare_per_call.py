@@ -14,7 +14,7 @@ from leaklint.analysis.calls import call_graph, caller_of
 from leaklint.analysis.device import is_hf_trainer
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.heavy import built_here
-from leaklint.analysis.names import dotted_name, dotted_names_in
+from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
 from leaklint.analysis.places import Place
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import FEW_ITERATIONS, repeated_functions
@@ -65,8 +65,9 @@ the same:
 It stays quiet when `accelerator.free_memory()` (or its alias `clear()`) runs in the same loop or
 function, or in the function that calls it: that drops the Accelerator's references; and when the
 function keeps what it prepares on `self` and hands it back on later calls (a dict looked up by
-key, or an attribute tested by a guard that returns early, `if getattr(self, "_eval_loader", None)
-is not None: return ...`): a `prepare` after that guard runs once. One inside the guard (the cached
+key, also through a local name for it, `cache = self.__dict__.setdefault("_loaders", {})`; or an
+attribute tested by a guard that returns early, `if getattr(self, "_eval_loader", None) is not
+None: return ...`): a `prepare` after that guard runs once. One inside the guard (the cached
 loader prepared again at every call) is reported.
 
 Confidence is high when a model or an optimizer prepared was built in that very iteration or call
@@ -160,6 +161,23 @@ function called from a loop of a few literal iterations does not run "every step
 """
 
     VALID = (
+        # a Trainer override that caches its prepared eval loader by key in a dict kept on the
+        # object, and returns it from the cache on later evaluations
+        """
+from torch.utils.data import DataLoader
+from transformers import Trainer
+class CachedEvalTrainer(Trainer):
+    def get_eval_dataloader(self, eval_dataset=None):
+        cache = self.__dict__.setdefault("_eval_loaders", {})
+        key = "eval" if eval_dataset is None else id(eval_dataset)
+        if key in cache:
+            return cache[key]
+        dataset = eval_dataset if eval_dataset is not None else self.eval_dataset
+        loader = DataLoader(dataset, batch_size=self.args.eval_batch_size, num_workers=4, persistent_workers=True)
+        loader = self.accelerator.prepare(loader)
+        cache[key] = loader
+        return loader
+""",
         # Prepared once; each run starts by dropping the previous run's references.
         """
 import torch
@@ -630,15 +648,36 @@ def _after_cache_guard(fact: StatementFact, facts: ModuleFacts) -> bool:
         for assign in other.node.targets
         if isinstance(assign.target, cst.Attribute) and (target := dotted_name(assign.target)) is not None and target.startswith("self.")
     }
+    cached |= _caches_on_self(function, facts)
     if not cached:
         return False
     statement = fact.line or fact.node
     for line in node.body.body:
         if any(part is statement or part is fact.node for part in walk(line)):
             return False  # reached the statement (inside a guard or not) before any guard that ends above it
-        if isinstance(line, cst.If) and _guard_reads(line.test) & cached and any(isinstance(part, cst.Return) for part in walk(line.body)):
+        if isinstance(line, cst.If) and (_guard_reads(line.test) | names_read(line.test)) & cached and any(
+            isinstance(part, cst.Return) for part in walk(line.body)
+        ):
             return True
     return False
+
+
+def _caches_on_self(function: FunctionInfo, facts: ModuleFacts) -> set[str]:
+    """Local names for a container kept on ``self`` (``cache = self.__dict__.setdefault("_loaders",
+    {})``, ``cache = self._loaders``) that the function fills by key (``cache[key] = loader``)."""
+    aliases: set[str] = set()
+    filled: set[str] = set()
+    for other in facts.index.statements_of(function):
+        node = other.node
+        if not isinstance(node, cst.Assign):
+            continue
+        for assign in node.targets:
+            target = assign.target
+            if isinstance(target, cst.Name) and any(name == "self" or name.startswith("self.") for name in dotted_names_in(node.value)):
+                aliases.add(target.value)
+            elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                filled.add(target.value.value)
+    return aliases & filled
 
 
 def _guard_reads(test: cst.BaseExpression) -> set[str]:

@@ -9,14 +9,14 @@ import libcst as cst
 from leaklint.analysis.calls import CallGraph, call_graph
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.keras import keras_models
-from leaklint.analysis.names import dotted_name, dotted_names_in
+from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
 from leaklint.analysis.places import COMPREHENSIONS, Level, Place, per_iteration_names, step_level
 from leaklint.analysis.steps import is_per_step_hook
-from leaklint.analysis.structure import FunctionInfo
+from leaklint.analysis.structure import FunctionInfo, bound_names
 from leaklint.analysis.iterations import few_runs
 from leaklint.analysis.tensorflow import tf_graph
 from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
-from leaklint.analysis.walk import walk
+from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
 from leaklint.rule import Measured, Rule, Violation
@@ -48,7 +48,10 @@ It stays quiet for `@tf.function` at module level, in a class body or in `__init
 definitions are traced once), in a loop around a whole training loop (one function per fold or
 per model is needed when each fold builds a new model), for functions collected into a container
 (`{name: tf.function(make(name)) for name in heads}`), and in a loop that wraps a different
-callable each time (`for model in models: tf.function(model.call)`, `tf.function(make_step(agent))`).
+callable each time (`for model in models: tf.function(model.call)`, `tf.function(make_step(agent))`), and in a function that is
+itself a whole run: it builds the state its tf.function closes over (a model, an optimizer,
+metrics, a dataset) and calls the function from a loop of its own (`train_and_eval(config)` in a
+sweep, an evaluation per checkpoint): one trace per run.
 
 ## Why it matters
 A `tf.function` keeps a cache of traced graphs; the cache belongs to the `Function` object. A new
@@ -108,6 +111,28 @@ shapes is not looked for. bench/realcode has no finding: its tutorials define th
 - Runtime repro: `leaklint verify LL502` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # a sweep: each call of train_and_eval() is a whole run with its own model, optimizer and
+        # metrics, which its tf.function steps close over and call in the run's own loop
+        """
+import tensorflow as tf
+def train_and_eval(width, dataset, epochs=5):
+    model = build_classifier(width)
+    optimizer = tf.keras.optimizers.Adam()
+    accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        accuracy.update_state(y, model(x))
+    for _ in range(epochs):
+        for x, y in dataset:
+            train_step(x, y)
+    return accuracy.result().numpy()
+results = {}
+for width in widths:
+    results[width] = train_and_eval(width, train_ds)
+""",
         """
 import tensorflow as tf
 @tf.function
@@ -381,7 +406,30 @@ def _frequency(
     info = place.function(facts)
     if info is None or info.name in _ONCE_METHODS:
         return None
+    if _runs_it_in_a_loop(facts, place, info):
+        return None  # a whole run per call (`train_and_eval(config)`): one trace per run
     return _called_per_step(facts, sites, info)
+
+
+def _runs_it_in_a_loop(facts: ModuleFacts, place: Place, info: FunctionInfo) -> bool:
+    """The function that creates the tf.function also calls it from a loop of its own (defines
+    ``train_step``, then loops over the epochs or the eval steps calling it), and the tf.function
+    reads what that call builds (its model, optimizer, metrics or dataset): each call is a whole
+    run with its own state, so one new trace per run, not per step."""
+    node = place.node
+    if isinstance(node, cst.FunctionDef):
+        name, body = node.name.value, node.body
+    else:
+        statement = place.statement()
+        if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)):
+            return False
+        name, body = statement.targets[0].target.value, node
+    if info.node is None or not names_read(body) & (_bound_in(info.node) - set(info.params)):
+        return False  # it reads nothing the run makes (`self.model`): one function could serve every call
+    for call in facts.index.calls_named(name):
+        if isinstance(call.node.func, cst.Name) and call.function(facts) is info and call.loops:  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 def _called_per_step(facts: ModuleFacts, sites: CallGraph, info: FunctionInfo) -> tuple[Confidence, str] | None:
@@ -403,3 +451,21 @@ def _builds_model(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
     models = keras_models(facts)
     body = loop.body if isinstance(loop, (cst.For, cst.While)) else loop
     return any(isinstance(node, cst.Call) and models.construction(node) is not None for node in walk(body))
+
+
+def _bound_in(function: cst.FunctionDef) -> set[str]:
+    """Names the function's own statements bind (assignments, ``with ... as``, ``for`` targets, local defs)."""
+    found: set[str] = set()
+    for node in walk(function.body, into=not_into_scopes):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                found.update(bound_names(target.target))
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            found.update(bound_names(node.target))
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            found.update(bound_names(node.asname.name))
+        elif isinstance(node, cst.For):
+            found.update(bound_names(node.target))
+        elif isinstance(node, cst.FunctionDef) and node is not function:
+            found.add(node.name.value)
+    return found

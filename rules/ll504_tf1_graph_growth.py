@@ -61,7 +61,8 @@ that adds ops to a graph value (`var.assign(x)`, `iterator.get_next()`,
 on a graph tensor (`-t`, `t[0]`, `t * 2`, `t > 0.5`), or a call of a local function that builds
 ops. A helper that hands the ops it builds back to its caller is reported at the call (build it
 once, before the loop); one that builds and uses them without returning any (`saver =
-tf.train.Saver(); saver.save(sess, path)`) is reported at its first op, where the fix goes. Graph tensors are known from what the file binds: results of TensorFlow
+tf.train.Saver(); saver.save(sess, path)`) is reported at its first op, where the fix goes (`return saver.save(sess, path)` hands back the
+checkpoint's path, not the Saver). Graph tensors are known from what the file binds: results of TensorFlow
 ops, `tf.trainable_variables()` (also filtered, `sorted(...)` or `list(...)`),
 `graph.get_tensor_by_name(...)`, a Keras layer's `.output`, local functions returning them; values fetched by `sess.run` are numpy and never count.
 
@@ -243,6 +244,21 @@ for step in range(1000):
 """,
     )
     INVALID = (
+        # a checkpoint helper that builds a Saver on every call and returns what save() returns
+        # (the checkpoint's path, not an op): the Saver line is where the fix goes
+        """
+import os
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+def save_checkpoint(sess, model_dir, epoch):
+    saver = tf.train.Saver(max_to_keep=3)  # expect: LL504
+    return saver.save(sess, os.path.join(model_dir, "model.ckpt"), global_step=epoch)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for epoch in range(300):
+        sess.run(train_op)
+        print(save_checkpoint(sess, "ckpt", epoch))
+""",
         # a target-network sync that pairs the variables by name (sorted lists of
         # tf.trainable_variables()) and builds one assign op per pair on every call
         """
@@ -580,7 +596,7 @@ class _Growth:
             elif isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
                 returns.append(node.value)
         built_names.discard("")
-        return any(self._builds_in(value, ops) or dotted_names_in(value) & built_names for value in returns)
+        return any(self._builds_in(value, ops) or _hands_back_names(value, built_names) for value in returns)
 
     def _builds_in(self, expr: cst.BaseExpression, ops: set[int]) -> bool:
         """``expr`` holds one of ``ops`` or a call of a helper that builds ops."""
@@ -622,6 +638,18 @@ class _Growth:
             if found is None or confidence.rank > found[0].rank:
                 found = confidence, f"on every call of '{function.name}', which runs the graph and is {why}"
         return found
+
+
+def _hands_back_names(value: cst.BaseExpression, names: set[str]) -> bool:
+    """``value`` hands back one of ``names`` (the ops a helper built) itself, not only what a
+    method of it returns (``return saver.save(sess, path)`` returns the checkpoint's path)."""
+    receivers = {
+        id(node.func.value) for node in walk(value) if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+    }
+    return any(
+        isinstance(node, (cst.Name, cst.Attribute)) and id(node) not in receivers and dotted_name(node) in names
+        for node in walk(value)
+    )
 
 
 def _is_traced(facts: ModuleFacts, info: FunctionInfo) -> bool:

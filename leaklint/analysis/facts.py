@@ -144,12 +144,16 @@ class ModuleFacts:
         project_no_grad: frozenset[str] = frozenset(),
         project_classes: Iterable[ProjectClass] = (),
         grad_free: frozenset[str] = frozenset(),
+        notebook: bool = False,
     ) -> None:
         """What the other files of the run tell (leaklint/project.py): ``project_no_grad``, the
         decorators of the project that turn gradients off; ``project_classes``, its classes
         whose methods keep their arguments; ``grad_free``, the top-level functions of this
-        module that the other files only call with gradients disabled."""
+        module that the other files only call with gradients disabled. ``notebook``: the module
+        is the code cells of a Jupyter notebook, run cell by cell by a kernel (whose inline
+        matplotlib backend displays and closes the figures a cell made when the cell ends)."""
         self.module = module
+        self.notebook = notebook
         self.imports, self.structure = scan_imports_and_structure(module, project_no_grad)
         self.structure.project_classes = {name: cls for cls in project_classes for name in cls.qualified_names}
         self._recording = _analyse(module, self.imports, self.structure, grad_free)
@@ -420,9 +424,17 @@ def _results_not_backpropagated(facts: ModuleFacts) -> set[FunctionInfo]:
         sites = graph.sites_of(info)
         if not sites or len(sites) < len(facts.index.calls_named(info.name)):
             continue  # unknown callers (calls of this name that are not resolved to it)
-        if all(_result_dropped(call, fact, facts) for call, fact in sites):
+        if all(_result_dropped(call, fact, facts) or _result_never_differentiated(call, fact, facts) for call, fact in sites):
             found.add(info)
     return found
+
+
+def _result_never_differentiated(call: cst.Call, fact: StatementFact, facts: ModuleFacts) -> bool:
+    """Followed through the file (into the helpers it is passed to and back), the result of
+    ``call`` reaches no backward: scores computed from returned embeddings, metrics."""
+    from leaklint.analysis.graph_use import graph_use
+
+    return not graph_use(facts).expression_flow(call, fact.function)[0]
 
 
 def _runs_within_one_forward(function: FunctionInfo) -> bool:

@@ -247,22 +247,29 @@ class GraphUse:
         settings and parameterless modules such as ``nn.Dropout``). ``built``: the constructor
         call, whose arguments say what a ``self.x = x`` keeps (a function, not a module)."""
         facts = self.facts
-        if not cls.is_module or cls.local_bases or depth > 3:
+        if not cls.is_module or depth > 3:
             return False
         if any(base not in torch_api.PLAIN_MODULE_BASES for base in cls.qualified_bases):
             return False  # `class MLP(nn.Sequential)`: the base builds the layers
-        init = cls.find_method("__init__")
+        if not all(self.class_parameterless(base, depth + 1) for base in cls.local_bases):
+            return False  # `class PriorNet(nn.Module)` with settings only: its subclasses may add none
+        init = cls.methods.get("__init__") or (None if cls.local_bases else cls.find_method("__init__"))
         if init is None:
-            return False
+            return bool(cls.local_bases)  # the parameterless base's `__init__` runs
         for fact in facts.index.statements_of(facts.structure.functions[init]):
             node = fact.node
             if type(node) is cst.Expr and type(node.value) is cst.Call:
                 call = node.value
+                if _registers_plain_buffer(call):
+                    continue  # `self.register_buffer("logits", torch.zeros(shape))`: not a parameter
                 if not (type(call.func) is cst.Attribute and call.func.attr.value == "__init__"):
                     return False  # register_parameter, add_module, a helper: maybe a layer
                 continue
             if type(node) not in (cst.Assign, cst.AnnAssign):
                 continue
+            targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
+            if not any(type(t) is cst.Attribute for t in targets):
+                continue  # a local (`shape = (shape,)`): only what is kept on self can be a layer
             assigned = node.value
             if assigned is None or type(assigned) in (cst.Integer, cst.Float, cst.SimpleString):
                 continue
@@ -997,19 +1004,47 @@ def _run_by_framework(cls: ClassInfo) -> bool:
 
 def _plain_setting(name: str, function: cst.FunctionDef) -> bool:
     """``name`` is ``None``/``True``/``False``, or a parameter of ``function`` whose default is a
-    number, a string or a boolean: a setting, not a module the caller hands in (``encoder=None``
-    is an optional module)."""
+    number, a string or a boolean, or whose annotation is a plain type (``shape: tuple``): a
+    setting, not a module the caller hands in (``encoder=None`` is an optional module)."""
     if name in ("None", "True", "False"):
         return True
     params = function.params
     for param in (*params.params, *params.kwonly_params, *params.posonly_params):
         if param.name.value == name:
+            if param.annotation is not None and _plain_annotation(param.annotation.annotation):
+                return True
             default = param.default
             return default is not None and (
                 type(default) in (cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation)
                 or type(default) is cst.Name and default.value in ("True", "False")
             )
     return False
+
+
+#: Annotations of settings: numbers, strings, shapes (``Tuple[int, ...]``, ``Optional[int]``).
+_PLAIN_TYPES = frozenset(
+    {"int", "float", "bool", "str", "tuple", "list", "dict", "None", "Tuple", "List", "Dict", "Optional", "Union", "Sequence", "Literal"}
+)
+
+
+def _plain_annotation(annotation: cst.BaseExpression) -> bool:
+    names = [node.value for node in walk(annotation) if type(node) is cst.Name]
+    return bool(names) and all(name in _PLAIN_TYPES for name in names)
+
+
+def _registers_plain_buffer(call: cst.Call) -> bool:
+    """``self.register_buffer(name, tensor)`` with a tensor that cannot require grad: no
+    ``nn.Parameter``, no ``requires_grad=True`` or ``requires_grad_()`` in it."""
+    func = call.func
+    if not (type(func) is cst.Attribute and func.attr.value == "register_buffer" and dotted_name(func.value) == "self"):
+        return False
+    for node in walk(call):
+        if type(node) is cst.Arg and node.keyword is not None and node.keyword.value == "requires_grad":
+            if not (type(node.value) is cst.Name and node.value.value == "False"):
+                return False
+        if type(node) is cst.Name and node.value in ("Parameter", "requires_grad_"):
+            return False
+    return True
 
 
 def frozen_models(facts: ModuleFacts) -> frozenset[str]:

@@ -204,7 +204,7 @@ class Place:
             if isinstance(param.default, cst.Name) and param.default.value in ("False", "None")
         }
         attributes: frozenset[str] | None = None
-        for test, held in self.branch_guards():
+        for test, held in _conjuncts(self.branch_guards()):
             if held and isinstance(test, cst.Name) and test.value in off:
                 return test.value
             if held and isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
@@ -437,3 +437,12 @@ def per_iteration_names(facts: ModuleFacts, loop: cst.CSTNode) -> set[str]:
             comp = comp.inner_for_in
         return names
     return set()
+
+
+def _conjuncts(guards):
+    """The guards, with each part of a held ``a and b`` test as a guard of its own (both hold)."""
+    for test, held in guards:
+        if held and isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            yield from _conjuncts([(test.left, True), (test.right, True)])
+        else:
+            yield test, held

@@ -1681,6 +1681,8 @@ class FunctionInterpreter:
         own = model.cls.find_method(method) if isinstance(model.cls, ClassInfo) and method not in torch_api.MODULE_RETURNS_SELF else None
         if own is not None and method != "__init__":
             return self._local_call(own, args, frame, node, bound=True)  # flow.sample(n): the class's own method
+        if own is None and method in torch_api.LIBRARY_FORWARD_METHODS and not isinstance(model.cls, ClassInfo):
+            return self._model_call(node, model, receiver_name, args, frame, origin)  # clip.get_image_features(**inputs)
         if method == "requires_grad_" and node.args and _is_false(node.args[0].value):
             # It freezes the module in place: the name the chain starts from is frozen too
             # (model.eval().requires_grad_(False).to(device) on its own line).

@@ -431,6 +431,14 @@ FUNCTIONAL_INPLACE = frozenset({"relu", "relu6", "elu", "selu", "celu", "leaky_r
 MODULES_WITH_INPLACE = frozenset({"ReLU", "ReLU6", "ELU", "SELU", "CELU", "LeakyReLU", "Hardtanh", "RReLU", "SiLU", "Mish", "Hardswish", "Hardsigmoid", "Threshold"})
 
 
+#: Methods of library models that run the model's forward with autograd as the caller has it
+#: (transformers' CLIP-style towers, OpenAI CLIP and open_clip): a forward under another name.
+#: Not ``encode`` (sentence-transformers runs it under ``no_grad`` itself) nor ``generate``.
+LIBRARY_FORWARD_METHODS = frozenset(
+    {"get_image_features", "get_text_features", "get_audio_features", "get_video_features", "encode_image", "encode_text"}
+)
+
+
 # --- framework steps and evaluation code, by name ---------------------------------------------
 #: Functions that run once per training step by their name alone.
 STEP_FUNCTION_NAMES = frozenset(

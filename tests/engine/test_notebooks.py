@@ -731,3 +731,43 @@ def test_a_reported_edit_applied_to_its_cell_gives_what_fix_writes(target: str, 
     assert apply_edit(source, {"location": {"line": local.line, "column": local.column},
                                "end_location": {"line": local.end_line, "column": local.end_column},
                                "content": local.replacement}) == written
+
+
+# --- what a notebook's kernel does ----------------------------------------------------------------
+FIGURE_LOOP = textwrap.dedent(
+    """\
+    import matplotlib.pyplot as plt
+    for epoch in range(50):
+        train_one_epoch(model, loader)
+        plt.figure()
+        plt.plot(history)"""
+)  # a figure per epoch, never closed: line 4, column 5
+
+
+def test_figures_a_cell_only_displays_are_closed_by_the_inline_backend(project: Path) -> None:
+    """The inline backend shows and closes a cell's figures when the cell ends: a cell that only
+    displays them is its output (shown with --min-confidence low); the same loop in a script, or
+    a cell that saves every figure, keeps them open."""
+    write(project / "shown.ipynb", notebook(IMPORTS, FIGURE_LOOP))
+    write(project / "saved.ipynb", notebook(IMPORTS, FIGURE_LOOP + '\n    plt.savefig(f"loss_{epoch}.png")'))
+    write(project / "script.py", f"{IMPORTS}\n{FIGURE_LOOP}\n")
+    _, findings, err = lint_json("--select", "LL303", "--min-confidence", "low", ".", cwd=project)
+    confidence = {Path(f["path"]).name: f["confidence"] for f in findings}
+    assert confidence == {"shown.ipynb": "low", "saved.ipynb": "medium", "script.py": "medium"}, (findings, err)
+    shown = next(f for f in findings if f["path"].endswith("shown.ipynb"))
+    assert "inline backend" in shown["message"]
+
+
+def test_lines_a_message_names_are_counted_in_their_cells(project: Path) -> None:
+    """A message that points at another line (the loop, the forward) names it as the notebook
+    shows it: the line within the same cell, or the line and the cell when it is in another."""
+    helper = "def predict(model, x):\n    return model(x)"
+    loop = "preds = []\nfor x, _ in loader:\n    preds.append(predict(model, x))"
+    write(project / "nb.ipynb", notebook(IMPORTS, MODEL, helper, loop))
+    _, findings, err = lint_json("--select", "ALL", "--min-confidence", "low", "nb.ipynb", cwd=project)
+    assert findings, err
+    for finding in findings:
+        for named in re.findall(r"\bline (\d+)( of cell (\d+))?", finding["message"] + finding.get("help", "")):
+            line, _, cell = named
+            cell_number = int(cell) if cell else finding["cell"]
+            assert 1 <= int(line) <= len(cells_of(project / "nb.ipynb")[cell_number - 1]["source"]), finding
