@@ -39,6 +39,8 @@ _TOP_LEVEL_AWAIT = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0x2000)
 _PROGRAM_POSITION = re.compile(r"\bat (\d+):(\d+)")
 #: A program line a finding's message or help names (``the forward at line 29``).
 _MESSAGE_LINE = re.compile(r"\bline (\d+)\b(?: of the module)?")
+#: What a message quotes from the user's code, between single quotes.
+_QUOTED = re.compile(r"('[^']*')")
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _NON_ASCII_ESCAPE = re.compile(r"\\u(?!00[0-7])[0-9a-fA-F]{4}")
 _NOTEBOOK_LINE = re.compile(r"[^\n]*\n|[^\n]+")
@@ -253,7 +255,11 @@ class Program:
             where = "" if block is home else f" of cell {block.cell.number}"
             return f"line {block.line_in_cell(line)}{where}"
 
-        return _MESSAGE_LINE.sub(cell_line, text) if self.blocks else text
+        if not self.blocks:
+            return text
+        # not inside the code a message quotes ('model(batch["line 2"])')
+        parts = _QUOTED.split(text)
+        return "".join(part if index % 2 else _MESSAGE_LINE.sub(cell_line, part) for index, part in enumerate(parts))
 
     def _localize_edit(self, edit: TextEdit) -> TextEdit:
         """A program edit as an edit of its cell's source: what applying it to the cell gives is

@@ -14,7 +14,7 @@ from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.graph_use import GraphUse, frozen_models, graph_use
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import FunctionInfo
-from leaklint.analysis.values import Kind
+from leaklint.analysis.values import Kind, Role
 from leaklint.analysis.provenance import ModelCall
 from leaklint.analysis.structure import GradMode, bound_names
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, TORCH_CODE, is_eval_function_name
@@ -160,7 +160,7 @@ tuples and lists that hold it, by literal key and position: graphs kept in dicti
 data that a loss reads (`trajectories.append({"tokens": t, "old_logp": logp})`, where the loss
 only reads `traj["old_logp"].detach()`) are reported, while a dict entry read under a key that is
 not a literal counts as read. What a helper returns goes back only to the call that handed it the
-value: a loss function shared by the training step and the evaluation step does not make the
+value (one helper deep; through a second helper, to every caller): a loss function shared by the training step and the evaluation step does not make the
 evaluation forward look trained. A helper of the file that runs the forward and returns what it
 computes (`loss = compute_loss(model, batch)`), shared by a training step that backpropagates its
 result and a validation loop that only logs it, is reported at the validation call, where
@@ -203,6 +203,61 @@ calls a helper whose body is under `torch.no_grad()`.
 - Runtime repro: `leaklint verify LL201` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # a recursive loss helper: what it returns from its recursive call goes back out to the
+        # training step, which backpropagates it
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+def unrolled_loss(pred, y, steps, acc):
+    # sums the loss of `steps` refinement steps, recursively
+    if steps == 0:
+        return acc
+    return unrolled_loss(pred * 0.9, y, steps - 1, acc + F.mse_loss(pred, y))
+
+def train(model, opt, loader):
+    for x, y in loader:
+        loss = unrolled_loss(model(x), y, 3, 0.0)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+net = nn.Linear(8, 8)
+train(net, torch.optim.SGD(net.parameters(), lr=0.1), loader)
+""",
+        # a loss helper run on a frozen EMA copy (`requires_grad = False` on every parameter)
+        """
+import copy
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+def compute_loss(model, batch):
+    x, y = batch
+    return F.cross_entropy(model(x), y)
+
+def train(model, optimizer, train_loader, val_loader, epochs=10):
+    ema = copy.deepcopy(model)
+    for p in ema.parameters():
+        p.requires_grad = False
+    for epoch in range(epochs):
+        for batch in train_loader:
+            loss = compute_loss(model, batch)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            with torch.no_grad():
+                for pe, pm in zip(ema.parameters(), model.parameters()):
+                    pe.mul_(0.99).add_(pm, alpha=0.01)
+        total = 0.0
+        for batch in val_loader:
+            loss = compute_loss(ema, batch)
+            total += loss.item()
+        print(epoch, total / len(val_loader))
+net = nn.Linear(16, 4)
+train(net, torch.optim.SGD(net.parameters(), lr=0.1), train_loader, val_loader)
+""",
         # a helper that runs its own backward (a training epoch) and returns a number: nothing to
         # report at its call, which records nothing the helper does not use
         """
@@ -721,6 +776,46 @@ if __name__ == "__main__":
 """,
     )
     INVALID = (
+        # layers assigned as a tuple, and a module handed in behind a string annotation: not
+        # parameterless
+        """
+import torch
+import torch.nn as nn
+
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.query, self.key = nn.Linear(dim, dim), nn.Linear(dim, dim)
+    def forward(self, x):
+        return (self.query(x) @ self.key(x).transpose(-1, -2)).softmax(-1)
+
+attn = Attention(8)
+out = attn(torch.randn(3, 4, 8))  # expect: LL201
+print(out.shape)
+""",
+        """
+from typing import Optional
+import torch
+import torch.nn as nn
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.fc(x)
+
+class Wrapper(nn.Module):
+    def __init__(self, encoder: Optional["Encoder"] = None):
+        super().__init__()
+        self.encoder = encoder
+    def forward(self, x):
+        return self.encoder(x).relu()
+
+w = Wrapper(Encoder())
+out = w(torch.randn(3, 8))  # expect: LL201
+print(out.shape)
+""",
         # a loss helper that runs the forward, shared by the training step (which backpropagates
         # its result) and the validation loop (which only logs it): reported at the validation call
         """
@@ -1216,6 +1311,10 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
         function = call.statement.function  # type: ignore[union-attr]
         if call.callee is not None and (call.callee in frozen or call.callee.split(".", 1)[0] in frozen):
             continue
+        if isinstance(call, _HelperForward) and any(
+            (dotted_name(arg.value) or "") in frozen or facts.value(arg.value).role is Role.FROZEN_MODEL for arg in call.node.args
+        ):
+            continue  # `compute_loss(ema, batch)` with a frozen model: the helper records nothing
         if not isinstance(call, _HelperForward) and not _records_graph(facts, use, call, function):
             continue
         used, reached = use.expression_flow(call.node, function)

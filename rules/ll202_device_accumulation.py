@@ -648,6 +648,20 @@ def test(model, item_loader, user_loader, device, k=20):
 """,
     )
     INVALID = (
+        # a bank multiplied whole every epoch but never emptied: it grows for the whole run
+        """
+import torch
+import torch.nn.functional as F
+
+@torch.no_grad()
+def monitor(model, loader, queries, epochs, device):
+    bank = []
+    for epoch in range(epochs):
+        for images in loader:
+            bank.append(F.normalize(model(images.to(device)), dim=-1))  # expect: LL202
+        sims = torch.cat(bank) @ queries.t()
+        print(epoch, sims.max().item())
+""",
         # Every frame's prediction kept on the device, then written out one by one: the later
         # loop walks the collection once (unlike a bank searched for each query batch)
         """
@@ -1012,7 +1026,7 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
         ]
     if not loops or (store.kind == "concat" and _fed_back(facts, loops[0], store.container)):
         return None
-    if _searched_later(facts, fact, store.container, loops[-1]):
+    if _searched_later(facts, fact, store.container, loops[-1], whole_products=len(lifetime.carried_by) == 1):
         return None
     if once and all(_builds_a_model(facts, loop) for loop in loops):
         # `if t == 0:` inside the training loop of a sweep that builds a model per iteration:
@@ -1046,7 +1060,7 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
     )
 
 
-def _searched_later(facts: ModuleFacts, fact: StatementFact, container: str, loop: LoopInfo) -> bool:
+def _searched_later(facts: ModuleFacts, fact: StatementFact, container: str, loop: LoopInfo, *, whole_products: bool = True) -> bool:
     """The collected tensors, stacked after the loop, are read whole on every iteration of a
     later loop of the same function: a feature bank searched for each query batch (k-NN
     evaluation), the working set of an algorithm that needs it on the device, not results piling
@@ -1061,8 +1075,10 @@ def _searched_later(facts: ModuleFacts, fact: StatementFact, container: str, loo
             _keeps(node.value, kept, facts) or _built_over(node.value, kept, facts)
         ):
             kept.update(name for target in node.targets for name in bound_names(target.target))
-    if any(_multiplies_whole(other.node, kept, facts) for other in after if not other.loops[len(fact.loops) - 1 :]):
-        return True  # `sims = bank @ text_bank.t()`: all-pairs scores over the whole bank, on the device
+    if whole_products and any(_multiplies_whole(other.node, kept, facts) for other in after if not other.loops[len(fact.loops) - 1 :]):
+        # `sims = bank @ text_bank.t()`: all-pairs scores over the whole bank, on the device (not
+        # when an outer loop carries the bank too: then it grows epoch after epoch)
+        return True
     for other in after:
         if not other.loops or other.loops[-1].node in around:
             continue  # not in a loop of its own after the collecting one (an epoch loop around both is not)
@@ -1267,8 +1283,8 @@ def _builds_a_model(facts: ModuleFacts, loop: LoopInfo) -> bool:
 
 
 def _once_per_loop(facts: ModuleFacts, fact: StatementFact) -> set[cst.CSTNode]:
-    """The loops whose one iteration alone runs the store: it sits under ``if t == 0:`` (a
-    comparison of the loop's own item with a literal), so it keeps one value per run of them."""
+    """The loops whose one iteration alone runs the store: it sits under ``if t == 0:`` (the
+    loop's own counter compared with a literal), so it keeps one value per run of them."""
     place = facts.index.place_of(fact)
     if place is None:
         return set()
@@ -1280,7 +1296,20 @@ def _once_per_loop(facts: ModuleFacts, fact: StatementFact) -> set[cst.CSTNode]:
                 target.comparator, (cst.Integer, cst.SimpleString)
             ):
                 tested.add(guard.left.value)
-    return {loop.node for loop in fact.loops if tested & loop.item_names}
+    return {loop.node for loop in fact.loops if tested & _counters(loop.node)}
+
+
+def _counters(loop: cst.CSTNode) -> set[str]:
+    """The names a ``for`` loop binds to a count: ``t`` in ``for t in range(n)`` or in
+    ``for t, batch in enumerate(loader)`` (a data item compared with a literal repeats)."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call) or not isinstance(loop.iter.func, cst.Name):
+        return set()
+    if loop.iter.func.value == "range" and isinstance(loop.target, cst.Name):
+        return {loop.target.value}
+    if loop.iter.func.value == "enumerate" and isinstance(loop.target, cst.Tuple) and loop.target.elements:
+        first = loop.target.elements[0].value
+        return {first.value} if isinstance(first, cst.Name) else set()
+    return set()
 
 
 def _binary_operations(expr: cst.BaseExpression) -> Iterator[cst.BinaryOperation]:

@@ -761,16 +761,26 @@ class _FigureAnalysis:
         return Violation(node=creation.call, message=message, confidence=confidence, statement=creation.statement.line)
 
     def _saves_figures(self, creation: Creation) -> bool:
-        """The function that makes the figure (or, for a figure factory, the factory) writes
-        figures out (``savefig``): a side product kept while the cell runs, not its output."""
-        places = [self._body(creation.statement.function)]
-        if creation.factory is not None:
-            places.append(self._body(creation.factory))
-        return any(
-            isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "savefig"
-            for place in places
-            for node in walk(place, into=not_into_scopes)
-        )
+        """The function that makes the figure (or, for a figure factory, the factory), or a
+        function of the file it calls, writes or logs figures (``savefig``, ``add_figure``,
+        ``wandb.Image(fig)``): a side product kept while the cell runs, not its output."""
+        functions = [creation.statement.function] + ([creation.factory] if creation.factory is not None else [])
+        functions += [callee for function in list(functions) for _, callee in self._graph.callees_of(function)]
+        for function in functions:
+            for node in walk(self._body(function), into=not_into_scopes):
+                if not isinstance(node, cst.Call):
+                    continue
+                if isinstance(node.func, cst.Attribute) and node.func.attr.value in _WRITES_FIGURES:
+                    return True
+                if self.facts.imports.resolve(node.func) in _LOGS_IMAGES:
+                    return True
+        return False
+
+
+#: Methods that write a figure out or hand it to a logger.
+_WRITES_FIGURES = frozenset({"savefig", "add_figure", "log_figure", "log_image"})
+#: Logger constructors that take a figure.
+_LOGS_IMAGES = frozenset({"wandb.Image", "mlflow.log_figure"})
 
 
 def _reuses_figure(call: cst.Call, qualified: str) -> bool:

@@ -279,6 +279,34 @@ def main(model, flags):
 """,
     )
     INVALID = (
+        # a copied dict of loader settings checked by an early return is not a cache of loaders
+        """
+import torch
+from torch.utils.data import DataLoader
+from accelerate import Accelerator
+
+class Runner:
+    def __init__(self, model, loader_kwargs):
+        self.accelerator = Accelerator()
+        self.model = model
+        self.loader_kwargs = loader_kwargs
+
+    def evaluate(self, dataset):
+        kwargs = dict(self.loader_kwargs)
+        kwargs["shuffle"] = False
+        if kwargs.get("batch_size", 0) == 0:
+            return None
+        loader = self.accelerator.prepare(DataLoader(dataset, **kwargs))  # expect: LL307
+        total = 0.0
+        with torch.no_grad():
+            for x, y in loader:
+                total += torch.nn.functional.cross_entropy(self.model(x), y).item()
+        return total
+
+    def fit(self, train_ds, val_ds, epochs):
+        for epoch in range(epochs):
+            print(epoch, self.evaluate(val_ds))
+""",
         # The same helper, but one Accelerator built before the loop over runs.
         """
 from accelerate import Accelerator
@@ -648,17 +676,20 @@ def _after_cache_guard(fact: StatementFact, facts: ModuleFacts) -> bool:
         for assign in other.node.targets
         if isinstance(assign.target, cst.Attribute) and (target := dotted_name(assign.target)) is not None and target.startswith("self.")
     }
-    cached |= _caches_on_self(function, facts)
-    if not cached:
+    aliases = _caches_on_self(function, facts)
+    if not cached and not aliases:
         return False
     statement = fact.line or fact.node
     for line in node.body.body:
         if any(part is statement or part is fact.node for part in walk(line)):
             return False  # reached the statement (inside a guard or not) before any guard that ends above it
-        if isinstance(line, cst.If) and (_guard_reads(line.test) | names_read(line.test)) & cached and any(
-            isinstance(part, cst.Return) for part in walk(line.body)
-        ):
+        if not isinstance(line, cst.If):
+            continue
+        returns = [part for part in walk(line.body) if isinstance(part, cst.Return)]
+        if _guard_reads(line.test) & cached and returns:
             return True
+        if names_read(line.test) & aliases and any(part.value is not None and names_read(part.value) & aliases for part in returns):
+            return True  # `if key in cache: return cache[key]`
     return False
 
 

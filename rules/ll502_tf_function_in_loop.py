@@ -14,8 +14,8 @@ from leaklint.analysis.places import COMPREHENSIONS, Level, Place, per_iteration
 from leaklint.analysis.steps import is_per_step_hook
 from leaklint.analysis.structure import FunctionInfo, bound_names
 from leaklint.analysis.iterations import few_runs
-from leaklint.analysis.tensorflow import tf_graph
-from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
+from leaklint.analysis.tensorflow import tf_api, tf_graph
+from leaklint.analysis.torch_api import CHECKPOINT_ITERATORS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
@@ -51,7 +51,8 @@ per model is needed when each fold builds a new model), for functions collected 
 callable each time (`for model in models: tf.function(model.call)`, `tf.function(make_step(agent))`), and in a function that is
 itself a whole run: it builds the state its tf.function closes over (a model, an optimizer,
 metrics, a dataset) and calls the function from a loop of its own (`train_and_eval(config)` in a
-sweep, an evaluation per checkpoint): one trace per run.
+sweep, an evaluation per checkpoint of `tf.train.checkpoints_iterator`): one trace per run,
+unless that function is itself called once per batch or step.
 
 ## Why it matters
 A `tf.function` keeps a cache of traced graphs; the cache belongs to the `Function` object. A new
@@ -111,6 +112,21 @@ shapes is not looked for. bench/realcode has no finding: its tutorials define th
 - Runtime repro: `leaklint verify LL502` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # an evaluation per checkpoint the training job writes: a whole run per call
+        """
+import tensorflow as tf
+def evaluate_checkpoint(model, ckpt, eval_ds):
+    tf.train.Checkpoint(model=model).restore(ckpt).expect_partial()
+    accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
+    @tf.function
+    def eval_step(x, y):
+        accuracy.update_state(y, model(x, training=False))
+    for x, y in eval_ds:
+        eval_step(x, y)
+    return accuracy.result().numpy()
+for ckpt in tf.train.checkpoints_iterator("runs/model", min_interval_secs=60):
+    print(ckpt, evaluate_checkpoint(model, ckpt, eval_ds))
+""",
         # a sweep: each call of train_and_eval() is a whole run with its own model, optimizer and
         # metrics, which its tf.function steps close over and call in the run's own loop
         """
@@ -210,6 +226,29 @@ class Actors:
 """,
     )
     INVALID = (
+        # the creating function loops over its tf.function itself, but runs once per batch
+        """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+optimizer = tf.keras.optimizers.Adam()
+
+def train_on_batch(x, y, inner_steps=3):
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    @tf.function  # expect: LL502
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+    for _ in range(inner_steps):
+        loss = step(x, y)
+    return loss
+
+for epoch in range(10):
+    for x, y in dataset:
+        train_on_batch(x, y)
+""",
         """
 import tensorflow as tf
 for x, y in dataset:
@@ -406,9 +445,32 @@ def _frequency(
     info = place.function(facts)
     if info is None or info.name in _ONCE_METHODS:
         return None
-    if _runs_it_in_a_loop(facts, place, info):
+    if _runs_it_in_a_loop(facts, place, info) and not _called_from_training_loop(facts, sites, info):
         return None  # a whole run per call (`train_and_eval(config)`): one trace per run
     return _called_per_step(facts, sites, info)
+
+
+def _called_from_training_loop(facts: ModuleFacts, sites: CallGraph, info: FunctionInfo) -> bool:
+    """Some call of ``info`` sits in a per-step loop (a loop over batches or steps, not over the
+    checkpoints a training job writes), or it is a per-batch framework hook: then each of its
+    runs is one step, not a whole run."""
+    if is_per_step_hook(info):
+        return True
+    places = list(sites.places_of(info)) + [place for place, callee in tf_graph(facts).resolved_calls if callee is info]
+    for site in places:
+        level, index = step_level(facts, site)
+        if level in _PER_STEP_LEVELS and not _over_checkpoints(facts, site.chain[index]):
+            return True
+    return False
+
+
+def _over_checkpoints(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
+    """``for ckpt in tf.train.checkpoints_iterator(model_dir):``: one iteration per checkpoint
+    the training job writes (minutes apart), not per step."""
+    return (
+        isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call)
+        and tf_api(facts.imports.resolve(loop.iter.func)) in CHECKPOINT_ITERATORS
+    )
 
 
 def _runs_it_in_a_loop(facts: ModuleFacts, place: Place, info: FunctionInfo) -> bool:

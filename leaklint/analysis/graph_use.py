@@ -268,7 +268,7 @@ class GraphUse:
             if type(node) not in (cst.Assign, cst.AnnAssign):
                 continue
             targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
-            if not any(type(t) is cst.Attribute for t in targets):
+            if not any(type(part) is cst.Attribute for t in targets for part in walk(t)):
                 continue  # a local (`shape = (shape,)`): only what is kept on self can be a layer
             assigned = node.value
             if assigned is None or type(assigned) in (cst.Integer, cst.Float, cst.SimpleString):
@@ -668,7 +668,8 @@ class GraphUse:
                 return None, ()
             # What the callee does with it, returning it to its call sites included, is the
             # flow of its parameter.
-            successors.add(_NameNode(info, parameter, path, _ENTRY, site=call))
+            # (a recursive call gets no site: its return also goes back out to the first caller)
+            successors.add(_NameNode(info, parameter, path, _ENTRY, site=None if info is function else call))
             return False, ()
         if type(func) is cst.Name:
             name = func.value
@@ -1028,8 +1029,11 @@ _PLAIN_TYPES = frozenset(
 
 
 def _plain_annotation(annotation: cst.BaseExpression) -> bool:
-    names = [node.value for node in walk(annotation) if type(node) is cst.Name]
-    return bool(names) and all(name in _PLAIN_TYPES for name in names)
+    """Only plain types, no forward reference (``Optional["Encoder"]`` may be a module)."""
+    nodes = list(walk(annotation))
+    names = [node.value for node in nodes if type(node) is cst.Name]
+    strings = any(type(node) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString) for node in nodes)
+    return bool(names) and not strings and all(name in _PLAIN_TYPES for name in names)
 
 
 def _registers_plain_buffer(call: cst.Call) -> bool:

@@ -439,6 +439,11 @@ LIBRARY_FORWARD_METHODS = frozenset(
 )
 
 
+#: TensorFlow iterators (as ``tensorflow.analysis.tf_api`` names them) that yield the checkpoints a
+#: training job writes, one every few minutes: a loop over them runs once per checkpoint, not per step.
+CHECKPOINT_ITERATORS = frozenset({"train.checkpoints_iterator"})
+
+
 # --- framework steps and evaluation code, by name ---------------------------------------------
 #: Functions that run once per training step by their name alone.
 STEP_FUNCTION_NAMES = frozenset(

@@ -750,10 +750,11 @@ def test_figures_a_cell_only_displays_are_closed_by_the_inline_backend(project: 
     a cell that saves every figure, keeps them open."""
     write(project / "shown.ipynb", notebook(IMPORTS, FIGURE_LOOP))
     write(project / "saved.ipynb", notebook(IMPORTS, FIGURE_LOOP + '\n    plt.savefig(f"loss_{epoch}.png")'))
+    write(project / "helper.ipynb", notebook(IMPORTS, "def save(path):\n    plt.savefig(path)", FIGURE_LOOP + '\n    save(f"loss_{epoch}.png")'))
     write(project / "script.py", f"{IMPORTS}\n{FIGURE_LOOP}\n")
     _, findings, err = lint_json("--select", "LL303", "--min-confidence", "low", ".", cwd=project)
     confidence = {Path(f["path"]).name: f["confidence"] for f in findings}
-    assert confidence == {"shown.ipynb": "low", "saved.ipynb": "medium", "script.py": "medium"}, (findings, err)
+    assert confidence == {"shown.ipynb": "low", "saved.ipynb": "medium", "helper.ipynb": "medium", "script.py": "medium"}, (findings, err)
     shown = next(f for f in findings if f["path"].endswith("shown.ipynb"))
     assert "inline backend" in shown["message"]
 
@@ -771,3 +772,12 @@ def test_lines_a_message_names_are_counted_in_their_cells(project: Path) -> None
             line, _, cell = named
             cell_number = int(cell) if cell else finding["cell"]
             assert 1 <= int(line) <= len(cells_of(project / "nb.ipynb")[cell_number - 1]["source"]), finding
+
+
+def test_code_a_message_quotes_keeps_its_text(project: Path) -> None:
+    """Only the message's own line references are counted in cells: the code it quotes from
+    the user's cell stays as written, "line 2" in a string included."""
+    loop = 'outs = []\nfor batch in loader:\n    outs.append(model(batch["line 2"]))'
+    write(project / "nb.ipynb", notebook(IMPORTS, MODEL, loop))
+    _, findings, err = lint_json("--select", "LL102", "nb.ipynb", cwd=project)
+    assert findings and all('model(batch["line 2"])' in f["message"] for f in findings), (findings, err)
