@@ -7,6 +7,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from leaklint.analysis.heavy import built_here
 from leaklint.analysis.calls import local_callee
 from leaklint.analysis.containers import literal_key
 from leaklint.analysis.device import (
@@ -1276,8 +1277,8 @@ def _builds_a_model(facts: ModuleFacts, loop: LoopInfo) -> bool:
     """The loop's own body builds a new model every iteration (``model = nn.Sequential(...)``):
     a sweep over models, folds or trials."""
     return any(
-        isinstance(other.node, cst.Assign) and isinstance(other.node.value, cst.Call)
-        and other.loops and other.loops[-1] is loop and facts.value(other.node.value).role is Role.MODEL
+        isinstance(other.node, cst.Assign) and other.loops and other.loops[-1] is loop
+        and built_here(other.node.value, other.function, facts) is not None
         for other in facts.index.statements_in_loop(loop.node)
     )
 

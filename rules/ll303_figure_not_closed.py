@@ -762,7 +762,7 @@ class _FigureAnalysis:
 
     def _saves_figures(self, creation: Creation) -> bool:
         """The function that makes the figure (or, for a figure factory, the factory), or a
-        function of the file it calls, writes or logs figures (``savefig``, ``add_figure``,
+        function of the file it calls, writes or logs figures (``savefig``, ``log_figure``,
         ``wandb.Image(fig)``): a side product kept while the cell runs, not its output."""
         functions = [creation.statement.function] + ([creation.factory] if creation.factory is not None else [])
         functions += [callee for function in list(functions) for _, callee in self._graph.callees_of(function)]
@@ -778,7 +778,7 @@ class _FigureAnalysis:
 
 
 #: Methods that write a figure out or hand it to a logger.
-_WRITES_FIGURES = frozenset({"savefig", "add_figure", "log_figure", "log_image"})
+_WRITES_FIGURES = frozenset({"savefig", "log_figure", "log_image"})
 #: Logger constructors that take a figure.
 _LOGS_IMAGES = frozenset({"wandb.Image", "mlflow.log_figure"})
 

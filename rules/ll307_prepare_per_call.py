@@ -10,12 +10,11 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis import percall_api
-from leaklint.analysis.calls import call_graph, caller_of
+from leaklint.analysis.calls import call_graph
 from leaklint.analysis.device import is_hf_trainer
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.heavy import built_here
-from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
-from leaklint.analysis.places import Place
+from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import FEW_ITERATIONS, repeated_functions
 from leaklint.analysis.structure import FunctionInfo, LoopInfo, bound_names
@@ -607,19 +606,33 @@ def _released(name: str, function: FunctionInfo, repeat: _Repeat, facts: ModuleF
     return False
 
 
+def _kept_on_self(value: cst.BaseExpression) -> bool:
+    """``self._loaders`` or ``self.__dict__.setdefault(...)``: the container itself, kept on the
+    object (not a copy of it such as ``dict(self.loader_kwargs)``)."""
+    if isinstance(value, cst.Call):
+        value = value.func
+    name = dotted_name(value)
+    return name is not None and name.startswith("self.")
+
+
 def _memoised(function: FunctionInfo, facts: ModuleFacts) -> bool:
     """The function keeps what it builds in a container on ``self`` that it also looks up
     (``if key in self._eval_loaders: return self._eval_loaders[key]`` ... ``self._eval_loaders[key]
-    = loader``): it prepares each key's object once and hands the same one back afterwards."""
+    = loader``), also through a local name for that container (``cache =
+    self.__dict__.setdefault("_loaders", {})``): it prepares each key's object once and hands the
+    same one back afterwards."""
     stored: set[str] = set()
+    aliases: set[str] = set()
     for fact in facts.index.statements_of(function):
         node = fact.node
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 if isinstance(target.target, cst.Subscript):
                     container = dotted_name(target.target.value)
-                    if container is not None and container.startswith("self."):
+                    if container is not None and (container.startswith("self.") or container in aliases):
                         stored.add(container)
+                elif isinstance(target.target, cst.Name) and _kept_on_self(node.value):
+                    aliases.add(target.target.value)
     if not stored or function.node is None:
         return False
     for current in walk(function.node.body, into=not_into_scopes):
@@ -676,39 +689,15 @@ def _after_cache_guard(fact: StatementFact, facts: ModuleFacts) -> bool:
         for assign in other.node.targets
         if isinstance(assign.target, cst.Attribute) and (target := dotted_name(assign.target)) is not None and target.startswith("self.")
     }
-    aliases = _caches_on_self(function, facts)
-    if not cached and not aliases:
+    if not cached:
         return False
     statement = fact.line or fact.node
     for line in node.body.body:
         if any(part is statement or part is fact.node for part in walk(line)):
             return False  # reached the statement (inside a guard or not) before any guard that ends above it
-        if not isinstance(line, cst.If):
-            continue
-        returns = [part for part in walk(line.body) if isinstance(part, cst.Return)]
-        if _guard_reads(line.test) & cached and returns:
+        if isinstance(line, cst.If) and _guard_reads(line.test) & cached and any(isinstance(part, cst.Return) for part in walk(line.body)):
             return True
-        if names_read(line.test) & aliases and any(part.value is not None and names_read(part.value) & aliases for part in returns):
-            return True  # `if key in cache: return cache[key]`
     return False
-
-
-def _caches_on_self(function: FunctionInfo, facts: ModuleFacts) -> set[str]:
-    """Local names for a container kept on ``self`` (``cache = self.__dict__.setdefault("_loaders",
-    {})``, ``cache = self._loaders``) that the function fills by key (``cache[key] = loader``)."""
-    aliases: set[str] = set()
-    filled: set[str] = set()
-    for other in facts.index.statements_of(function):
-        node = other.node
-        if not isinstance(node, cst.Assign):
-            continue
-        for assign in node.targets:
-            target = assign.target
-            if isinstance(target, cst.Name) and any(name == "self" or name.startswith("self.") for name in dotted_names_in(node.value)):
-                aliases.add(target.value)
-            elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                filled.add(target.value.value)
-    return aliases & filled
 
 
 def _guard_reads(test: cst.BaseExpression) -> set[str]:

@@ -9,14 +9,14 @@ import libcst as cst
 from leaklint.analysis.calls import CallGraph, call_graph
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.keras import keras_models
-from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
+from leaklint.analysis.names import dotted_names_in, names_read
 from leaklint.analysis.places import COMPREHENSIONS, Level, Place, per_iteration_names, step_level
 from leaklint.analysis.steps import is_per_step_hook
-from leaklint.analysis.structure import FunctionInfo, bound_names
+from leaklint.analysis.structure import FunctionInfo
 from leaklint.analysis.iterations import few_runs
 from leaklint.analysis.tensorflow import tf_api, tf_graph
 from leaklint.analysis.torch_api import CHECKPOINT_ITERATORS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
-from leaklint.analysis.walk import not_into_scopes, walk
+from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
 from leaklint.rule import Measured, Rule, Violation
@@ -486,7 +486,8 @@ def _runs_it_in_a_loop(facts: ModuleFacts, place: Place, info: FunctionInfo) -> 
         if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)):
             return False
         name, body = statement.targets[0].target.value, node
-    if info.node is None or not names_read(body) & (_bound_in(info.node) - set(info.params)):
+    made_here = {name for scope, name in tf_graph(facts).bound_here if scope is info.node} - set(info.params)
+    if info.node is None or not names_read(body) & made_here:
         return False  # it reads nothing the run makes (`self.model`): one function could serve every call
     for call in facts.index.calls_named(name):
         if isinstance(call.node.func, cst.Name) and call.function(facts) is info and call.loops:  # type: ignore[attr-defined]
@@ -514,20 +515,3 @@ def _builds_model(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
     body = loop.body if isinstance(loop, (cst.For, cst.While)) else loop
     return any(isinstance(node, cst.Call) and models.construction(node) is not None for node in walk(body))
 
-
-def _bound_in(function: cst.FunctionDef) -> set[str]:
-    """Names the function's own statements bind (assignments, ``with ... as``, ``for`` targets, local defs)."""
-    found: set[str] = set()
-    for node in walk(function.body, into=not_into_scopes):
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                found.update(bound_names(target.target))
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            found.update(bound_names(node.target))
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            found.update(bound_names(node.asname.name))
-        elif isinstance(node, cst.For):
-            found.update(bound_names(node.target))
-        elif isinstance(node, cst.FunctionDef) and node is not function:
-            found.add(node.name.value)
-    return found

@@ -10,7 +10,7 @@ from functools import cached_property
 
 from leaklint.analysis.calls import caller_of
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.names import dotted_name, dotted_names_in
+from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import Place, walk_with_ancestors
 from leaklint.analysis.structure import FunctionInfo, bound_names, names_bound_in
 from leaklint.analysis.syntax import subscript_base

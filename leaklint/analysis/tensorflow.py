@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from leaklint.analysis.calls import callee_name, caller_of, function_named
-from leaklint.analysis.iterations import FEW_ITERATIONS, few_runs
+from leaklint.analysis.iterations import few_runs
 from leaklint.analysis.keras import is_keras_callback_hook, is_keras_name, keras_models
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import COMPREHENSIONS, Place, walk_with_ancestors
-from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names, inner_iterable
 from leaklint.analysis.syntax import call_argument, declared_names
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence
@@ -235,10 +235,6 @@ class Site:
     scopes: Site = (None,)
     order: int = -1
     loops: frozenset[int] = frozenset()
-
-
-#: Builtins whose result holds the same elements as their first argument.
-_REORDERING_BUILTINS = frozenset({"sorted", "list", "tuple", "reversed"})
 
 
 @dataclass
@@ -475,10 +471,10 @@ class TfGraph:
                     return COLLECTION if method in _COLLECTION_METHODS else TENSOR
             if self.is_optimizer_call(expr, scopes):
                 return COLLECTION
-            if isinstance(func, cst.Name) and func.value in _REORDERING_BUILTINS and self._lookup(func.value, scopes) == []:
+            inner = inner_iterable(expr)
+            if inner is not expr and isinstance(func, cst.Name) and self._lookup(func.value, scopes) == []:
                 # `sorted(tf.trainable_variables(), key=...)`: the same graph values, reordered
-                first = next((a.value for a in expr.args if a.keyword is None and not a.star), None)
-                return COLLECTION if first is not None and self.graph_kind(first, scopes, depth) is not None else None
+                return COLLECTION if self.graph_kind(inner, scopes, depth) is not None else None
             function = self._local_function(func, scopes)
             return self.returns_kind(function) if function is not None else None
         if isinstance(expr, (cst.Name, cst.Attribute)):
