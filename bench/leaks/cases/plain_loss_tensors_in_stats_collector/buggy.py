@@ -58,7 +58,7 @@ def train(episodes=100_000):
         optimizer.step()
         collector.add("episode", episode)
         collector.add("loss", loss)  # leak: LL102
-        collector.add("acc", (logits.argmax(1) == targets).float().mean())  # leak: LL102
+        collector.add("acc", (logits.argmax(1) == targets).float().mean())
     collector.export("training_statistics.csv")
 
 
