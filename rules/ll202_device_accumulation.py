@@ -16,9 +16,11 @@ from leaklint.analysis.device import (
     HF_EVAL_OFFLOAD_ARGUMENTS,
     HF_TRAINERS,
     HOST_METHODS,
+    LIGHTNING_PREDICT_HOOKS,
     LM_HEAD_MODEL,
     callers_take_to_host,
     is_hf_trainer,
+    lightning_step_outputs_parameter,
     on_accelerator,
     produces_model_output,
     takes_to_host,
@@ -103,6 +105,13 @@ The confidence says how far it grows:
   `for p in preds: p.cpu()` — then it was kept on the device for nothing, and the confidence is
   the loop's); a list on `self` that an epoch-end hook empties (the pattern Lightning documents
   for epoch-level metrics, bounded by one epoch).
+
+A prediction run (`trainer.predict`) is the exception to the last point: it goes over a whole
+data set, and Lightning's own predict loop moves every `predict_step` result to the CPU before
+keeping it (since 1.5). A list that `predict_step` or a callback's `on_predict_batch_end` fills
+with device tensors (the step's `outputs`, the `batch` the Trainer moved) is reported at medium
+confidence when it keeps full outputs, even if the next run empties it. A Lightning callback's
+per-batch hooks get the step's `outputs` and the `batch` on the module's device.
 
 A dict on `self` that a per-step method fills (`self.labels[device] = ...`) grows only with new
 keys, which may come back (a cache per device or per shape): low confidence.
@@ -239,6 +248,38 @@ as Lightning's documented pattern (low confidence, whatever they hold).
 """
 
     VALID = (
+        # the same prediction callback, keeping host copies
+        """
+import lightning.pytorch as pl
+import torch
+
+class KeepPredictions(pl.Callback):
+    def on_predict_epoch_start(self, trainer, pl_module):
+        self.preds, self.inputs = [], []
+
+    def on_predict_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0):
+        features, _ = batch
+        self.preds.append(outputs.cpu())
+        self.inputs.append(features.cpu())
+""",
+        # a validation callback that keeps each batch's outputs until the epoch's end, where it
+        # computes an epoch-level metric and empties the list: bounded by one validation epoch
+        # (low confidence only)
+        """
+import lightning.pytorch as pl
+import torch
+
+class EpochAUROC(pl.Callback):
+    def __init__(self):
+        self.scores = []
+
+    def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0):
+        self.scores.append(outputs["scores"])
+
+    def on_validation_epoch_end(self, trainer, pl_module):
+        pl_module.log("auroc", auroc(torch.cat(self.scores)))
+        self.scores.clear()
+""",
         # retrieval evaluation: the image embeddings stay on the device because the next line
         # scores every image against every text at once (a matrix product over the whole bank)
         """
@@ -649,6 +690,25 @@ def test(model, item_loader, user_loader, device, k=20):
 """,
     )
     INVALID = (
+        # a prediction callback keeps every batch's outputs and inputs on the device for the whole
+        # prediction run (emptied only when the next run starts): Lightning's own predict loop
+        # moves each result to the CPU for that reason
+        """
+import lightning.pytorch as pl
+import torch
+
+class KeepPredictions(pl.Callback):
+    def on_predict_epoch_start(self, trainer, pl_module):
+        self.preds, self.inputs = [], []
+
+    def on_predict_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0):
+        features, _ = batch
+        self.preds.append(outputs)  # expect: LL202
+        self.inputs.append(features)  # expect: LL202
+
+    def merged(self):
+        return torch.cat(self.preds), torch.cat(self.inputs)
+""",
         # a bank multiplied whole every epoch but never emptied: it grows for the whole run
         """
 import torch
@@ -1004,6 +1064,16 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
                 f"'{what}' is a tensor on the accelerator, kept in '{store.container}' on every call of "
                 f"'{fact.function.name}', and nothing ever empties '{store.container}': device memory grows for the whole run",
                 f"keep {moved} instead, and empty '{store.container}' where it is used (e.g. .clear() at the epoch's end)",
+            )
+        if fact.function.name in LIGHTNING_PREDICT_HOOKS:
+            # Emptied once per prediction run: the run goes over a whole data set, whose outputs
+            # Lightning's own predict loop moves to the CPU (PR 9085). Full outputs (and the
+            # batch tensors kept beside them in the same hook) are reported.
+            return _Candidate(
+                fact, store, fact.function.node or fact.node, size, from_model, None,
+                f"'{what}' is a tensor on the accelerator, kept in '{store.container}' on every call of "
+                f"'{fact.function.name}' for the whole prediction run: device memory grows with every batch of the data set",
+                f"keep {moved} instead (Lightning's own predict loop moves every result to the CPU)",
             )
         # Emptied once per epoch (``on_validation_epoch_end``): Lightning's own pattern for
         # epoch-level metrics, bounded by one epoch, kept for a reason. Shown at low confidence.
@@ -1378,6 +1448,8 @@ def _model_output(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpr
     if isinstance(expr, cst.BinaryOperation):
         return _model_output(facts, function, expr.left, depth) or _model_output(facts, function, expr.right, depth)
     if isinstance(expr, cst.Name):
+        if expr.value == lightning_step_outputs_parameter(function, facts.imports):
+            return True  # a Lightning callback's `outputs`: what the module's step returned
         return _model_output_name(facts, function, expr, depth)
     return False
 

@@ -71,6 +71,24 @@ HF_TRAINER_OUTPUT_METHODS = frozenset({"prediction_step"})
 HF_TRAINER_PREPARED_HOOKS = frozenset({"compute_loss", "prediction_step", "training_step"})
 #: Lightning hooks whose batch the Trainer has moved to the module's device.
 LIGHTNING_BATCH_HOOKS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
+#: Lightning's callback base class, under the names it is imported by.
+LIGHTNING_CALLBACKS = frozenset(
+    {
+        "lightning.Callback", "lightning.pytorch.Callback", "lightning.pytorch.callbacks.Callback",
+        "lightning.pytorch.callbacks.callback.Callback", "pytorch_lightning.Callback",
+        "pytorch_lightning.callbacks.Callback", "pytorch_lightning.callbacks.base.Callback",
+        "pytorch_lightning.callbacks.callback.Callback",
+    }
+)
+#: A Lightning callback's per-batch hooks, and the positions (after ``self``) of the parameters the
+#: Trainer passes on the module's device: ``on_predict_batch_end(trainer, pl_module, outputs,
+#: batch, batch_idx)`` gets the step's outputs and the batch it moved before the step ran.
+LIGHTNING_CALLBACK_BATCH_HOOKS = re.compile(r"^on_(train|validation|test|predict)_batch_(start|end)$")
+_CALLBACK_DEVICE_POSITIONS = {"start": (2,), "end": (2, 3)}
+#: The hooks of a Lightning prediction run (``trainer.predict``), which goes over a whole data set
+#: once. Lightning itself moves every ``predict_step`` result to the CPU before keeping it (since
+#: 1.5, PR 9085), because a prediction run's outputs are the whole data set's.
+LIGHTNING_PREDICT_HOOKS = frozenset({"predict_step", "on_predict_batch_start", "on_predict_batch_end"})
 #: Torch factories that copy the place of their first argument.
 _LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"})
 #: Dtypes that ``.to(...)`` may be given instead of a device (``x.to(torch.float16)``).
@@ -135,7 +153,38 @@ def initial_device(function: FunctionInfo, param: str, imports: ImportMap) -> De
             return Device.ACCELERATOR  # self._shared_step(batch): the batch the Trainer moved
     elif function.name in HF_TRAINER_PREPARED_HOOKS and param in ("inputs", "model") and is_hf_trainer(cls, imports):
         return Device.ACCELERATOR
+    elif _lightning_callback_device_parameter(function, param, cls, imports):
+        return Device.ACCELERATOR
     return Device.UNKNOWN
+
+
+def _lightning_callback_device_parameter(function: FunctionInfo, param: str, cls: ClassInfo, imports: ImportMap) -> bool:
+    """``outputs`` or ``batch`` of a Lightning callback's ``on_*_batch_end`` / ``_start`` hook:
+    what the step computed, and the batch the Trainer moved, both still on the module's device."""
+    hook = LIGHTNING_CALLBACK_BATCH_HOOKS.match(function.name)
+    if hook is None or not _is_lightning_callback(cls, imports):
+        return False
+    positional = function.params[1:]  # after self
+    return any(position < len(positional) and positional[position] == param for position in _CALLBACK_DEVICE_POSITIONS[hook.group(2)])
+
+
+def lightning_step_outputs_parameter(function: FunctionInfo, imports: ImportMap) -> str | None:
+    """The parameter of a Lightning callback's ``on_*_batch_end`` hook that receives what the
+    module's step returned (``outputs``): a model's output, as the step computed it."""
+    cls = function.cls
+    hook = LIGHTNING_CALLBACK_BATCH_HOOKS.match(function.name)
+    if cls is None or hook is None or hook.group(2) != "end" or not _is_lightning_callback(cls, imports):
+        return None
+    positional = function.params[1:]
+    return positional[2] if len(positional) > 2 else None
+
+
+def _is_lightning_callback(cls: ClassInfo, imports: ImportMap) -> bool:
+    """A subclass (in this file, directly or through local bases) of Lightning's ``Callback``."""
+    for arg in cls.node.bases:
+        if arg.keyword is None and imports.resolve(arg.value) in LIGHTNING_CALLBACKS:
+            return True
+    return any(_is_lightning_callback(base, imports) for base in cls.local_bases)
 
 
 #: Per LightningModule class, built once: the parameters of its helper methods that receive a
