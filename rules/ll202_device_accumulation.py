@@ -690,6 +690,26 @@ def test(model, item_loader, user_loader, device, k=20):
 """,
     )
     INVALID = (
+        # an embedder object whose __call__ gathers every batch's output on the device, called
+        # by a script that only ever moves the result to the host: kept there for nothing
+        """
+import torch
+
+class Embedder:
+    def __init__(self, model, device):
+        self.model, self.device = model.to(device).eval(), device
+
+    @torch.no_grad()
+    def __call__(self, batches):
+        kept = []
+        for batch in batches:
+            kept.append(self.model(batch.to(self.device)))  # expect: LL202
+        return torch.cat(kept)
+
+embed = Embedder(torch.nn.Linear(8, 256), "cuda")
+vectors = embed([torch.randn(4, 8) for _ in range(1000)])
+torch.save(vectors.cpu(), "vectors.pt")
+""",
         # a prediction callback keeps every batch's outputs and inputs on the device for the whole
         # prediction run (emptied only when the next run starts): Lightning's own predict loop
         # moves each result to the CPU for that reason

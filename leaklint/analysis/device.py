@@ -594,7 +594,8 @@ def callers_take_to_host(facts: ModuleFacts, function: FunctionInfo, depth: int 
 
 def _call_sites(facts: ModuleFacts, function: FunctionInfo) -> list[tuple[cst.Call, StatementFact]]:
     """The calls of ``function`` in the file: the call graph's, and for a method, calls on objects
-    built from its class (``model.predict(loader)`` where ``model = Forecaster().to(device)``)."""
+    built from its class (``model.predict(loader)`` where ``model = Forecaster().to(device)``; for
+    ``__call__``, the object called: ``encoder(texts)`` where ``encoder = Encoder(...)``)."""
     from leaklint.analysis.calls import call_graph
 
     sites = list(call_graph(facts).sites_of(function))
@@ -603,8 +604,13 @@ def _call_sites(facts: ModuleFacts, function: FunctionInfo) -> list[tuple[cst.Ca
         for call, fact in facts.index.statement_calls:
             func = call.func
             if type(func) is cst.Attribute and func.attr.value == function.name and dotted_name(func.value) != "self":  # type: ignore[attr-defined]
-                if facts.value(func.value).cls is cls and all(call is not known for known, _ in sites):  # type: ignore[attr-defined]
-                    sites.append((call, fact))
+                receiver = func.value  # type: ignore[attr-defined]
+            elif function.name == "__call__" and type(func) is cst.Name:
+                receiver = func
+            else:
+                continue
+            if facts.value(receiver).cls is cls and all(call is not known for known, _ in sites):
+                sites.append((call, fact))
     return sites
 
 
