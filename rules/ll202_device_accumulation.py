@@ -95,8 +95,9 @@ The confidence says how far it grows:
   list that an epoch loop carries across its data loops.
 - **medium**: over one run of the loop (a whole evaluation), when what is kept holds a model's
   output (logits, probabilities, embeddings, generated ids, decoded images: what a model returned,
-  carried through elementwise, view or pooling operations). The batch tensors kept next to it in
-  the same loop (the labels) are reported with it.
+  carried through elementwise, view or pooling operations, also inside a helper of the file such
+  as a masked mean pool). The batch tensors kept next to it in the same loop (the labels) are
+  reported with it.
 - **low** (hidden by default): only indices, comparisons, per-sample reductions or labels are kept
   (`logits.argmax(-1)`, `(pred == y)`, `errors.mean(dim=1)`); one number per batch (a loss, a
   mean); a store that runs on every k-th iteration only (`if i % log_every == 0:`); a function that
@@ -690,6 +691,27 @@ def test(model, item_loader, user_loader, device, k=20):
 """,
     )
     INVALID = (
+        # every batch's pooled embeddings kept on the device; the pooling is a helper of the
+        # class (a masked mean over the tokens: one vector per text, a model output's size class)
+        """
+import torch
+
+class TextEncoder:
+    def __init__(self, model, device):
+        self.model, self.device = model.to(device).eval(), device
+
+    def _pool(self, hidden, mask):
+        weights = mask.unsqueeze(-1).float()
+        return (hidden * weights).sum(1) / weights.sum(1)
+
+    @torch.no_grad()
+    def encode(self, batches):
+        vectors = []
+        for ids, mask in batches:
+            hidden = self.model(ids.to(self.device), mask.to(self.device)).last_hidden_state
+            vectors.append(self._pool(hidden, mask.to(self.device)))  # expect: LL202
+        return torch.cat(vectors).cpu()
+""",
         # an embedder object whose __call__ gathers every batch's output on the device, called
         # by a script that only ever moves the result to the host: kept there for nothing
         """
@@ -1436,12 +1458,16 @@ def _parts(facts: ModuleFacts, expr: cst.BaseExpression) -> Iterator[cst.BaseExp
         yield expr
 
 
-def _model_output(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression, depth: int = 0) -> bool:
+def _model_output(
+    facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression, depth: int = 0, seeds: frozenset[str] = frozenset()
+) -> bool:
     """``expr`` is what a model returned, or that output carried through operations that keep
     its size in the main: elementwise functions (softmax, normalize, clamp), views and casts,
-    fields (``outputs.logits``), pooling over a dimension, a gather across processes. Not
-    argmax or other indices, comparisons, scalar reductions, or what another function (a
-    metric, NMS) computed from it."""
+    fields (``outputs.logits``), pooling over a dimension, a gather across processes, a helper of
+    the file that does such operations on an output it is given (``self._mean_pool(hidden,
+    mask)``). Not argmax or other indices, comparisons, scalar reductions, or what another
+    function (a metric, NMS) computed from it. ``seeds``: parameters of ``function`` that hold a
+    model's output (the helper's, as its caller passes them)."""
     if depth > 4:  # name hops
         return False
     if isinstance(expr, cst.Call):
@@ -1453,43 +1479,62 @@ def _model_output(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpr
         if isinstance(func, cst.Attribute) and not qualified:
             method = func.attr.value
             if method in _SAME_SIZE_METHODS or method in _ELEMENTWISE or (method in _REDUCTIONS and _has_dim(expr)):
-                return _model_output(facts, function, func.value, depth)
+                return _model_output(facts, function, func.value, depth, seeds)
             if method in DEVICE_RESULT_METHODS:
-                return any(_model_output(facts, function, part, depth) for arg in positional for part in _elements(arg))
-            return False
+                return any(_model_output(facts, function, part, depth, seeds) for arg in positional for part in _elements(arg))
+            return _helper_keeps_output(facts, function, expr, depth, seeds)
         name = qualified.rsplit(".", 1)[-1]
         if qualified.startswith("torch.") and (name in _ELEMENTWISE or name in _CONCATENATING or (name in _REDUCTIONS and _has_dim(expr, functional=True))):
-            return any(_model_output(facts, function, part, depth) for arg in positional[:1] for part in _elements(arg))
-        return False
+            return any(_model_output(facts, function, part, depth, seeds) for arg in positional[:1] for part in _elements(arg))
+        return not qualified and _helper_keeps_output(facts, function, expr, depth, seeds)
     if isinstance(expr, cst.Attribute):
-        return expr.attr.value not in NON_TENSOR_ATTRIBUTES and _model_output_name(facts, function, expr, depth) if dotted_name(expr) else _model_output(facts, function, expr.value, depth)
+        return expr.attr.value not in NON_TENSOR_ATTRIBUTES and _model_output_name(facts, function, expr, depth, seeds) if dotted_name(expr) else _model_output(facts, function, expr.value, depth, seeds)
     if isinstance(expr, cst.Subscript):
-        return _model_output(facts, function, expr.value, depth)
+        return _model_output(facts, function, expr.value, depth, seeds)
     if isinstance(expr, cst.BinaryOperation):
-        return _model_output(facts, function, expr.left, depth) or _model_output(facts, function, expr.right, depth)
+        return _model_output(facts, function, expr.left, depth, seeds) or _model_output(facts, function, expr.right, depth, seeds)
     if isinstance(expr, cst.Name):
-        if expr.value == lightning_step_outputs_parameter(function, facts.imports):
-            return True  # a Lightning callback's `outputs`: what the module's step returned
-        return _model_output_name(facts, function, expr, depth)
+        if expr.value in seeds or expr.value == lightning_step_outputs_parameter(function, facts.imports):
+            return True  # a helper's parameter given an output; a Lightning callback's `outputs`
+        return _model_output_name(facts, function, expr, depth, seeds)
     return False
 
 
-def _model_output_name(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression, depth: int) -> bool:
+def _helper_keeps_output(facts: ModuleFacts, function: FunctionInfo, call: cst.Call, depth: int, seeds: frozenset[str]) -> bool:
+    """``call`` runs a function of the file that returns, through size-keeping operations, a
+    model's output its caller passes it (``emb = self._mean_pool(hidden, mask)``)."""
+    callee = local_callee(call, function, facts)
+    if callee is None or callee is function:
+        return False
+    params = list(callee.params)
+    if callee.is_method and isinstance(call.func, cst.Attribute):
+        params = params[1:]  # bound: self is the receiver
+    given = frozenset(
+        param for param, arg in zip(params, call.args)
+        if arg.keyword is None and not arg.star and _model_output(facts, function, arg.value, depth + 1, seeds)
+    )
+    if not given:
+        return False
+    returns = [fact.node.value for fact in facts.index.statements_of(callee) if isinstance(fact.node, cst.Return) and fact.node.value is not None]
+    return bool(returns) and all(_model_output(facts, callee, value, depth + 1, given) for value in returns)
+
+
+def _model_output_name(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression, depth: int, seeds: frozenset[str] = frozenset()) -> bool:
     """A name (or ``a.b``) bound, somewhere in the function, to a model's output."""
     name = dotted_name(expr)
     if name is None:
         return False
-    if isinstance(expr, cst.Attribute) and _model_output(facts, function, expr.value, depth):
+    if isinstance(expr, cst.Attribute) and _model_output(facts, function, expr.value, depth, seeds):
         return True  # outputs.logits
     memo = facts.derived(_name_memo)
-    key = (function, name)
+    key = (function, name, seeds)
     if key not in memo:
         memo[key] = False  # while it is being worked out (`x = f(x)` reads itself)
-        memo[key] = any(_model_output(facts, function, value, depth + 1) for value in facts.index.assigned_values(function, name))
+        memo[key] = any(_model_output(facts, function, value, depth + 1, seeds) for value in facts.index.assigned_values(function, name))
     return memo[key]
 
 
-def _name_memo(facts: ModuleFacts) -> dict[tuple[FunctionInfo, str], bool]:
+def _name_memo(facts: ModuleFacts) -> dict[tuple[FunctionInfo, str, frozenset[str]], bool]:
     """Per file: whether a name of a function holds a model's output (:func:`_model_output_name`)."""
     return {}
 
