@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
 
 if TYPE_CHECKING:
@@ -123,3 +124,23 @@ def caller_of(place: Place, facts: ModuleFacts) -> FunctionInfo:
 def call_graph(facts: ModuleFacts) -> CallGraph:
     """The module's :class:`CallGraph`, built once per file."""
     return facts.derived(CallGraph)
+
+
+def call_sites(facts: ModuleFacts, function: FunctionInfo) -> list[tuple[cst.Call, StatementFact]]:
+    """The calls of ``function`` in the file: the call graph's, and for a method, calls on objects
+    built from its class (``model.predict(loader)`` where ``model = Forecaster().to(device)``; for
+    ``__call__``, the object called: ``encoder(texts)`` where ``encoder = Encoder(...)``)."""
+    sites = list(call_graph(facts).sites_of(function))
+    cls = function.cls
+    if cls is not None and function.is_method:
+        for call, fact in facts.index.statement_calls:
+            func = call.func
+            if type(func) is cst.Attribute and func.attr.value == function.name and dotted_name(func.value) != "self":  # type: ignore[attr-defined]
+                receiver = func.value  # type: ignore[attr-defined]
+            elif function.name == "__call__" and type(func) is cst.Name:
+                receiver = func
+            else:
+                continue
+            if facts.value(receiver).cls is cls and all(call is not known for known, _ in sites):
+                sites.append((call, fact))
+    return sites

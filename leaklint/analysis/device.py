@@ -34,7 +34,7 @@ import weakref
 import libcst as cst
 
 from leaklint.analysis import torch_api
-from leaklint.analysis.calls import local_callee
+from leaklint.analysis.calls import call_sites, local_callee
 from leaklint.gate import Names
 from leaklint.analysis.names import ImportMap, dotted_name, names_read
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
@@ -569,7 +569,7 @@ def callers_take_to_host(facts: ModuleFacts, function: FunctionInfo, depth: int 
     to the host (:func:`takes_to_host` on the names the result is bound to, or a host move around
     the call itself), or returns them to callers that all do. A collector whose callers all move
     its result to the host kept it on the device for nothing."""
-    sites = _call_sites(facts, function)
+    sites = call_sites(facts, function)
     if not sites or depth > _CALLER_DEPTH:
         return False
     for call, fact in sites:
@@ -590,28 +590,6 @@ def callers_take_to_host(facts: ModuleFacts, function: FunctionInfo, depth: int 
                 continue
         return False
     return True
-
-
-def _call_sites(facts: ModuleFacts, function: FunctionInfo) -> list[tuple[cst.Call, StatementFact]]:
-    """The calls of ``function`` in the file: the call graph's, and for a method, calls on objects
-    built from its class (``model.predict(loader)`` where ``model = Forecaster().to(device)``; for
-    ``__call__``, the object called: ``encoder(texts)`` where ``encoder = Encoder(...)``)."""
-    from leaklint.analysis.calls import call_graph
-
-    sites = list(call_graph(facts).sites_of(function))
-    cls = function.cls
-    if cls is not None and function.is_method:
-        for call, fact in facts.index.statement_calls:
-            func = call.func
-            if type(func) is cst.Attribute and func.attr.value == function.name and dotted_name(func.value) != "self":  # type: ignore[attr-defined]
-                receiver = func.value  # type: ignore[attr-defined]
-            elif function.name == "__call__" and type(func) is cst.Name:
-                receiver = func
-            else:
-                continue
-            if facts.value(receiver).cls is cls and all(call is not known for known, _ in sites):
-                sites.append((call, fact))
-    return sites
 
 
 def _moved_part(call: cst.Call, function: FunctionInfo, facts: ModuleFacts) -> cst.BaseExpression | None:
