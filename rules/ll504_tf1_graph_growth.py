@@ -65,6 +65,9 @@ tf.train.Saver(); saver.save(sess, path)`) is reported at its first op, where th
 checkpoint's path, not the Saver). Graph tensors are known from what the file binds: results of TensorFlow
 ops, `tf.trainable_variables()` (also filtered, `sorted(...)` or `list(...)`),
 `graph.get_tensor_by_name(...)`, a Keras layer's `.output`, local functions returning them; values fetched by `sess.run` are numpy and never count.
+A name rebound after its `def` (`resize = to_numpy_function(resize)`) no longer means that
+function: calls made where the rebinding reaches run what it holds, which builds nothing the
+file shows, and what they return is not taken for a graph tensor.
 
 It stays quiet when the graph is finalized anywhere in the file (`sess.graph.finalize()`:
 building an op after it raises), when the loop or function resets the graph first
@@ -234,6 +237,56 @@ with tf.Session() as sess:
     for epoch in range(50):
         sess.run(init_train)
         run_until_exhausted(sess, batch)
+""",
+        # the name is rebound to what a wrapper returns: a function that runs ops built once
+        # (on placeholders) and returns numpy, so the loop builds nothing
+        """
+import numpy as np
+import tensorflow as tf
+
+def compiled(*dtypes):
+    inputs = [tf.placeholder(dtype) for dtype in dtypes]
+    def wrap(build):
+        output = build(*inputs)
+        def run(*values):
+            return output.eval(dict(zip(inputs, values)))
+        return run
+    return wrap
+
+def normalize(image):
+    return image / tf.reduce_max(image)
+normalize = compiled(tf.float32)(normalize)
+
+sess = tf.InteractiveSession()
+images = tf.placeholder(tf.float32, [None, None, 3])
+train_op = build_model(images)
+for frame in frames():
+    scaled = normalize(frame) * 255.0
+    sess.run(train_op, {images: scaled - scaled.mean()})
+""",
+        # the same in a function: the nested helper calls the name after its rebinding
+        """
+import numpy as np
+import tensorflow as tf
+
+def as_numpy_function(build, dtype):
+    value_in = tf.placeholder(dtype)
+    value_out = build(value_in)
+    return lambda value: value_out.eval({value_in: value})
+
+def main(sess, steps):
+    grad = tf.gradients(objective(), model_input)[0]
+
+    def shrink(image):
+        return tf.image.resize_bilinear(tf.expand_dims(image, 0), [64, 64])[0]
+    shrink = as_numpy_function(shrink, tf.float32)
+
+    def refine(image):
+        for step in range(steps):
+            image = shrink(image) + 0.5
+            image += sess.run(grad, {model_input: image})
+        return image / 255.0
+    return refine(np.zeros((128, 128, 3)))
 """,
         # eager TensorFlow 2: ops run at once, no graph grows
         """

@@ -257,6 +257,10 @@ class TfGraph:
     #: Source order of the nodes the scan visits (calls, bindings, operators, returns).
     order: dict[int, int] = field(default_factory=dict)
     _declared_globals: dict[cst.FunctionDef, set[str]] = field(default_factory=dict)
+    #: (scope key, name) -> source order of each ``def`` of that name in that scope, and of each
+    #: statement that binds the name to something else there (``f = wrap(f)``, ``for f in ...``).
+    _def_orders: dict[_Key, list[int]] = field(default_factory=dict)
+    _rebind_orders: dict[_Key, list[int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, facts: ModuleFacts) -> TfGraph:
@@ -294,20 +298,27 @@ class TfGraph:
                     if isinstance(star, cst.Param):
                         self.bound_here.add((node, star.name.value))
                 if isinstance(node, cst.FunctionDef):
-                    self.bound_here.add((self._key_scope(place, node.name.value), node.name.value))
+                    key = (self._key_scope(place, node.name.value), node.name.value)
+                    self.bound_here.add(key)
+                    if not isinstance(place.scope, cst.ClassDef):
+                        self._def_orders.setdefault(key, []).append(self.order[id(node)])
             elif isinstance(node, cst.Assign):
                 for target in node.targets:
                     unpacked = isinstance(target.target, (cst.Tuple, cst.List))
                     self._bind(place, target.target, node.value, element=unpacked)
+                    self._note_rebinding(place, target.target)
             elif isinstance(node, cst.AnnAssign) and node.value is not None:
                 self._bind(place, node.target, node.value)
+                self._note_rebinding(place, node.target)
             elif isinstance(node, cst.For):
                 self._bind_iteration(place, node.target, node.iter, node)
+                self._note_rebinding(place, node.target)
             elif isinstance(node, cst.CompFor):
                 comprehension = next((p for p in reversed(path) if isinstance(p, COMPREHENSIONS)), None)
                 self._bind_iteration(place, node.target, node.iter, comprehension)
             elif isinstance(node, cst.WithItem) and node.asname is not None:
                 self._bind(place, node.asname.name, node.item)
+                self._note_rebinding(place, node.asname.name)
         self.finalized = any(self.is_graph_object(expr, self.scopes_of(place)) for expr, place in finalizing)
 
     def is_graph_object(self, expr: cst.BaseExpression, scopes: Site) -> bool:
@@ -338,6 +349,15 @@ class TfGraph:
             key = (self._key_scope(place, name), name)
             self.bindings.setdefault(key, []).append(bound)
             self.bound_here.add(key)
+
+    def _note_rebinding(self, place: Place, target: cst.BaseExpression) -> None:
+        """A statement binds plain names of ``target`` in its scope (not in a class body, whose
+        names are attributes): where a ``def`` of the same name is, the name stops meaning it."""
+        if isinstance(place.scope, cst.ClassDef):
+            return
+        for name in bound_names(target):
+            if "." not in name:
+                self._rebind_orders.setdefault((self._key_scope(place, name), name), []).append(self.order[id(place.node)])
 
     def _bind_iteration(
         self, place: Place, target: cst.BaseExpression, iterable: cst.BaseExpression, loop: cst.CSTNode | None
@@ -547,15 +567,20 @@ class TfGraph:
     def _local_function(self, func: cst.BaseExpression, scopes: Site) -> FunctionInfo | None:
         structure = self.facts.structure
         if isinstance(func, cst.Name):
+            node: cst.FunctionDef | None = None
             for scope in scopes.scopes:
                 if isinstance(scope, cst.FunctionDef):
                     info = structure.functions.get(scope)
                     if info is not None:
                         node = function_named(func.value, info, self.facts)
                         if node is not None:
-                            return structure.functions.get(node)
-            node = structure.module_functions.get(func.value)
-            return structure.functions.get(node) if node is not None else None
+                            break
+            else:
+                node = structure.module_functions.get(func.value)
+            if node is None:
+                return None
+            info = structure.functions.get(node)
+            return info if info is not None and self._still_means(info, func.value, scopes) else None
         if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
             for scope in scopes.scopes:
                 if isinstance(scope, cst.FunctionDef):
@@ -564,6 +589,35 @@ class TfGraph:
                         node = info.cls.find_method(func.attr.value)
                         return structure.functions.get(node) if node is not None else None
         return None
+
+    def _still_means(self, function: FunctionInfo, name: str, site: Site) -> bool:
+        """``name`` used at ``site`` still means the ``def`` of ``function``: no scope between
+        the use and the def binds the name to something else (a parameter, an assignment), and in
+        the def's own scope the binding that reaches the use is a ``def``, not a statement that
+        rebinds the name (``resize = wrap(resize)``: later calls run what ``wrap`` returned).
+        In the def's scope the binding that reaches a use is the last one before it; a use in a
+        nested function runs later, when the name holds its last binding."""
+        home = function.parent.node if function.parent is not None else None
+        for scope in site.scopes:
+            if scope is home:
+                break
+            if (scope, name) in self._rebind_orders:
+                return False
+            if isinstance(scope, cst.Lambda) and (scope, name) in self.bound_here:
+                return False  # a lambda's parameter
+            if isinstance(scope, cst.FunctionDef):
+                info = self.facts.structure.functions.get(scope)
+                if info is not None and name in info.params:
+                    return False
+        rebinds = self._rebind_orders.get((home, name))
+        if not rebinds:
+            return True
+        events = [(order, True) for order in self._def_orders.get((home, name), [])] + [(order, False) for order in rebinds]
+        if site.scopes[0] is home and site.order >= 0:
+            before = [event for event in events if event[0] < site.order]
+            if before:
+                return max(before)[1]
+        return max(events)[1]
 
     def is_optimizer_call(self, call: cst.Call, scopes: Site) -> bool:
         """A method of a Keras model's optimizer called with graph tensors (``model.optimizer.
