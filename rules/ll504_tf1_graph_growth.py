@@ -75,7 +75,12 @@ building an op after it raises), when the loop or function resets the graph firs
 (`with tf.Graph().as_default():`), in `@tf.function` code (traced once), in lambdas handed to
 `tf.cond` / `tf.map_fn` (built with that op), for code that only builds the graph (a loop over
 layers that runs nothing), and under a guard that builds once and keeps the result on an
-attribute or a global (`if self._op is None: self._op = tf.assign(...)`). A loop bounded by a
+attribute or a global (`if self._op is None: self._op = tf.assign(...)`). A loop that is one
+pass over the model's variables builds one op per variable, once: a loop over them (`for v in
+tf.trainable_variables()`, `model.layers`) or one whose item picks the variable the op is built
+on (`tf.get_variable(name)`, `graph.get_tensor_by_name(name + ":0")`, or a lookup under `with
+tf.variable_scope(block, reuse=True):`, as when loading pretrained weights) is reported only
+where a loop around it or the callers of its function repeat the pass. A loop bounded by a
 literal of at most five iterations is low confidence.
 
 ## Why it matters
@@ -288,6 +293,37 @@ def main(sess, steps):
         return image / 255.0
     return refine(np.zeros((128, 128, 3)))
 """,
+        # pretrained weights loaded once, one assign per variable (picked by block and name)
+        """
+import numpy as np
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+
+def restore_pretrained(sess, path):
+    pretrained = np.load(path, allow_pickle=True).item()
+    for block, tensors in pretrained.items():
+        with tf.variable_scope(block, reuse=True):
+            for key, array in tensors.items():
+                sess.run(tf.get_variable(key).assign(array))
+
+x = tf.placeholder(tf.float32, [None, 32])
+train_op = build(x)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    restore_pretrained(sess, "encoder.npy")
+    for step in range(10000):
+        sess.run(train_op, {x: batch()})
+""",
+        # a one-off copy of a snapshot into the graph's tensors, looked up by the loop's item
+        """
+import tensorflow as tf
+sess = tf.Session()
+graph = tf.get_default_graph()
+snapshot = read_snapshot("teacher.pkl")
+for layer_name in snapshot:
+    kernel = graph.get_tensor_by_name(f"{layer_name}/kernel:0")
+    sess.run(tf.assign(kernel, snapshot[layer_name]))
+""",
         # eager TensorFlow 2: ops run at once, no graph grows
         """
 import tensorflow as tf
@@ -394,6 +430,37 @@ with tf.Session() as sess:
         sess.run(train_op)
         if step % 500 == 0:
             checkpoint(sess, "ckpt/model")
+""",
+        # one assign per variable picked by name, but for every update a stream delivers
+        """
+import tensorflow as tf
+x = tf.placeholder(tf.float32, [None, 8])
+train_op = build(x)
+with tf.Session() as sess:
+    for update in parameter_server_updates():
+        for name, value in update.items():
+            sess.run(tf.get_variable(name).assign(value))  # expect: LL504
+        sess.run(train_op, {x: batch()})
+""",
+        # a pass over the variables that every episode repeats
+        """
+import tensorflow as tf
+def reset_to(sess, weights):
+    for name, value in weights.items():
+        sess.run(tf.get_variable(name).assign(value))  # expect: LL504
+with tf.Session() as sess:
+    initial = sess.run({v.op.name: v for v in tf.trainable_variables()})
+    for episode in range(100000):
+        reset_to(sess, initial)
+        play(sess)
+""",
+        # a decay op per variable, built again every epoch
+        """
+import tensorflow as tf
+with tf.Session() as sess:
+    for epoch in range(100):
+        for v in tf.trainable_variables():
+            sess.run(v.assign(v * 0.999))  # expect: LL504
 """,
         # a local function that only builds ops, called in the loop: reported at the call
         """
@@ -671,6 +738,16 @@ class _Growth:
                     found.append((line(place.node) or 0, inner))
         return min(found, key=lambda item: item[0])[1] if found else None
 
+    def _walks_model(self, place: Place, loop: cst.CSTNode) -> bool:
+        """``loop`` is a pass over the model's variables, not over steps or data: it iterates
+        them (``for v in tf.trainable_variables()``, ``model.layers``), or each iteration picks
+        the variable the op at ``place`` is built on by the loop's item (``for name, value in
+        weights.items(): sess.run(tf.get_variable(name).assign(value))``). One pass adds one op
+        per variable, once: only a loop or caller that repeats the pass grows the graph."""
+        if walks_variables(self.facts, loop):
+            return True
+        return any(self.tf.picked_by(operand, loop, place) for operand in _operands(place.node))
+
     def _per_iteration(self, place: Place) -> tuple[Confidence, str] | None:
         function = self._function(place)
         if function in self.traced or function in self.resets or _in_fresh_graph(self.facts, self.tf, place):
@@ -678,11 +755,15 @@ class _Growth:
         if _lazily_built(self.facts, place, function):
             return None
         found: tuple[Confidence, str] | None = None
+        walks: set[int] = set()
         for loop in reversed(place.loop_nodes):
             if id(loop) in self.reset_loops:
                 return None
             if id(loop) in self.run_loops:
-                bounded = few_runs(self.facts, place.loop_nodes) or walks_variables(self.facts, loop)
+                if self._walks_model(place, loop):
+                    walks.add(id(loop))  # one op per variable: grows only if something repeats the pass
+                    continue
+                bounded = few_runs(self.facts, [outer for outer in place.loop_nodes if id(outer) not in walks])
                 confidence = Confidence.LOW if bounded else Confidence.HIGH
                 found = confidence, f"on every iteration of the loop at line {self.facts.line_of(loop)}, which runs the graph"
                 break
@@ -691,6 +772,23 @@ class _Growth:
             if found is None or confidence.rank > found[0].rank:
                 found = confidence, f"on every call of '{function.name}', which runs the graph and is {why}"
         return found
+
+
+def _operands(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The values an op (or a call of a building helper) is built on: the receiver of a method
+    and the arguments of a call, the operands of an operator, what a slice slices."""
+    if isinstance(node, cst.Call):
+        receiver = [node.func.value] if isinstance(node.func, cst.Attribute) else []
+        return receiver + [arg.value for arg in node.args]
+    if isinstance(node, cst.BinaryOperation):
+        return [node.left, node.right]
+    if isinstance(node, cst.UnaryOperation):
+        return [node.expression]
+    if isinstance(node, cst.Subscript):
+        return [node.value]
+    if isinstance(node, cst.Comparison):
+        return [node.left, *(c.comparator for c in node.comparisons)]
+    return []
 
 
 def _hands_back_names(value: cst.BaseExpression, names: set[str]) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import libcst as cst
 
@@ -534,6 +534,52 @@ class TfGraph:
             return COLLECTION if self.graph_kind(expr.elt, scopes, depth) is not None else None
         return None
 
+    def picked_by(self, expr: cst.BaseExpression, loop: cst.CSTNode, place: Place) -> bool:
+        """``expr`` (at ``place``) is an existing variable of the graph that ``loop`` picks with
+        its item: looked up by a name computed from the loop's target (``tf.get_variable(name)``,
+        ``graph.get_tensor_by_name(name)``), or under ``with tf.variable_scope(scope):`` inside
+        the loop for a ``scope`` computed from it; directly, or through a name bound to such a
+        lookup in the loop. A loop that builds one op per variable it picks this way is a pass
+        over the model's variables, however often each pass runs."""
+        if not isinstance(loop, cst.For):
+            return False
+        targets = set(bound_names(loop.target))
+        if not targets:
+            return False
+        in_loop = False
+        scoped = False
+        for node in place.path:
+            if node is loop.body:
+                in_loop = True
+            elif in_loop and isinstance(node, cst.With):
+                scoped = scoped or any(self._scope_named_by(item.item, targets) for item in node.items)
+        if not in_loop:
+            return False
+        if isinstance(expr, cst.Call):
+            return self._is_lookup(expr) and (scoped or _mentions_any(expr.args, targets))
+        name = dotted_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        if name is None or self.facts.imports.resolve(expr) is not None:
+            return False
+        bound = self._lookup(name, self.scopes_of(place))
+        return bool(bound) and all(
+            isinstance(b.value, cst.Call) and not b.element and id(loop) in b.site.loops and self._is_lookup(b.value)
+            and (scoped or _mentions_any(b.value.args, targets))
+            for b in bound
+        )
+
+    def _is_lookup(self, call: cst.Call) -> bool:
+        """A call that returns a variable or tensor the graph has already, by its name."""
+        if tf_api(self.facts.imports.resolve(call.func)) in _EXISTING_TENSOR_APIS:
+            return True
+        return isinstance(call.func, cst.Attribute) and call.func.attr.value in _LOOKUP_METHODS
+
+    def _scope_named_by(self, item: cst.BaseExpression, targets: set[str]) -> bool:
+        """``tf.variable_scope(name, ...)`` for a ``name`` computed from one of ``targets``."""
+        if not isinstance(item, cst.Call) or tf_api(self.facts.imports.resolve(item.func)) != "variable_scope":
+            return False
+        first = call_argument(item, 0, "name_or_scope")
+        return first is not None and _mentions_any([first], targets)
+
     def _is_keras_object(self, expr: cst.BaseExpression, scopes: Site, depth: int = 0) -> bool:
         """A Keras layer or model: ``model.get_layer("x")``, ``model.layers[-1]``, a name the file
         builds or loads a Keras model into, or a parameter every caller passes one to."""
@@ -910,6 +956,11 @@ class _Bound:
 
 
 Binding = _Bound
+
+
+def _mentions_any(nodes: Sequence[cst.CSTNode], names: set[str]) -> bool:
+    """One of ``names`` is read somewhere in ``nodes`` (arguments, an f-string, ``prefix + name``)."""
+    return any(isinstance(n, cst.Name) and n.value in names for node in nodes for n in walk(node))
 
 
 def _reaching(bindings: list[_Bound], site: Site) -> list[_Bound]:
