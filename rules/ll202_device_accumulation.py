@@ -133,10 +133,12 @@ not reported.
 An HF `Trainer` (or a subclass) built with `compute_metrics` and an `eval_dataset` keeps, at
 every evaluation, the logits of every batch on the accelerator until `compute_metrics` runs. On a
 model that scores every token over the vocabulary (built from a `...ForCausalLM`, `...ForMaskedLM`,
-`...LMHeadModel` class) that is `[eval size, sequence length, vocabulary]` values: reported at
-`compute_metrics=` (medium), unless `preprocess_logits_for_metrics` shrinks them first or the
-`TrainingArguments` set `eval_accumulation_steps`, `batch_eval_metrics` or `prediction_loss_only`
-(arguments it cannot see, read from the command line, count as setting them).
+`...LMHeadModel`, `...ForSeq2SeqLM` or `...ForConditionalGeneration` class) that is `[eval size,
+sequence length, vocabulary]` values: reported at `compute_metrics=` (medium), unless
+`preprocess_logits_for_metrics` shrinks them first or the `TrainingArguments` set
+`eval_accumulation_steps`, `batch_eval_metrics`, `prediction_loss_only` or (for a
+`Seq2SeqTrainer`, which then keeps generated token ids) `predict_with_generate` (arguments it
+cannot see, read from the command line, count as setting them).
 
 A loop over the items of something else (the frames of a video, the crops of an image, a list of
 texts) that runs the model on each item counts too when the code after it moves what it kept to
@@ -507,6 +509,15 @@ def sample(model, shape, device, num_timesteps, log_every=100):
         if step % log_every == 0:
             intermediates.append(img)
     return img, intermediates
+""",
+        # a Seq2SeqTrainer that generates for its metrics: it keeps token ids, not logits
+        """
+from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+def main(train_ds, eval_ds, bleu):
+    model = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+    args = Seq2SeqTrainingArguments("out", eval_strategy="steps", predict_with_generate=True)
+    Seq2SeqTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds, compute_metrics=bleu).train()
 """,
         # compute_metrics on an LM with the logits reduced first, or moved to the host every few
         # steps; on a classifier, whose logits are [batch, classes].
@@ -890,6 +901,19 @@ class EvalTrainer(Trainer):
             _, logits, _ = self.prediction_step(self.model, self._prepare_inputs(inputs), prediction_loss_only=False)
             logits_list.append(logits)  # expect: LL202
         return torch.cat(logits_list).float().cpu().numpy()
+""",
+        # compute_metrics on an encoder-decoder LM scored from its logits (no generation)
+        """
+from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+def bleu(eval_pred):
+    logits, labels = eval_pred
+    return {"bleu": corpus_bleu(logits[0].argmax(-1), labels)}
+
+def main(train_ds, eval_ds):
+    model = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+    args = Seq2SeqTrainingArguments("out", eval_strategy="steps", eval_steps=1000)
+    Seq2SeqTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds, compute_metrics=bleu).train()  # expect: LL202
 """,
         # compute_metrics on a causal LM, nothing shrinking the logits.
         """

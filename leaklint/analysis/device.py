@@ -112,12 +112,14 @@ DEVICE_EVIDENCE = Names(
 )
 
 #: Model classes (the last part of the name a model is built from) whose output scores every token
-#: over the whole vocabulary: ``[batch, sequence length, vocabulary]`` logits per batch.
-LM_HEAD_MODEL = re.compile(r"(ForCausalLM|ForMaskedLM|LMHeadModel|WithLMHead|ForPreTraining)$")
+#: over the whole vocabulary: ``[batch, sequence length, vocabulary]`` logits per batch (decoder
+#: only, masked, and encoder-decoder heads: ``T5ForConditionalGeneration``, ``AutoModelForSeq2SeqLM``).
+LM_HEAD_MODEL = re.compile(r"(ForCausalLM|ForMaskedLM|LMHeadModel|WithLMHead|ForPreTraining|ForSeq2SeqLM|ForConditionalGeneration)$")
 #: ``TrainingArguments`` that keep an HF trainer's evaluation from holding every batch's logits on
 #: the device: ``eval_accumulation_steps`` (moved to the host every N steps),
-#: ``batch_eval_metrics`` (metrics per batch), ``prediction_loss_only`` (no logits kept).
-HF_EVAL_OFFLOAD_ARGUMENTS = frozenset({"eval_accumulation_steps", "batch_eval_metrics", "prediction_loss_only"})
+#: ``batch_eval_metrics`` (metrics per batch), ``prediction_loss_only`` (no logits kept),
+#: ``predict_with_generate`` (a ``Seq2SeqTrainer`` keeps generated token ids, not logits).
+HF_EVAL_OFFLOAD_ARGUMENTS = frozenset({"eval_accumulation_steps", "batch_eval_metrics", "prediction_loss_only", "predict_with_generate"})
 
 #: Expression classes whose place :func:`placed` works out (a name's place is the bound value's).
 PLACED_NODES = frozenset(
