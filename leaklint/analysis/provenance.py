@@ -30,8 +30,10 @@ from leaklint.analysis.structure import (
     GradMode,
     LoopInfo,
     ModuleStructure,
+    backpropagated_names,
     backward_target,
     bound_names,
+    frees_graph,
     literal_grad_mode,
     names_bound_in,
 )
@@ -120,6 +122,13 @@ class FunctionSummary:
     #: ... and some of those run with gradients enabled (not all under ``torch.no_grad()``, in it
     #: or in the local function it calls): a sampling method that only calls a no-grad helper does not.
     runs_model_with_grad: bool = False
+
+    @property
+    def returns_backpropagated(self) -> bool:
+        """The function returns a tensor it ran a backward on (without ``retain_graph``) on every
+        path: ``loss.backward(); return loss``. Whoever keeps the result keeps a loss whose
+        graph's saved tensors are already freed."""
+        return self.returns is not None and self.returns.is_graph and self.returns.backpropagated
 
 
 @dataclass
@@ -874,13 +883,22 @@ class FunctionInterpreter:
             if effect is not None:
                 grad = effect
             elif item.asname is not None:
-                self._bind(item.asname.name, UNKNOWN, frame)
+                self._bind(item.asname.name, self._context_value(item.item, frame), frame)
             if item.asname is not None and effect is not None:
                 self._bind(item.asname.name, NOT_TENSOR, frame)
         outer_grad = frame.grad
         frame.grad = grad
         self._body(node.body, frame)
         frame.grad = outer_grad
+
+    def _context_value(self, expr: cst.BaseExpression, frame: Frame) -> Value:
+        """What ``with expr as name`` binds, where known: apex's ``amp.scale_loss(loss, opt)``
+        yields the loss scaled (computed from it, so a backward of it runs through the loss)."""
+        if type(expr) is cst.Call and expr.args and expr.args[0].keyword is None:  # type: ignore[attr-defined]
+            if self.imports.resolve(expr.func) in torch_api.SCALED_LOSS_CONTEXTS:  # type: ignore[attr-defined]
+                loss = self.rec.values.get(expr.args[0].value) or self.eval(expr.args[0].value, frame)  # type: ignore[attr-defined]
+                return replace(combine([loss]), backpropagated=False)
+        return UNKNOWN
 
     def _grad_effect(self, expr: cst.BaseExpression, frame: Frame) -> GradMode | None:
         """How a ``with`` item changes gradient recording, or None if it does not."""
@@ -1703,6 +1721,24 @@ class FunctionInterpreter:
         value = self.rec.values.get(target) or self.eval(target, frame)
         self.summary.backward_consumed |= value.deps | set(bound_names(target))
         self._runs_model([value], frame)
+        if frees_graph(node, self.imports):
+            self._backpropagated(target, value, frame)
+
+    def _backpropagated(self, target: cst.BaseExpression, value: Value, frame: Frame) -> None:
+        """A backward that frees the graph ran through ``target``: the names it reads (``loss`` in
+        ``loss.backward()``, ``(loss / accum).backward()``, ``scaler.scale(loss).backward()``),
+        and the losses it was computed from (``loss_a`` in ``(loss_a + loss_b).backward()``, the
+        loss apex scaled), now hold tensors whose graphs kept no saved tensors. Model outputs it
+        was computed from are left as they are: whoever keeps one keeps a whole activation."""
+        names = backpropagated_names(target)
+        for name in value.deps:
+            held = frame.env.get(name)
+            if held is not None and held.evidence in (Evidence.LOSS, Evidence.BACKWARD):
+                names.add(name)
+        for name in names:
+            held = frame.env.get(name)
+            if held is not None and held.is_graph and held.role is None and not held.backpropagated:
+                frame.env[name] = replace(held, backpropagated=True)
 
 
 #: ImportMap -> {statement: its shared names}: the answer depends only on the statement and the

@@ -220,6 +220,29 @@ def backward_target(call: cst.Call, imports: ImportMap) -> cst.BaseExpression | 
     return None
 
 
+def frees_graph(call: cst.Call, imports: ImportMap) -> bool:
+    """A backward call (see ``backward_target``) that frees the saved tensors of the graph it
+    runs through: nothing asks it to keep them (no ``retain_graph``/``create_graph`` that may be
+    true, passed by keyword or by position)."""
+    if any(arg.star for arg in call.args):
+        return False
+    qualified = imports.resolve(call.func)
+    if qualified in torch_api.BACKWARD_POSITIONAL_BEFORE_RETAIN:
+        limit = torch_api.BACKWARD_POSITIONAL_BEFORE_RETAIN[qualified]
+    elif isinstance(call.func, cst.Attribute):
+        limit = torch_api.BACKWARD_POSITIONAL_BEFORE_RETAIN.get(call.func.attr.value, 0)
+    else:
+        return False
+    if sum(1 for arg in call.args if arg.keyword is None) > limit:
+        return False
+    return not any(
+        arg.keyword is not None
+        and arg.keyword.value in torch_api.GRAPH_RETAINING_KEYWORDS
+        and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
+        for arg in call.args
+    )
+
+
 def backpropagated_names(target: cst.BaseExpression) -> set[str]:
     """The names whose values a backward differentiates through: ``loss`` in ``(loss /
     accum).backward()`` and in ``loss.mean().backward()``, and the callee of a call

@@ -418,6 +418,20 @@ LOADERS_OF_ANYTHING = frozenset({"torch.load", "torch.jit.load", "torch.hub.load
 BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
 #: Methods on trainers/accelerators that run backward on their first argument.
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+#: Keywords of the backward entry points that keep the graph after it runs (``create_graph=True``
+#: implies ``retain_graph=True``): torch.Tensor.backward, torch.autograd.backward and
+#: torch.autograd.grad free the graph's saved tensors unless one of them is true
+#: (https://pytorch.org/docs/stable/generated/torch.autograd.backward.html).
+GRAPH_RETAINING_KEYWORDS = ("retain_graph", "create_graph")
+#: How many positional arguments each backward entry point takes before ``retain_graph``:
+#: ``Tensor.backward(gradient, retain_graph, ...)``, ``torch.autograd.backward(tensors, grad_tensors,
+#: retain_graph, ...)``, ``torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph, ...)``;
+#: ``accelerator.backward(loss, **kwargs)`` and ``manual_backward(loss, *args)`` pass the rest on.
+BACKWARD_POSITIONAL_BEFORE_RETAIN = {"backward": 1, "manual_backward": 1, "torch.autograd.backward": 2, "torch.autograd.grad": 3}
+#: Context managers that yield a scaled copy of the loss they are given, for the backward in their
+#: body: apex's ``with amp.scale_loss(loss, optimizer) as scaled_loss: scaled_loss.backward()``
+#: (https://nvidia.github.io/apex/amp.html#apex.amp.scale_loss).
+SCALED_LOSS_CONTEXTS = frozenset({"apex.amp.scale_loss"})
 
 # --- in-place twins (LL401) --------------------------------------------------------------------
 INPLACE_OPERATORS = {"+": "add_", "-": "sub_", "*": "mul_", "/": "div_"}

@@ -106,6 +106,11 @@ class Value:
     element: Value | None = None
     #: Where the tensor (or the tensors a container or model holds) lives: see ``analysis.device``.
     device: Device = Device.UNKNOWN
+    #: A backward without ``retain_graph`` has run on this very tensor (``loss.backward()``, or a
+    #: backward through a value computed from it): autograd freed the saved tensors of its graph,
+    #: so what still holds it keeps the tensor and a few graph nodes, not a step's activations.
+    #: Set on the name the backward reads; what is computed from the tensor afterwards is new.
+    backpropagated: bool = False
 
     @property
     def is_graph(self) -> bool:
@@ -206,6 +211,21 @@ def join(a: Value, b: Value) -> Value:
     """Either ``a`` or ``b`` (two branches, or two loop iterations)."""
     if a is b or a == b:  # joining environments mostly meets the very same value on both sides
         return a
+    joined = _join(a, b)
+    if joined.backpropagated or a.backpropagated or b.backpropagated:
+        # backpropagated only if every path that may hold a graph ran the backward on it
+        # (``return None`` on one path and the backpropagated loss on the other still is)
+        flag = joined.is_graph and all(v.backpropagated for v in (a, b) if _may_hold_graph(v))
+        if flag is not joined.backpropagated:
+            joined = replace(joined, backpropagated=flag)
+    return joined
+
+
+def _may_hold_graph(value: Value) -> bool:
+    return value.role is None and value.kind >= Kind.UNKNOWN
+
+
+def _join(a: Value, b: Value) -> Value:
     device = _join_device(a, b)
     if a.role is not None or b.role is not None:
         if a.role == b.role:
