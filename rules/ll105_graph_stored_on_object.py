@@ -110,10 +110,17 @@ distillation loss, GAN code that keeps `self.fake_B` for the generator's backwar
 `self.loss_G = ...; self.loss_G.backward()`) is recognised when the slot itself flows into a
 backward call anywhere in the file, and so is state the forward pass works with (`self.memory` set
 by one method and read by another into a layer call or a tensor operation, a KV cache read back
-into the attention): low confidence (hidden by default). When only the stored value was
-backpropagated, not the slot (`loss.backward(); self.last_loss = loss`, or a Lightning
-`training_step` that returns the loss it keeps), the backward freed the saved tensors but the slot
-keeps the tensor and the graph's nodes into the next step for nobody: medium confidence. Storing a
+into the attention): low confidence (hidden by default). A tensor stored after a backward
+without `retain_graph=True` (or `create_graph=True`) already ran on it is not reported:
+`loss.backward(); self.last_loss = loss`, a loss the backward ran through (`loss_a` after
+`(loss_a + loss_b).backward()`, the loss apex's `amp.scale_loss` scaled), or the result of a helper
+that ran the backward on what it returns on every path (CycleGAN's `self.loss_D_A =
+self.backward_D_basic(...)`). The backward freed the graph's saved tensors, so the slot keeps a
+0-d loss and a few graph nodes, not a step's activations. A model output the backward ran through
+(`self.fake_B = fake_B` after `loss_G.backward()`) is still reported: the slot keeps that
+activation and its graph's nodes. When the stored value is backpropagated only after the store, or
+by whoever gets it back (a Lightning `training_step` that returns the loss it keeps), its whole
+graph is alive when it is stored: medium confidence. Storing a
 forward's input (`self.x = x`) is not reported unless the input is known to carry a graph (what the
 file's calls pass counts).
 Gradients stored by backward hooks and `Tensor.register_hook` hooks carry no graph (unless you
@@ -338,6 +345,56 @@ class LM(LightningModule):
         out, self.hidden = self.rnn(x, self.hidden)
         return F.nll_loss(out, y)
 """,
+        # a loss kept after its backward ran (no retain_graph): the backward freed the graph's
+        # saved tensors, so the slot keeps a 0-d loss and a few graph nodes, not a step's graph;
+        # also for a loss the backward ran through (loss_a in the sum) and one handed to a method
+        # that keeps it
+        """
+import torch.nn.functional as F
+last_loss = None
+class LoggingMixin:
+    def log_loss(self, key, value):
+        self.logged[key] = value
+class Trainer(LoggingMixin):
+    def train_step(self, x, y):
+        loss = F.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+        self.last_loss = loss
+        self.stats["loss"] = loss
+    def fit(self, loader):
+        global last_loss
+        for x, y in loader:
+            loss_a = F.mse_loss(self.model(x), y)
+            loss_b = F.l1_loss(self.model(x), y)
+            self.scaler.scale(loss_a + loss_b).backward()
+            last_loss = loss_a
+            self.log_loss("b", loss_b)
+""",
+        # CycleGAN's discriminator helper runs the backward (through apex's scaled loss, or on
+        # the loss itself) and returns the loss: the caller keeps a loss whose graph is freed
+        """
+import torch.nn as nn
+from apex import amp
+class CycleGAN:
+    def __init__(self, netD_A, opt):
+        self.netD_A, self.opt = netD_A, opt
+        self.criterionGAN = nn.MSELoss()
+    def backward_D_basic(self, netD, real, fake):
+        loss_D = (self.criterionGAN(netD(real), 1.0) + self.criterionGAN(netD(fake.detach()), 0.0)) * 0.5
+        if self.opt.amp:
+            with amp.scale_loss(loss_D, self.optimizer_D) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss_D.backward()
+        return loss_D
+    def backward_D_A(self):
+        self.loss_D_A = self.backward_D_basic(self.netD_A, self.real_B, self.fake_B)
+    def optimize_parameters(self):
+        self.optimizer_D.zero_grad()
+        self.backward_D_A()
+        self.optimizer_D.step()
+""",
     )
     INVALID = (
         # a policy's output copied into a buffer the object keeps: the copy carries the graph
@@ -424,7 +481,8 @@ class Validator:
             self.stats["loss"] = loss  # expect: LL105
 """,
         # kept for display after the backward: the backward frees the saved tensors, but the
-        # slots keep the images, the losses and the graphs' nodes into the next step
+        # slot keeps the generated images (an activation) and their graph's nodes into the next
+        # step; the loss the backward ran on is a 0-d tensor with a freed graph (not reported)
         """
 import torch.nn as nn
 class CycleGAN:
@@ -436,7 +494,7 @@ class CycleGAN:
         loss_G = nn.functional.mse_loss(self.netD_B(fake_B), self.target)
         loss_G.backward()
         self.fake_B = fake_B  # expect: LL105
-        self.loss_G = loss_G  # expect: LL105
+        self.loss_G = loss_G
     def optimize_parameters(self):
         self.optimizer_G.zero_grad()
         self.backward_G()
@@ -477,6 +535,44 @@ class LM(LightningModule):
         self.hidden = None  # too late: the forward above ran while the last graph was alive
         self.hidden = hidden  # expect: LL105
         return F.nll_loss(out, y)
+""",
+        # a loss stored before its backward runs (the whole graph is alive then, and the slot
+        # keeps it), or after a backward that keeps the graph (retain_graph=True)
+        """
+import torch.nn.functional as F
+class Trainer:
+    def train_step(self, x, y):
+        loss = F.cross_entropy(self.model(x), y)
+        self.last_loss = loss  # expect: LL105
+        loss.backward()
+        self.optimizer.step()
+    def gan_step(self, z):
+        loss = F.softplus(-self.D(self.G(z))).mean()
+        loss.backward(retain_graph=True)
+        self.loss_G = loss  # expect: LL105
+        self.optimizer.step()
+""",
+        # a helper that runs backward on its loss only on some paths, or keeps the graph for a
+        # second-order backward (create_graph=True): what it returns still has its graph
+        """
+import torch.nn as nn
+class Model:
+    def __init__(self):
+        self.criterion = nn.MSELoss()
+    def compute(self, x, y, train):
+        loss = self.criterion(self.net(x), y)
+        if train:
+            loss.backward()
+        return loss
+    def penalty(self, x, y):
+        loss = self.criterion(self.net(x), y)
+        loss.backward(create_graph=True)
+        return loss
+    def optimize_parameters(self):
+        self.optimizer.zero_grad()
+        self.loss = self.compute(self.x, self.y, True)  # expect: LL105
+        self.loss_gp = self.penalty(self.x, self.y)  # expect: LL105
+        self.optimizer.step()
 """,
     )
 
@@ -548,6 +644,8 @@ def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
         fact = method_store.statement
         assert fact is not None
         value = facts.value(argument.expr)
+        if value.backpropagated:
+            continue  # its graph's saved tensors are freed: the slot keeps a loss, not a graph
         confidence = min(confidence, _value_confidence(value), key=lambda c: c.rank)
         if _value_feeds_backward(fact, argument.expr, facts):
             confidence = min(confidence, Confidence.MEDIUM, key=lambda c: c.rank)
@@ -572,8 +670,8 @@ def _slot_stores(facts: ModuleFacts, hook_nodes: set[cst.CSTNode]) -> Iterator[t
         if function.cls is not None and function.name == "forward" and graph_use(facts).fed_no_graph(function.cls):
             continue  # attention with no weights of its own, only ever run on plain tensors: no graph
         for target, expr, value in _assignments(fact, facts):
-            if not value.is_graph or facts.kept_at_callers(fact, value):
-                continue
+            if not value.is_graph or value.backpropagated or facts.kept_at_callers(fact, value):
+                continue  # (backpropagated already: the slot keeps the tensor, not a step's graph)
             if _needs_declarations(target) and function not in declared:
                 globals_, nonlocals = declared_names(function.node)  # type: ignore[arg-type]
                 declared[function] = globals_ | nonlocals
