@@ -1431,6 +1431,10 @@ class FunctionInterpreter:
             # nn.CosineSimilarity(), nn.ReLU(): no parameter of its own, so a call records a
             # graph only through a graph-attached input, as a frozen model's does
             return role(Role.FROZEN_MODEL, Confidence.HIGH, origin)
+        if qualified == "torch.hub.load" and _hub_wrapper_without_grad(node):
+            # YOLOv5's AutoShape: its forward runs under inference mode, so a call records no
+            # graph of its own (a frozen model's calls record one only through their inputs)
+            return role(Role.FROZEN_MODEL, Confidence.HIGH, origin)
         if torch_api.is_module_class(qualified) or torch_api.is_model_factory(qualified):
             return role(Role.MODEL, Confidence.HIGH, origin)
         if qualified in torch_api.DATA_LOADER_CLASSES:
@@ -1625,6 +1629,8 @@ class FunctionInterpreter:
             return self._module_method(node, func, receiver, receiver_name, args, frame, origin)
         if receiver.role is Role.LOSS_FN and method == "forward":
             return self._loss_call(args, frame, origin, receiver.confidence)
+        if receiver.role is Role.FROZEN_MODEL and method in torch_api.MODULE_RETURNS_SELF and method != "requires_grad_":
+            return receiver  # frozen.to(device).eval(): the same module, parameters still frozen
         if receiver.role is not None:
             return replace(UNKNOWN, deps=deps)
         if method in torch_api.TO_PYTHON_METHODS or method in torch_api.NON_TENSOR_METHODS:
@@ -1739,6 +1745,27 @@ class FunctionInterpreter:
             held = frame.env.get(name)
             if held is not None and held.is_graph and held.role is None and not held.backpropagated:
                 frame.env[name] = replace(held, backpropagated=True)
+
+
+def _hub_wrapper_without_grad(node: cst.Call) -> bool:
+    """``torch.hub.load("ultralytics/yolov5", "yolov5s")``: a hub entry point known to return a
+    wrapper that runs its forward without gradients (``torch_api.HUB_MODELS_WITHOUT_GRAD``)."""
+    if any(arg.star for arg in node.args):
+        return False
+    positional = [_hub_literal(arg.value) for arg in node.args if arg.keyword is None]
+    keywords = {arg.keyword.value: _hub_literal(arg.value) for arg in node.args if arg.keyword is not None}
+    if len(positional) < 2:
+        return False
+    return torch_api.hub_model_runs_without_grad(positional[0], positional[1], keywords, tuple(positional[2:]))
+
+
+def _hub_literal(expr: cst.BaseExpression) -> object:
+    """A literal argument as its Python value (``"yolov5s"``, ``80``, ``False``); None otherwise."""
+    if type(expr) is cst.Name and expr.value in ("True", "False"):  # type: ignore[attr-defined]
+        return expr.value == "True"  # type: ignore[attr-defined]
+    if type(expr) is cst.SimpleString or type(expr) is cst.Integer:
+        return literal_key(expr)
+    return None
 
 
 #: ImportMap -> {statement: its shared names}: the answer depends only on the statement and the

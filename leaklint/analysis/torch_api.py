@@ -207,6 +207,44 @@ def calls_run_without_grad(qualified_class: str) -> bool:
     return (qualified_class.startswith("diffusers.") and "Pipeline" in owner) or qualified_class == "transformers.pipeline"
 
 
+#: ``torch.hub.load`` repositories (``owner/name``, any ``:ref``) whose entry points return a
+#: wrapper that runs its forward without recording a graph, and the keyword arguments, with the
+#: values they must keep, under which they do. YOLOv5's ``hubconf._create(name, pretrained=True,
+#: channels=3, classes=80, autoshape=True, ...)`` wraps the detection model in ``AutoShape`` only
+#: when ``autoshape`` and ``pretrained`` are true, ``channels == 3`` and ``classes == 80``
+#: (classification and segmentation checkpoints stay unwrapped), and ``AutoShape.forward`` is
+#: decorated ``@smart_inference_mode()``, i.e. ``torch.inference_mode()``:
+#: https://github.com/ultralytics/yolov5/blob/master/hubconf.py and
+#: https://github.com/ultralytics/yolov5/blob/master/models/common.py (class AutoShape). With
+#: ``autoshape=False`` (or another value, or an argument passed by position) hub returns the raw
+#: model, which records a graph.
+HUB_MODELS_WITHOUT_GRAD: dict[str, dict[str, object]] = {
+    "ultralytics/yolov5": {"autoshape": True, "pretrained": True, "channels": 3, "classes": 80},
+}
+#: Checkpoint names of such a repository's ``custom`` entry point that are not wrapped
+#: (YOLOv5's ``*-cls.pt`` classifiers and ``*-seg.pt`` segmenters are "not yet AutoShape compatible").
+HUB_UNWRAPPED_CHECKPOINTS = re.compile(r"-(cls|seg)\b", re.IGNORECASE)
+
+
+def hub_model_runs_without_grad(repo: object, entry: object, keywords: dict[str, object], positional: tuple[object, ...]) -> bool:
+    """``torch.hub.load(repo, entry, *positional, **keywords)`` (literals as Python values, anything
+    else as ``None``) returns a wrapper whose calls record no graph (see ``HUB_MODELS_WITHOUT_GRAD``)."""
+    if not isinstance(repo, str) or not isinstance(entry, str):
+        return False
+    if keywords.get("source", "github") != "github":
+        return False  # a local directory: whatever it holds
+    required = HUB_MODELS_WITHOUT_GRAD.get(repo.split(":", 1)[0].lower())
+    if required is None:
+        return False
+    if entry == "custom":
+        path = positional[0] if positional else keywords.get("path")
+        if len(positional) > 1 or (isinstance(path, str) and HUB_UNWRAPPED_CHECKPOINTS.search(path)):
+            return False
+    elif positional:
+        return False  # yolov5s(pretrained, channels, classes, autoshape, ...) by position
+    return all(keywords.get(name, value) == value and type(keywords.get(name, value)) is type(value) for name, value in required.items())
+
+
 #: Methods whose call on a name is evidence that the name is an ``nn.Module``.
 MODULE_EVIDENCE_METHODS = frozenset(
     {
