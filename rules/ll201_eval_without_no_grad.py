@@ -151,7 +151,12 @@ calls a model nor returns a graph-attached value (it delegates to code leaklint 
 as a task's `inference_step` that disables gradients) is not reported, and neither is a module
 without parameters called on inputs without a graph (`nn.ReLU()`, a `GELU` class), nor a model
 called on strings or numbers only (`model("image.jpg")`: a wrapper that prepares its own input and
-often runs without gradients, as YOLOv5's hub models do). A loop that detaches what it carries
+often runs without gradients, as YOLOv5's hub models do). A model from a `torch.hub.load` entry
+point known to return a wrapper that runs without gradients is not reported, whatever it is called
+on: YOLOv5's (`torch.hub.load("ultralytics/yolov5", "yolov5s")`) is `AutoShape`, whose `forward`
+runs under `torch.inference_mode()`; with `autoshape=False`, `pretrained=False`, other `channels`
+or `classes`, a `-cls`/`-seg` checkpoint or a local `source`, hub returns the raw model, which is.
+A loop that detaches what it carries
 every iteration (`x = x.detach()`) cuts the graph on purpose and is not reported. A forward whose
 output is dropped right away (a statement of its own, `G(z).detach()`) costs only the forward's
 own activations and is not reported: the same pattern is how forward hooks capture features for a
@@ -602,6 +607,22 @@ detector = torch.hub.load("ultralytics/yolov5", "yolov5s")
 results = detector("https://ultralytics.com/images/zidane.jpg")
 results.print()
 """,
+        # YOLOv5 from torch.hub is its AutoShape wrapper, whose forward runs under inference mode:
+        # no graph, whatever the input (a PIL image, an array), also moved and put in eval mode
+        """
+import cv2
+import torch
+from PIL import Image
+yolo_model = torch.hub.load("ultralytics/yolov5", "yolov5s")
+img = Image.open("sidewalk.jpg")
+results = yolo_model(img)
+print(results.pandas().xyxy[0])
+detector = torch.hub.load("ultralytics/yolov5:v7.0", "custom", path="best.pt").to("cuda")
+detector.eval()
+boxes = []
+for path in paths:
+    boxes.append(detector(cv2.imread(path), size=640).xyxy[0])
+""",
         """
 import torch
 from torch import nn
@@ -776,6 +797,20 @@ if __name__ == "__main__":
 """,
     )
     INVALID = (
+        # torch.hub models that record a graph: YOLOv5 without its AutoShape wrapper
+        # (autoshape=False, or a head retrained for other classes), and any other hub model
+        """
+import torch
+raw = torch.hub.load("ultralytics/yolov5", "yolov5s", autoshape=False)
+preds = raw(torch.zeros(1, 3, 640, 640))  # expect: LL201
+print(preds[0].shape)
+retrained = torch.hub.load("ultralytics/yolov5", "yolov5s", classes=10)
+out = retrained(torch.zeros(1, 3, 640, 640))  # expect: LL201
+print(out[0].shape)
+resnet = torch.hub.load("pytorch/vision", "resnet18", weights="DEFAULT")
+logits = resnet(torch.zeros(1, 3, 224, 224))  # expect: LL201
+print(logits.argmax(1))
+""",
         # layers assigned as a tuple, and a module handed in behind a string annotation: not
         # parameterless
         """
