@@ -112,13 +112,17 @@ backward call anywhere in the file, and so is state the forward pass works with 
 by one method and read by another into a layer call or a tensor operation, a KV cache read back
 into the attention): low confidence (hidden by default). A tensor stored after a backward
 without `retain_graph=True` (or `create_graph=True`) already ran on it is not reported:
-`loss.backward(); self.last_loss = loss`, a loss the backward ran through (`loss_a` after
-`(loss_a + loss_b).backward()`, the loss apex's `amp.scale_loss` scaled), or the result of a helper
-that ran the backward on what it returns on every path (CycleGAN's `self.loss_D_A =
-self.backward_D_basic(...)`). The backward freed the graph's saved tensors, so the slot keeps a
-0-d loss and a few graph nodes, not a step's activations. A model output the backward ran through
-(`self.fake_B = fake_B` after `loss_G.backward()`) is still reported: the slot keeps that
-activation and its graph's nodes. When the stored value is backpropagated only after the store, or
+`loss.backward(); self.last_loss = loss` (also `scaler.scale(loss).backward()`, `(loss /
+accum).backward()`, the terms of `(loss_a + loss_b).backward()`, or apex's `with amp.scale_loss(loss, opt) as scaled_loss:
+scaled_loss.backward()`), or the result of a helper that ran the backward on what it returns on
+every path (CycleGAN's `self.loss_D_A = self.backward_D_basic(...)`). The backward freed the
+graph's saved tensors, so the slot keeps a 0-d loss and a few graph nodes, not a step's
+activations. A value the backward only ran through is still reported: a model output
+(`self.fake_B = fake_B` after `loss_G.backward()`: the slot keeps that activation and its graph's
+nodes), and also a term of a loss computed on an earlier line (`self.loss_G_A = loss_G_A` after
+`loss_G = loss_G_A + loss_cycle_A; loss_G.backward()`), although its graph's saved tensors are
+freed as well (bench/leaks counts such stores as leaks).
+When the stored value is backpropagated only after the store, or
 by whoever gets it back (a Lightning `training_step` that returns the loss it keeps), its whole
 graph is alive when it is stored: medium confidence. Storing a
 forward's input (`self.x = x`) is not reported unless the input is known to carry a graph (what the
@@ -347,8 +351,7 @@ class LM(LightningModule):
 """,
         # a loss kept after its backward ran (no retain_graph): the backward freed the graph's
         # saved tensors, so the slot keeps a 0-d loss and a few graph nodes, not a step's graph;
-        # also for a loss the backward ran through (loss_a in the sum) and one handed to a method
-        # that keeps it
+        # also through a gradient scaler, and handed to a method that keeps it
         """
 import torch.nn.functional as F
 last_loss = None
@@ -365,11 +368,10 @@ class Trainer(LoggingMixin):
     def fit(self, loader):
         global last_loss
         for x, y in loader:
-            loss_a = F.mse_loss(self.model(x), y)
-            loss_b = F.l1_loss(self.model(x), y)
-            self.scaler.scale(loss_a + loss_b).backward()
-            last_loss = loss_a
-            self.log_loss("b", loss_b)
+            loss = F.mse_loss(self.model(x), y)
+            self.scaler.scale(loss).backward()
+            last_loss = loss
+            self.log_loss("mse", loss)
 """,
         # CycleGAN's discriminator helper runs the backward (through apex's scaled loss, or on
         # the loss itself) and returns the loss: the caller keeps a loss whose graph is freed

@@ -417,6 +417,9 @@ class FunctionInterpreter:
         #: Parameters the body assigns to: their value is no longer what the calls passed (found
         #: on first use, see ``_constant_test``).
         self._rebound_params: frozenset[str] | None = None
+        #: ``with amp.scale_loss(loss, opt) as scaled_loss``: scaled_loss -> the names of the loss
+        #: it scales (a backward of the copy is a backward of the loss).
+        self._scaled_losses: dict[str, set[str]] = {}
 
     # ==== entry points ==========================================================================
     def run(self, grad: GradMode) -> Frame:
@@ -883,7 +886,9 @@ class FunctionInterpreter:
             if effect is not None:
                 grad = effect
             elif item.asname is not None:
-                self._bind(item.asname.name, self._context_value(item.item, frame), frame)
+                as_name = item.asname.name
+                bound = self._context_value(item.item, frame, as_name.value if type(as_name) is cst.Name else None)
+                self._bind(as_name, bound, frame)
             if item.asname is not None and effect is not None:
                 self._bind(item.asname.name, NOT_TENSOR, frame)
         outer_grad = frame.grad
@@ -891,13 +896,18 @@ class FunctionInterpreter:
         self._body(node.body, frame)
         frame.grad = outer_grad
 
-    def _context_value(self, expr: cst.BaseExpression, frame: Frame) -> Value:
+    def _context_value(self, expr: cst.BaseExpression, frame: Frame, scaled_name: str | None = None) -> Value:
         """What ``with expr as name`` binds, where known: apex's ``amp.scale_loss(loss, opt)``
         yields the loss scaled (computed from it, so a backward of it runs through the loss)."""
         if type(expr) is cst.Call and expr.args and expr.args[0].keyword is None:  # type: ignore[attr-defined]
             if self.imports.resolve(expr.func) in torch_api.SCALED_LOSS_CONTEXTS:  # type: ignore[attr-defined]
-                loss = self.rec.values.get(expr.args[0].value) or self.eval(expr.args[0].value, frame)  # type: ignore[attr-defined]
+                scaled = expr.args[0].value  # type: ignore[attr-defined]
+                loss = self.rec.values.get(scaled) or self.eval(scaled, frame)
+                if scaled_name is not None:
+                    self._scaled_losses[scaled_name] = backpropagated_names(scaled)
                 return replace(combine([loss]), backpropagated=False)
+        if scaled_name is not None:
+            self._scaled_losses.pop(scaled_name, None)
         return UNKNOWN
 
     def _grad_effect(self, expr: cst.BaseExpression, frame: Frame) -> GradMode | None:
@@ -1728,19 +1738,17 @@ class FunctionInterpreter:
         self.summary.backward_consumed |= value.deps | set(bound_names(target))
         self._runs_model([value], frame)
         if frees_graph(node, self.imports):
-            self._backpropagated(target, value, frame)
+            self._backpropagated(target, frame)
 
-    def _backpropagated(self, target: cst.BaseExpression, value: Value, frame: Frame) -> None:
-        """A backward that frees the graph ran through ``target``: the names it reads (``loss`` in
-        ``loss.backward()``, ``(loss / accum).backward()``, ``scaler.scale(loss).backward()``),
-        and the losses it was computed from (``loss_a`` in ``(loss_a + loss_b).backward()``, the
-        loss apex scaled), now hold tensors whose graphs kept no saved tensors. Model outputs it
-        was computed from are left as they are: whoever keeps one keeps a whole activation."""
+    def _backpropagated(self, target: cst.BaseExpression, frame: Frame) -> None:
+        """A backward that frees the graph ran on ``target``: the names it differentiates
+        (``loss`` in ``loss.backward()``, ``(loss / accum).backward()``,
+        ``scaler.scale(loss).backward()``, and the loss apex's ``scaled_loss`` is a copy of) now
+        hold tensors whose graphs kept no saved tensors. What the backward only ran through (a
+        model output, or ``loss_a`` in ``(loss_a + loss_b).backward()``) is left as it is."""
         names = backpropagated_names(target)
-        for name in value.deps:
-            held = frame.env.get(name)
-            if held is not None and held.evidence in (Evidence.LOSS, Evidence.BACKWARD):
-                names.add(name)
+        for name in list(names):
+            names |= self._scaled_losses.get(name, set())
         for name in names:
             held = frame.env.get(name)
             if held is not None and held.is_graph and held.role is None and not held.backpropagated:

@@ -106,10 +106,11 @@ class Value:
     element: Value | None = None
     #: Where the tensor (or the tensors a container or model holds) lives: see ``analysis.device``.
     device: Device = Device.UNKNOWN
-    #: A backward without ``retain_graph`` has run on this very tensor (``loss.backward()``, or a
-    #: backward through a value computed from it): autograd freed the saved tensors of its graph,
-    #: so what still holds it keeps the tensor and a few graph nodes, not a step's activations.
-    #: Set on the name the backward reads; what is computed from the tensor afterwards is new.
+    #: A backward without ``retain_graph`` has run on this very tensor (``loss.backward()``,
+    #: ``scaler.scale(loss).backward()``, ``(loss / accum).backward()``): autograd freed the saved
+    #: tensors of its graph, so what still holds it keeps the tensor and a few graph nodes, not a
+    #: step's activations. Set on the names the backward differentiates (not on what it only ran
+    #: through); what is computed from the tensor afterwards is new.
     backpropagated: bool = False
 
     @property
