@@ -138,7 +138,8 @@ sequence length, vocabulary]` values: reported at `compute_metrics=` (medium), u
 `preprocess_logits_for_metrics` shrinks them first or the `TrainingArguments` set
 `eval_accumulation_steps`, `batch_eval_metrics`, `prediction_loss_only` or (for a
 `Seq2SeqTrainer`, which then keeps generated token ids) `predict_with_generate` (arguments it
-cannot see, read from the command line, count as setting them).
+cannot see, read from the command line, count as setting them). A subclass that replaces the
+evaluation loop (`evaluate`, `evaluation_loop`, `prediction_loop`) is judged by its own loop.
 
 A loop over the items of something else (the frames of a video, the crops of an image, a list of
 texts) that runs the model on each item counts too when the code after it moves what it kept to
@@ -509,6 +510,26 @@ def sample(model, shape, device, num_timesteps, log_every=100):
         if step % log_every == 0:
             intermediates.append(img)
     return img, intermediates
+""",
+        # a trainer subclass that replaces the evaluation loop with its own, which keeps only
+        # host copies of the predicted ids: the Trainer's loop that would keep logits never runs
+        """
+import torch
+from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+class IdTrainer(Seq2SeqTrainer):
+    def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):
+        preds, labels = [], []
+        for inputs in self.get_eval_dataloader(eval_dataset):
+            _, logits, target = self.prediction_step(self.model, self._prepare_inputs(inputs), prediction_loss_only=False)
+            preds.append(logits.argmax(-1).cpu())
+            labels.append(target.cpu())
+        return self.compute_metrics((torch.cat(preds).numpy(), torch.cat(labels).numpy()))
+
+def main(eval_ds, accuracy):
+    model = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+    args = Seq2SeqTrainingArguments("out", per_device_eval_batch_size=64)
+    print(IdTrainer(model=model, args=args, eval_dataset=eval_ds, compute_metrics=accuracy).evaluate())
 """,
         # a Seq2SeqTrainer that generates for its metrics: it keeps token ids, not logits
         """
@@ -2049,13 +2070,22 @@ def _trainer_keeps_logits(facts: ModuleFacts) -> Iterator[Violation]:
         )
 
 
+#: Trainer methods that run the evaluation loop: a subclass that overrides one runs its own loop,
+#: judged where it keeps what it collects.
+_HF_EVALUATION_LOOPS = frozenset({"evaluate", "evaluation_loop", "prediction_loop"})
+
+
 def _builds_hf_trainer(call: cst.Call, facts: ModuleFacts) -> bool:
-    """``call`` builds an HF trainer: the library's class or a subclass of it in this file."""
+    """``call`` builds an HF trainer that keeps logits for ``compute_metrics`` in its own
+    evaluation loop: the library's class, or a subclass of it in this file that does not replace
+    that loop."""
     if facts.imports.resolve(call.func) in HF_TRAINERS:
         return True
     name = dotted_name(call.func)
     cls = facts.structure.classes_by_name.get(name) if name is not None else None
-    return cls is not None and is_hf_trainer(cls, facts.imports)
+    if cls is None or not is_hf_trainer(cls, facts.imports):
+        return False
+    return not any(cls.find_method(method) is not None for method in _HF_EVALUATION_LOOPS)
 
 
 def _lm_head_model(expr: cst.BaseExpression | None, function: FunctionInfo, facts: ModuleFacts) -> str | None:
