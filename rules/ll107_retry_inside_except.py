@@ -36,7 +36,11 @@ An `except` clause that catches an out-of-memory error — `torch.cuda.OutOfMemo
 checks for "out of memory" (or calls an `is_oom(...)`-style helper) — and, inside the clause, runs
 something that allocates again: a model forward, a `.backward()`, an optimizer step, the enclosing
 function itself (recursive retry), a function of the same file that does one of those, or (for a
-function defined elsewhere, such as `run_model`) the same call the `try` body made. Generic
+function defined elsewhere, such as `run_model`) the same call the `try` body made. In a clause
+that catches out-of-memory errors by name, also a fallback that computes the `try` body's result
+again another way: an assignment, from a call, to a name the `try` body assigned (`out =
+sliced_attention(q, k, v)` after `out = F.scaled_dot_product_attention(q, k, v)` ran out of
+memory). Generic
 `RuntimeError`/`Exception` handlers without an out-of-memory check are reported with medium
 confidence, and only when the `try` body itself runs a forward, a backward or an optimizer step.
 
@@ -108,6 +112,29 @@ while it runs; move it after the `try` statement or suppress it with `# noqa: LL
 - Runtime repro: `leaklint verify LL107` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # the fallback runs after the handler, once the exception is released; a handler that
+        # only records a placeholder result
+        """
+import torch
+import torch.nn.functional as F
+
+def attention(q, k, v):
+    failed = False
+    try:
+        out = F.scaled_dot_product_attention(q, k, v)
+    except torch.cuda.OutOfMemoryError:
+        failed = True
+    if failed:
+        out = chunked_attention(q, k, v)
+    return out
+
+def score(model, batch):
+    try:
+        loss = model(batch).mean().item()
+    except torch.cuda.OutOfMemoryError:
+        loss = float("nan")
+    return loss
+""",
         """
 import torch
 from transformers import CLIPTextModel, T5EncoderModel
@@ -192,6 +219,21 @@ def load_state(path):
 """,
     )
     INVALID = (
+        # a fallback computed inside the handler: the failed attention's tensors are still alive
+        """
+import torch
+import torch.nn.functional as F
+
+def chunked_attention(q, k, v, chunk=1024):
+    return torch.cat([F.scaled_dot_product_attention(q[:, :, i:i + chunk], k, v) for i in range(0, q.shape[2], chunk)], dim=2)
+
+def attention(q, k, v):
+    try:
+        out = F.scaled_dot_product_attention(q, k, v)
+    except torch.cuda.OutOfMemoryError:
+        out = chunked_attention(q, k, v)  # expect: LL107
+    return out
+""",
         """
 import torch
 def train_step(model, batch, optimizer):
@@ -357,6 +399,8 @@ def _check_handler(
                 break
         if found is not None:
             break
+    if found is None and kind == "oom":
+        found = _recomputes_result(statements, try_node.body)
     if found is None:
         return None
     call, line, reason = found
@@ -465,6 +509,39 @@ def _enclosing_function(statements: list[tuple[cst.BaseSmallStatement, cst.CSTNo
         if fact is not None:
             return fact.function
     return facts.structure.top
+
+
+def _recomputes_result(
+    statements: list[tuple[cst.BaseSmallStatement, cst.CSTNode]], tried: cst.BaseSuite
+) -> tuple[cst.Call, cst.CSTNode, str] | None:
+    """A fallback for what ran out of memory: the clause assigns, from a call, a name that the
+    ``try`` body assigned too (``out = sdpa(q, k, v)`` / ``out = sliced_attention(q, k, v)``): the
+    same result, computed again another way while the failed attempt is alive."""
+    assigned = {name for small, _ in _small_statements(tried) for name in _assigned_names(small)}
+    for small, line in statements:
+        names = _assigned_names(small) & assigned
+        if not names:
+            continue
+        for call in calls_in(small):
+            name = dotted_name(call.func)
+            if name is None or not _HARMLESS_CALLS.search(name):
+                return call, line, f"computes '{sorted(names)[0]}' again (what the try body ran out of memory computing)"
+    return None
+
+
+def _assigned_names(small: cst.BaseSmallStatement) -> set[str]:
+    """The plain names an assignment statement binds."""
+    if isinstance(small, cst.Assign):
+        targets = [target.target for target in small.targets]
+    elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+        targets = [small.target]
+    else:
+        return set()
+    names: set[str] = set()
+    for target in targets:
+        elements = [element.value for element in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        names.update(element.value for element in elements if isinstance(element, cst.Name))
+    return names
 
 
 def _callees(body: cst.BaseSuite) -> set[str]:
