@@ -208,6 +208,35 @@ calls a helper whose body is under `torch.no_grad()`.
 - Runtime repro: `leaklint verify LL201` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # a parameterless attention module run in eval mode on plain tensors, at the top level of
+        # a script (or a notebook run from the top) that later binds the same name to another
+        # module: the binding this call sees has no parameters, so nothing is recorded
+        """
+import torch
+from torch import nn
+
+class DotAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, q, k, v):
+        return torch.bmm(self.dropout((q @ k.transpose(1, 2)).softmax(-1)), v)
+
+class ScoredAttention(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.score = nn.Linear(hidden, 1)
+
+    def forward(self, q, k, v):
+        return torch.bmm(self.score(q + k).softmax(1).transpose(1, 2), v)
+
+q, k, v = torch.rand(2, 1, 8), torch.rand(2, 5, 8), torch.rand(2, 5, 4)
+attention = DotAttention(dropout=0.5)
+attention.eval()
+print(attention(q, k, v).shape)
+attention = ScoredAttention(8)
+""",
         # a recursive loss helper: what it returns from its recursive call goes back out to the
         # training step, which backpropagates it
         """

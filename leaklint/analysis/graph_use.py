@@ -225,6 +225,8 @@ class GraphUse:
         if name is None or "." in name:
             return False
         binding = self._reaching_binding(model) if type(model) is cst.Name else None
+        if binding is None and type(model) is cst.Name and function.is_module_level:
+            binding = _top_level_binding(model, self._parent_map())
         if type(binding) is cst.Assign and len(binding.targets) == 1 and type(binding.targets[0].target) is cst.Name:
             return self._builds_parameterless(binding.value, 0)  # the one assignment this call sees
         scope = function if _assigned_parts(self.facts, function, name) else self.facts.structure.top
@@ -1156,6 +1158,32 @@ def _reaching_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) -
         return None  # a script's top level: any earlier statement (a notebook's cells run in any order)
     return None
 
+
+
+def _top_level_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) -> object | None:
+    """For a read in a plain statement of the module's own body (not in a loop, branch or def):
+    the nearest earlier module-level statement that binds the name, in the order a script (or a
+    notebook run from the top) runs them; None when an earlier compound statement may bind it."""
+    name = read.value
+    line: cst.CSTNode | None = read
+    while line is not None and type(line) is not cst.SimpleStatementLine:
+        line = parents.get(line)
+    module = parents.get(line) if line is not None else None
+    if type(module) is not cst.Module:
+        return None
+    body = list(module.body)  # type: ignore[attr-defined]
+    position = next((i for i, statement in enumerate(body) if statement is line), None)
+    if position is None:
+        return None
+    for statement in reversed(body[:position]):
+        if type(statement) is cst.SimpleStatementLine:
+            for small in reversed(statement.body):  # type: ignore[attr-defined]
+                verdict = _binds(small, name)
+                if verdict is not None:
+                    return small if verdict else None
+        elif _may_bind(statement, name):
+            return None
+    return None
 
 
 def _outermost_if(node: cst.If, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode:
