@@ -121,7 +121,10 @@ activations. A value the backward only ran through is still reported: a model ou
 (`self.fake_B = fake_B` after `loss_G.backward()`: the slot keeps that activation and its graph's
 nodes), and also a term of a loss computed on an earlier line (`self.loss_G_A = loss_G_A` after
 `loss_G = loss_G_A + loss_cycle_A; loss_G.backward()`), although its graph's saved tensors are
-freed as well (bench/leaks counts such stores as leaks).
+freed as well: only the names the backward is called on are tracked (a known false positive). A
+backward that runs only part of the graph does not count: `loss.backward(inputs=head_params)`,
+`torch.autograd.grad(loss, params)` (the paths to other leaves keep their saved tensors), and
+`out.backward(grad)` on a non-scalar output (the slot keeps that activation).
 When the stored value is backpropagated only after the store, or
 by whoever gets it back (a Lightning `training_step` that returns the loss it keeps), its whole
 graph is alive when it is stored: medium confidence. Storing a
@@ -399,6 +402,27 @@ class CycleGAN:
 """,
     )
     INVALID = (
+        # a backward limited to the head's parameters runs only the head's part of the graph:
+        # the backbone's saved activations stay alive in the kept loss; a backward on a
+        # non-scalar output keeps the output itself
+        """
+import torch.nn.functional as F
+
+class Probe:
+    def __init__(self, backbone, head, opt):
+        self.backbone, self.head, self.opt = backbone, head, opt
+
+    def step(self, x, y):
+        loss = F.cross_entropy(self.head(self.backbone(x)), y)
+        loss.backward(inputs=list(self.head.parameters()))
+        self.opt.step()
+        self.last_loss = loss  # expect: LL105
+
+    def probe(self, x, grad):
+        out = self.backbone(x)
+        out.backward(grad)
+        self.last_out = out  # expect: LL105
+""",
         # a policy's output copied into a buffer the object keeps: the copy carries the graph
         """
 import torch

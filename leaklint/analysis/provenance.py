@@ -33,7 +33,7 @@ from leaklint.analysis.structure import (
     backpropagated_names,
     backward_target,
     bound_names,
-    frees_graph,
+    frees_whole_graph,
     literal_grad_mode,
     names_bound_in,
 )
@@ -1737,7 +1737,7 @@ class FunctionInterpreter:
         value = self.rec.values.get(target) or self.eval(target, frame)
         self.summary.backward_consumed |= value.deps | set(bound_names(target))
         self._runs_model([value], frame)
-        if frees_graph(node, self.imports):
+        if frees_whole_graph(node, self.imports):
             self._backpropagated(target, frame)
 
     def _backpropagated(self, target: cst.BaseExpression, frame: Frame) -> None:

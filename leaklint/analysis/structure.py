@@ -243,6 +243,28 @@ def frees_graph(call: cst.Call, imports: ImportMap) -> bool:
     )
 
 
+#: Arguments of a backward that make it differentiate only part of the graph, or a non-scalar
+#: output: ``inputs=`` (only the paths to those tensors run), a ``gradient``/``grad_tensors``
+#: (the target is an activation, not a loss).
+_PARTIAL_BACKWARD_KEYWORDS = frozenset({"inputs", "gradient", "grad_tensors"})
+
+
+def frees_whole_graph(call: cst.Call, imports: ImportMap) -> bool:
+    """A backward that frees every saved tensor of its target's graph: ``loss.backward()`` (or
+    ``torch.autograd.backward(loss)``) on a scalar, with nothing that keeps the graph
+    (:func:`frees_graph`) and nothing that limits it to some inputs. ``torch.autograd.grad``
+    runs only the paths to the tensors it is asked about, and leaves the rest of the graph."""
+    if not frees_graph(call, imports):
+        return False
+    qualified = imports.resolve(call.func)
+    if qualified == "torch.autograd.grad":
+        return False
+    positional = sum(1 for arg in call.args if arg.keyword is None)
+    if positional > (1 if qualified == "torch.autograd.backward" else 0):
+        return False  # a gradient for a non-scalar target
+    return not any(arg.keyword is not None and arg.keyword.value in _PARTIAL_BACKWARD_KEYWORDS for arg in call.args)
+
+
 def backpropagated_names(target: cst.BaseExpression) -> set[str]:
     """The names whose values a backward differentiates through: ``loss`` in ``(loss /
     accum).backward()`` and in ``loss.mean().backward()``, and the callee of a call
