@@ -38,9 +38,10 @@ something that allocates again: a model forward, a `.backward()`, an optimizer s
 function itself (recursive retry), a function of the same file that does one of those, or (for a
 function defined elsewhere, such as `run_model`) the same call the `try` body made. In a clause
 that catches out-of-memory errors by name, also a fallback that computes the `try` body's result
-again another way: an assignment, from a call, to a name the `try` body assigned (`out =
-sliced_attention(q, k, v)` after `out = F.scaled_dot_product_attention(q, k, v)` ran out of
-memory). Generic
+again another way: an assignment, from a function of the file or the same call, to a name the
+`try` body computed with a function of the file (`out = sliced_attention(q, k, v)` after `out =
+full_attention(q, k, v)` ran out of memory; a torch operator that fails leaves no frame of its
+own, and a placeholder such as `torch.zeros(n)` is no computation). Generic
 `RuntimeError`/`Exception` handlers without an out-of-memory check are reported with medium
 confidence, and only when the `try` body itself runs a forward, a backward or an optimizer step.
 
@@ -134,6 +135,20 @@ def score(model, batch):
     except torch.cuda.OutOfMemoryError:
         loss = float("nan")
     return loss
+
+def fused(q, k, v):
+    try:
+        out = F.scaled_dot_product_attention(q, k, v)
+    except torch.cuda.OutOfMemoryError:
+        out = chunked_attention(q, k, v)
+    return out
+
+def embed_all(texts):
+    try:
+        vectors = encode(texts)
+    except torch.cuda.OutOfMemoryError:
+        vectors = torch.zeros(len(texts), 768)
+    return vectors
 """,
         """
 import torch
@@ -219,17 +234,22 @@ def load_state(path):
 """,
     )
     INVALID = (
-        # a fallback computed inside the handler: the failed attention's tensors are still alive
+        # a fallback computed inside the handler: the failed attention helper's frame, with the
+        # scores it had allocated, is still alive in the traceback
         """
 import torch
 import torch.nn.functional as F
+
+def full_attention(q, k, v):
+    scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+    return scores.softmax(-1) @ v
 
 def chunked_attention(q, k, v, chunk=1024):
     return torch.cat([F.scaled_dot_product_attention(q[:, :, i:i + chunk], k, v) for i in range(0, q.shape[2], chunk)], dim=2)
 
 def attention(q, k, v):
     try:
-        out = F.scaled_dot_product_attention(q, k, v)
+        out = full_attention(q, k, v)
     except torch.cuda.OutOfMemoryError:
         out = chunked_attention(q, k, v)  # expect: LL107
     return out
@@ -399,8 +419,8 @@ def _check_handler(
                 break
         if found is not None:
             break
-    if found is None and kind == "oom":
-        found = _recomputes_result(statements, try_node.body)
+    if found is None and _catches_oom_by_name(handler, facts):
+        found = _recomputes_result(statements, try_node.body, function, facts)
     if found is None:
         return None
     call, line, reason = found
@@ -512,21 +532,32 @@ def _enclosing_function(statements: list[tuple[cst.BaseSmallStatement, cst.CSTNo
 
 
 def _recomputes_result(
-    statements: list[tuple[cst.BaseSmallStatement, cst.CSTNode]], tried: cst.BaseSuite
+    statements: list[tuple[cst.BaseSmallStatement, cst.CSTNode]], tried: cst.BaseSuite, function: FunctionInfo, facts: ModuleFacts
 ) -> tuple[cst.Call, cst.CSTNode, str] | None:
-    """A fallback for what ran out of memory: the clause assigns, from a call, a name that the
-    ``try`` body assigned too (``out = sdpa(q, k, v)`` / ``out = sliced_attention(q, k, v)``): the
-    same result, computed again another way while the failed attempt is alive."""
-    assigned = {name for small, _ in _small_statements(tried) for name in _assigned_names(small)}
+    """A fallback for what ran out of memory: the ``try`` body computed a name with a function of
+    the file (whose frames, and the tensors in them, the traceback keeps), and the clause
+    computes the same name again with a function of the file or the same call (``out =
+    attention(q, k, v)`` / ``out = sliced_attention(q, k, v)``). A torch operator that fails
+    leaves no frame of its own, and a placeholder (``torch.zeros(n)``) is no computation."""
+    computed: dict[str, str] = {}
+    for small, _ in _small_statements(tried):
+        value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+        if isinstance(value, cst.Call) and local_callee(value, function, facts) is not None:
+            for name in _assigned_names(small):
+                computed[name] = dotted_name(value.func) or ""
     for small, line in statements:
-        names = _assigned_names(small) & assigned
+        names = sorted(name for name in _assigned_names(small) if name in computed)
         if not names:
             continue
         for call in calls_in(small):
-            name = dotted_name(call.func)
-            if name is None or not _HARMLESS_CALLS.search(name):
-                return call, line, f"computes '{sorted(names)[0]}' again (what the try body ran out of memory computing)"
+            if local_callee(call, function, facts) is not None or (dotted_name(call.func) or "") == computed[names[0]]:
+                return call, line, f"computes '{names[0]}' again (what the try body ran out of memory computing)"
     return None
+
+
+def _catches_oom_by_name(handler: cst.ExceptHandler | cst.ExceptStarHandler, facts: ModuleFacts) -> bool:
+    """The clause names an out-of-memory exception type (``torch.cuda.OutOfMemoryError``)."""
+    return any(_OOM_EXCEPTION.search(facts.imports.resolve(t) or dotted_name(t) or "") for t in _caught_types(handler))
 
 
 def _assigned_names(small: cst.BaseSmallStatement) -> set[str]:
