@@ -20,6 +20,7 @@ from leaklint.analysis.device import (
     LM_HEAD_MODEL,
     callers_take_to_host,
     is_hf_trainer,
+    is_lightning_callback,
     lightning_step_outputs_parameter,
     on_accelerator,
     produces_model_output,
@@ -1152,7 +1153,7 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
                 f"'{fact.function.name}', and nothing ever empties '{store.container}': device memory grows for the whole run",
                 f"keep {moved} instead, and empty '{store.container}' where it is used (e.g. .clear() at the epoch's end)",
             )
-        if fact.function.name in LIGHTNING_PREDICT_HOOKS:
+        if fact.function.name in LIGHTNING_PREDICT_HOOKS and _lightning_hook(facts, fact.function) and not _emptied_in(fact.function, store.container):
             # Emptied once per prediction run: the run goes over a whole data set, whose outputs
             # Lightning's own predict loop moves to the CPU (PR 9085). Full outputs (and the
             # batch tensors kept beside them in the same hook) are reported.
@@ -1279,6 +1280,25 @@ def _reads_whole(node: cst.CSTNode, names: set[str]) -> bool:
         if isinstance(current, cst.Subscript):
             indexed.add(id(current.value))
         elif isinstance(current, (cst.Name, cst.Attribute)) and id(current) not in indexed and dotted_name(current) in names:
+            return True
+    return False
+
+
+def _lightning_hook(facts: ModuleFacts, function: FunctionInfo) -> bool:
+    """A method of a LightningModule or of a Lightning callback."""
+    cls = function.cls
+    return cls is not None and (cls.is_lightning or is_lightning_callback(cls, facts.imports))
+
+
+def _emptied_in(function: FunctionInfo, container: str) -> bool:
+    """The function itself empties or re-binds ``container`` (a flush every few batches)."""
+    if function.node is None:
+        return False
+    for node in walk(function.node.body, into=not_into_scopes):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in CLEARING_METHODS:
+            if dotted_name(node.func.value) == container:
+                return True
+        elif isinstance(node, cst.Assign) and any(dotted_name(target.target) == container for target in node.targets):
             return True
     return False
 
@@ -1539,7 +1559,7 @@ def _model_output(
     if isinstance(expr, cst.BinaryOperation):
         return _model_output(facts, function, expr.left, depth, seeds) or _model_output(facts, function, expr.right, depth, seeds)
     if isinstance(expr, cst.Name):
-        if expr.value in seeds or expr.value == lightning_step_outputs_parameter(function, facts.imports):
+        if (expr.value in seeds or expr.value == lightning_step_outputs_parameter(function, facts.imports)) and not facts.index.assigned_values(function, expr.value):
             return True  # a helper's parameter given an output; a Lightning callback's `outputs`
         return _model_output_name(facts, function, expr, depth, seeds)
     return False
@@ -1552,7 +1572,7 @@ def _helper_keeps_output(facts: ModuleFacts, function: FunctionInfo, call: cst.C
     if callee is None or callee is function:
         return False
     params = list(callee.params)
-    if callee.is_method and isinstance(call.func, cst.Attribute):
+    if callee.is_method and isinstance(call.func, cst.Attribute) and not _is_staticmethod(callee):
         params = params[1:]  # bound: self is the receiver
     given = frozenset(
         param for param, arg in zip(params, call.args)
@@ -1562,6 +1582,10 @@ def _helper_keeps_output(facts: ModuleFacts, function: FunctionInfo, call: cst.C
         return False
     returns = [fact.node.value for fact in facts.index.statements_of(callee) if isinstance(fact.node, cst.Return) and fact.node.value is not None]
     return bool(returns) and all(_model_output(facts, callee, value, depth + 1, given) for value in returns)
+
+
+def _is_staticmethod(function: FunctionInfo) -> bool:
+    return function.node is not None and any(dotted_name(d.decorator) == "staticmethod" for d in function.node.decorators)
 
 
 def _model_output_name(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression, depth: int, seeds: frozenset[str] = frozenset()) -> bool:
@@ -2052,7 +2076,7 @@ def _trainer_keeps_logits(facts: ModuleFacts) -> Iterator[Violation]:
         if preprocess is not None and not is_literal(preprocess, "None"):
             continue
         model = _lm_head_model(keywords.get("model"), fact.function, facts)
-        if model is None or _offloads(keywords.get("args"), fact.function, facts):
+        if model is None or _offloads(keywords.get("args"), fact.function, facts, seq2seq=_seq2seq_trainer(call, facts)):
             continue
         yield Violation(
             node=metrics,
@@ -2085,7 +2109,21 @@ def _builds_hf_trainer(call: cst.Call, facts: ModuleFacts) -> bool:
     cls = facts.structure.classes_by_name.get(name) if name is not None else None
     if cls is None or not is_hf_trainer(cls, facts.imports):
         return False
-    return not any(cls.find_method(method) is not None for method in _HF_EVALUATION_LOOPS)
+    overrides = [cls.find_method(method) for method in _HF_EVALUATION_LOOPS]
+    return not any(node is not None and not _runs_trainer_loop(node) for node in overrides)
+
+
+def _runs_trainer_loop(method: cst.FunctionDef) -> bool:
+    """An override that still runs the Trainer's loop: ``super().evaluate(...)``,
+    ``self.evaluation_loop(...)`` (logging around it, say)."""
+    for call in calls_in(method.body):
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _HF_EVALUATION_LOOPS:
+            continue
+        receiver = func.value
+        if dotted_name(receiver) == "self" or (isinstance(receiver, cst.Call) and dotted_name(receiver.func) == "super"):
+            return True
+    return False
 
 
 def _lm_head_model(expr: cst.BaseExpression | None, function: FunctionInfo, facts: ModuleFacts) -> str | None:
@@ -2109,7 +2147,22 @@ def _lm_head_model(expr: cst.BaseExpression | None, function: FunctionInfo, fact
     return None
 
 
-def _offloads(expr: cst.BaseExpression | None, function: FunctionInfo, facts: ModuleFacts) -> bool:
+def _seq2seq_trainer(call: cst.Call, facts: ModuleFacts) -> bool:
+    """The trainer built is a ``Seq2SeqTrainer`` (or a subclass of one in this file)."""
+    if (facts.imports.resolve(call.func) or "").endswith("Seq2SeqTrainer"):
+        return True
+    name = dotted_name(call.func)
+    cls = facts.structure.classes_by_name.get(name) if name is not None else None
+    seen = set()
+    while cls is not None and id(cls) not in seen:
+        seen.add(id(cls))
+        if any(base.endswith("Seq2SeqTrainer") for base in cls.qualified_bases):
+            return True
+        cls = cls.local_bases[0] if cls.local_bases else None
+    return False
+
+
+def _offloads(expr: cst.BaseExpression | None, function: FunctionInfo, facts: ModuleFacts, *, seq2seq: bool = True) -> bool:
     """The trainer's ``args=`` (a ``TrainingArguments(...)`` call, or the name bound to one) sets an
     argument that keeps the logits off the device or unkept (:data:`HF_EVAL_OFFLOAD_ARGUMENTS`);
     arguments it cannot see (read from the command line, ``**kwargs``) count as offloading."""
@@ -2123,6 +2176,9 @@ def _offloads(expr: cst.BaseExpression | None, function: FunctionInfo, facts: Mo
         if not isinstance(value, cst.Call):
             return True
         for arg in value.args:
-            if arg.star or (arg.keyword is not None and arg.keyword.value in HF_EVAL_OFFLOAD_ARGUMENTS and not is_literal(arg.value, "None", "False")):
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if keyword == "predict_with_generate" and not seq2seq:
+                continue  # only a Seq2SeqTrainer generates for its metrics
+            if arg.star or (keyword in HF_EVAL_OFFLOAD_ARGUMENTS and not is_literal(arg.value, "None", "False")):
                 return True
     return False

@@ -137,8 +137,8 @@ def call_sites(facts: ModuleFacts, function: FunctionInfo) -> list[tuple[cst.Cal
             func = call.func
             if type(func) is cst.Attribute and func.attr.value == function.name and dotted_name(func.value) != "self":  # type: ignore[attr-defined]
                 receiver = func.value  # type: ignore[attr-defined]
-            elif function.name == "__call__" and type(func) is cst.Name:
-                receiver = func
+            elif function.name == "__call__" and type(func) in (cst.Name, cst.Attribute):
+                receiver = func  # embed(texts), self.embed(texts)
             else:
                 continue
             if facts.value(receiver).cls is cls and all(call is not known for known, _ in sites):

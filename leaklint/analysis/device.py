@@ -37,7 +37,7 @@ from leaklint.analysis import torch_api
 from leaklint.analysis.calls import call_sites, local_callee
 from leaklint.gate import Names
 from leaklint.analysis.names import ImportMap, dotted_name, names_read
-from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, ModuleStructure, bound_names
 from leaklint.analysis.values import Device, Kind, Role, Value, replace
 from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 
@@ -140,9 +140,11 @@ def on_accelerator(value: Value) -> bool:
     return value.device is Device.ACCELERATOR and is_tensorish(value)
 
 
-def initial_device(function: FunctionInfo, param: str, imports: ImportMap) -> Device:
+def initial_device(function: FunctionInfo, param: str, imports: ImportMap, structure: ModuleStructure | None = None) -> Device:
     """Where a parameter's value lives when the function starts: a LightningModule's ``self``
-    and its steps' ``batch``, an HF trainer's prepared ``inputs`` and its ``model``."""
+    and its steps' ``batch``, an HF trainer's prepared ``inputs`` and its ``model``, a Lightning
+    callback's ``batch`` and the step ``outputs`` it is handed (unless the file's modules return
+    that step's results on the host: ``structure``, the file's classes)."""
     cls = function.cls
     if cls is None or not function.is_method:
         return Device.UNKNOWN
@@ -156,15 +158,41 @@ def initial_device(function: FunctionInfo, param: str, imports: ImportMap) -> De
     elif function.name in HF_TRAINER_PREPARED_HOOKS and param in ("inputs", "model") and is_hf_trainer(cls, imports):
         return Device.ACCELERATOR
     elif _lightning_callback_device_parameter(function, param, cls, imports):
+        if structure is not None and param == lightning_step_outputs_parameter(function, imports) and _steps_return_host(structure, function.name):
+            return Device.UNKNOWN
         return Device.ACCELERATOR
     return Device.UNKNOWN
+
+
+def _steps_return_host(structure: ModuleStructure, hook: str) -> bool:
+    """The LightningModules of the file define the step whose outputs ``hook``
+    (``on_predict_batch_end``) receives, and every ``return`` of it moves what it returns to the
+    host (``.cpu()``, ``.numpy()``, ``.tolist()``, ``.item()``, also inside a tuple or a dict)."""
+    stage = LIGHTNING_CALLBACK_BATCH_HOOKS.match(hook)
+    if stage is None:
+        return False
+    steps = [cls.methods[f"{stage.group(1)}_step"] for cls in structure.classes.values() if cls.is_lightning and f"{stage.group(1)}_step" in cls.methods]
+    returns = [node.value for step in steps for node in walk(step.body, into=not_into_scopes) if type(node) is cst.Return]
+    return bool(returns) and all(value is not None and _on_host(value) for value in returns)
+
+
+def _on_host(expr: cst.BaseExpression) -> bool:
+    """``expr`` visibly hands back host values: a move to the host, or a tuple/list/dict of them."""
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(_on_host(element.value) for element in expr.elements)
+    if isinstance(expr, cst.Dict):
+        return all(isinstance(element, cst.DictElement) and _on_host(element.value) for element in expr.elements)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        return method in HOST_METHODS or method in torch_api.TO_PYTHON_METHODS
+    return False
 
 
 def _lightning_callback_device_parameter(function: FunctionInfo, param: str, cls: ClassInfo, imports: ImportMap) -> bool:
     """``outputs`` or ``batch`` of a Lightning callback's ``on_*_batch_end`` / ``_start`` hook:
     what the step computed, and the batch the Trainer moved, both still on the module's device."""
     hook = LIGHTNING_CALLBACK_BATCH_HOOKS.match(function.name)
-    if hook is None or not _is_lightning_callback(cls, imports):
+    if hook is None or not is_lightning_callback(cls, imports):
         return False
     positional = function.params[1:]  # after self
     return any(position < len(positional) and positional[position] == param for position in _CALLBACK_DEVICE_POSITIONS[hook.group(2)])
@@ -175,18 +203,18 @@ def lightning_step_outputs_parameter(function: FunctionInfo, imports: ImportMap)
     module's step returned (``outputs``): a model's output, as the step computed it."""
     cls = function.cls
     hook = LIGHTNING_CALLBACK_BATCH_HOOKS.match(function.name)
-    if cls is None or hook is None or hook.group(2) != "end" or not _is_lightning_callback(cls, imports):
+    if cls is None or hook is None or hook.group(2) != "end" or not is_lightning_callback(cls, imports):
         return None
     positional = function.params[1:]
     return positional[2] if len(positional) > 2 else None
 
 
-def _is_lightning_callback(cls: ClassInfo, imports: ImportMap) -> bool:
+def is_lightning_callback(cls: ClassInfo, imports: ImportMap) -> bool:
     """A subclass (in this file, directly or through local bases) of Lightning's ``Callback``."""
     for arg in cls.node.bases:
         if arg.keyword is None and imports.resolve(arg.value) in LIGHTNING_CALLBACKS:
             return True
-    return any(_is_lightning_callback(base, imports) for base in cls.local_bases)
+    return any(is_lightning_callback(base, imports) for base in cls.local_bases)
 
 
 #: Per LightningModule class, built once: the parameters of its helper methods that receive a

@@ -460,7 +460,7 @@ class FunctionInterpreter:
                 if known and argument.is_graph:  # type: ignore[union-attr]
                     argument = replace(argument, from_caller=True)
                 env[param] = argument if known else guess  # type: ignore[assignment]
-            place = device.initial_device(function, param, self.imports)
+            place = device.initial_device(function, param, self.imports, self.structure)
             if place is not Device.UNKNOWN:
                 env[param] = replace(env[param], device=place)
             elif device.host_default(function, param) and self._host_when_called(function, param, passed):
