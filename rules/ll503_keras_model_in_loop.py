@@ -65,9 +65,6 @@ calls `clear_session()` is judged as a construction instead.
 High confidence when the model is also compiled, fitted or evaluated there, medium when it is only
 built or loaded, low when it is only built (as often a block of a bigger model assembled layer
 by layer) and when the loops run at most five times in all (a 4-fold cross-validation: bounded).
-Low as well when the function clears the session right after the loop (`for train, test in
-folds: ...` then `clear_session()` before it returns): the models pile up over one run of the
-loop, not over the calls of the function.
 
 It stays quiet when the models are kept on purpose — appended to a list, stored in a dict, built
 in a comprehension (an ensemble), or returned to a loop that keeps them: clearing the session
@@ -136,28 +133,27 @@ confidence (the recompile check adds nothing there either).
 - Runtime repro: `leaklint verify LL503` measures the leaky and the fixed loop body.
 """
     VALID = (
-        # a cross-validation function that clears the session once its folds are done: the
-        # models pile up over one evaluation only, whatever calls it (low confidence)
+        # a bootstrap of SPLITS = 2 rounds, the splitter built in the function that loops over
+        # it: two models per call (low confidence only)
         """
 import tensorflow as tf
-from sklearn.model_selection import KFold
+from sklearn.model_selection import StratifiedShuffleSplit
+
+SPLITS = 2
 
 def build(units):
-    model = tf.keras.Sequential([tf.keras.layers.Dense(units, activation="relu"), tf.keras.layers.Dense(1)])
-    model.compile(optimizer="adam", loss="mse")
+    model = tf.keras.Sequential([tf.keras.layers.Dense(units, activation="relu"), tf.keras.layers.Dense(3)])
+    model.compile(optimizer="adam", loss="categorical_crossentropy")
     return model
 
-def cross_validate(x, y, units, splits):
+def evaluate(x, y, labels, units):
+    boot = StratifiedShuffleSplit(n_splits=SPLITS, test_size=0.1)
     scores = []
-    for train, test in KFold(n_splits=splits).split(x):
+    for train, test in boot.split(x, labels):
         model = build(units)
-        model.fit(x[train], y[train], epochs=20, verbose=0)
+        model.fit(x[train], y[train], epochs=50, verbose=0)
         scores.append(model.evaluate(x[test], y[test], verbose=0))
-    tf.keras.backend.clear_session()
     return sum(scores) / len(scores)
-
-for units in range(16, 1024, 16):
-    print(units, cross_validate(X, Y, units, args.splits))
 """,
         """
 import tensorflow as tf
@@ -635,34 +631,14 @@ def _judge(
         isinstance(n, cst.Del) for n in walk(body, into=not_into_scopes)
     )
     doing = "loads" if is_model_loader(facts.imports.resolve(call.func)) else "builds"
-    if few_runs(facts, place.loop_nodes):
+    if few_runs(facts, place.loop_nodes, scope=place.function(facts)):
         # k = 4 folds, three learning rates: a handful of models, bounded growth.
-        return Confidence.LOW, doing
-    if _cleared_after(facts, models, place, loop):
-        # the function clears the session once the loop is done: the models pile up over one
-        # run of the loop (the folds of one evaluation), not over the calls of the function
         return Confidence.LOW, doing
     if not trained:
         # Built but never compiled, fitted or run here: as often a block of a bigger model
         # assembled layer by layer (keras.Sequential per repeated block) as a leak.
         return Confidence.LOW, doing
     return (Confidence.MEDIUM if freed else Confidence.HIGH), doing
-
-
-def _cleared_after(facts: ModuleFacts, models: KerasModels, place: Place, loop: cst.CSTNode) -> bool:
-    """A statement after ``loop`` in the same function body (not in a nested def) clears the
-    Keras session: ``for fold in folds: ...`` then ``clear_session()`` before the return."""
-    scope = place.scope
-    body = scope.body.body if isinstance(scope, cst.FunctionDef) and isinstance(scope.body, cst.IndentedBlock) else getattr(scope, "body", None)
-    if not isinstance(body, (list, tuple)):
-        return False
-    after = False
-    for statement in body:
-        if after and any(_is_clear_session(facts, c) or _helper_clears(facts, models, c) for c in calls_in(statement)):
-            return True
-        if not after and any(node is loop for node in walk(statement, into=not_into_scopes)):
-            after = True
-    return False
 
 
 def _bound_to(place: Place) -> set[str] | None:
