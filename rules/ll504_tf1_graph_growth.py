@@ -67,7 +67,9 @@ ops, `tf.trainable_variables()` (also filtered, `sorted(...)` or `list(...)`),
 `graph.get_tensor_by_name(...)`, a Keras layer's `.output`, local functions returning them; values fetched by `sess.run` are numpy and never count.
 A name rebound after its `def` (`resize = to_numpy_function(resize)`) no longer means that
 function: calls made where the rebinding reaches run what it holds, which builds nothing the
-file shows, and what they return is not taken for a graph tensor.
+file shows, and what they return is not taken for a graph tensor. Only a rebinding that surely
+runs counts (not one under an `if`, in a loop or a `try`), `f = functools.partial(f, ...)` still
+means `f`, and a nested function sees what the name held where that function was defined.
 
 It stays quiet when the graph is finalized anywhere in the file (`sess.graph.finalize()`:
 building an op after it raises), when the loop or function resets the graph first
@@ -79,7 +81,8 @@ attribute or a global (`if self._op is None: self._op = tf.assign(...)`). A loop
 pass over the model's variables builds one op per variable, once: a loop over them (`for v in
 tf.trainable_variables()`, `model.layers`) or one whose item picks the variable the op is built
 on (`tf.get_variable(name)`, `graph.get_tensor_by_name(name + ":0")`, or a lookup under `with
-tf.variable_scope(block, reuse=True):`, as when loading pretrained weights) is reported only
+tf.variable_scope(block, reuse=True):`) and writes data into it (an `assign` of loaded weights,
+not of a graph tensor, and not an op that computes with it) is reported only
 where a loop around it or the callers of its function repeat the pass. A loop bounded by a
 literal of at most five iterations is low confidence.
 
@@ -431,6 +434,30 @@ with tf.Session() as sess:
         if step % 500 == 0:
             checkpoint(sess, "ckpt/model")
 """,
+        # a rebinding under a flag, a partial of the op-building function, an op computed with
+        # a variable picked by a per-task scope: all still build ops every step
+        """
+import functools
+import tensorflow as tf
+
+def augment(images):
+    return tf.image.random_flip_left_right(images)
+
+def preprocess(images, size):
+    return tf.image.resize(images, [size, size])
+
+if USE_NUMPY_PIPELINE:
+    augment = to_numpy_function(augment)
+preprocess = functools.partial(preprocess, size=224)
+x = tf.placeholder(tf.float32, [None, 128])
+features = encoder(x)
+with tf.Session() as sess:
+    for task, (images, inputs) in mixed_task_stream():
+        batch = sess.run(preprocess(augment(images)))  # expect: LL504
+        with tf.variable_scope(task, reuse=True):
+            logits = tf.matmul(features, tf.get_variable("head"))  # expect: LL504
+        print(sess.run(logits, {x: inputs}).argmax(-1), batch.shape)
+""",
         # one assign per variable picked by name, but for every update a stream delivers
         """
 import tensorflow as tf
@@ -746,7 +773,25 @@ class _Growth:
         per variable, once: only a loop or caller that repeats the pass grows the graph."""
         if walks_variables(self.facts, loop):
             return True
-        return any(self.tf.picked_by(operand, loop, place) for operand in _operands(place.node))
+        # only an assignment to the picked variable (loading weights): `tf.matmul(features,
+        # tf.get_variable("head"))` under a per-task scope computes on the step's data
+        if not self._assigns(place.node):
+            return False
+        picked = [operand for operand in _operands(place.node) if self.tf.picked_by(operand, loop, place)]
+        if not picked:
+            return False
+        scopes = self.tf.scopes_of(place)  # the value written is data (loaded weights), not a graph tensor
+        return not any(
+            self.tf.graph_kind(arg.value, scopes) is not None for arg in place.node.args if all(arg.value is not p for p in picked)  # type: ignore[attr-defined]
+        )
+
+    def _assigns(self, node: cst.CSTNode) -> bool:
+        """``var.assign(value)`` (``assign_add``, ``assign_sub``, ``load``) or ``tf.assign(var, value)``."""
+        if not isinstance(node, cst.Call):
+            return False
+        if isinstance(node.func, cst.Attribute) and self.facts.imports.resolve(node.func) is None:
+            return node.func.attr.value in _ASSIGN_METHODS
+        return tf_api(self.facts.imports.resolve(node.func)) in _ASSIGN_METHODS
 
     def _per_iteration(self, place: Place) -> tuple[Confidence, str] | None:
         function = self._function(place)
@@ -772,6 +817,10 @@ class _Growth:
             if found is None or confidence.rank > found[0].rank:
                 found = confidence, f"on every call of '{function.name}', which runs the graph and is {why}"
         return found
+
+
+#: Ops that write a value into an existing variable.
+_ASSIGN_METHODS = frozenset({"assign", "assign_add", "assign_sub", "load"})
 
 
 def _operands(node: cst.CSTNode) -> list[cst.BaseExpression]:

@@ -27,7 +27,7 @@ import libcst as cst
 from leaklint.analysis.calls import callee_name, caller_of, function_named
 from leaklint.analysis.iterations import few_runs
 from leaklint.analysis.keras import is_keras_callback_hook, is_keras_name, keras_models
-from leaklint.analysis.names import dotted_name
+from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.places import COMPREHENSIONS, Place, walk_with_ancestors
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names, inner_iterable
 from leaklint.analysis.syntax import call_argument, declared_names
@@ -306,13 +306,12 @@ class TfGraph:
                 for target in node.targets:
                     unpacked = isinstance(target.target, (cst.Tuple, cst.List))
                     self._bind(place, target.target, node.value, element=unpacked)
-                    self._note_rebinding(place, target.target)
+                    self._note_rebinding(place, target.target, node.value)
             elif isinstance(node, cst.AnnAssign) and node.value is not None:
                 self._bind(place, node.target, node.value)
-                self._note_rebinding(place, node.target)
+                self._note_rebinding(place, node.target, node.value)
             elif isinstance(node, cst.For):
                 self._bind_iteration(place, node.target, node.iter, node)
-                self._note_rebinding(place, node.target)
             elif isinstance(node, cst.CompFor):
                 comprehension = next((p for p in reversed(path) if isinstance(p, COMPREHENSIONS)), None)
                 self._bind_iteration(place, node.target, node.iter, comprehension)
@@ -350,14 +349,17 @@ class TfGraph:
             self.bindings.setdefault(key, []).append(bound)
             self.bound_here.add(key)
 
-    def _note_rebinding(self, place: Place, target: cst.BaseExpression) -> None:
+    def _note_rebinding(self, place: Place, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
         """A statement binds plain names of ``target`` in its scope (not in a class body, whose
-        names are attributes): where a ``def`` of the same name is, the name stops meaning it."""
-        if isinstance(place.scope, cst.ClassDef):
+        names are attributes): where a ``def`` of the same name is, the name stops meaning it.
+        Only a statement that surely runs when its scope does (not under an ``if``, in a loop or
+        a ``try``), and not ``f = functools.partial(f, ...)``, which still runs ``f``."""
+        if isinstance(place.scope, cst.ClassDef) or not _runs_unconditionally(place):
             return
         for name in bound_names(target):
-            if "." not in name:
-                self._rebind_orders.setdefault((self._key_scope(place, name), name), []).append(self.order[id(place.node)])
+            if "." in name or _partial_of(value, name, self.facts.imports):
+                continue
+            self._rebind_orders.setdefault((self._key_scope(place, name), name), []).append(self.order[id(place.node)])
 
     def _bind_iteration(
         self, place: Place, target: cst.BaseExpression, iterable: cst.BaseExpression, loop: cst.CSTNode | None
@@ -659,10 +661,21 @@ class TfGraph:
         if not rebinds:
             return True
         events = [(order, True) for order in self._def_orders.get((home, name), [])] + [(order, False) for order in rebinds]
-        if site.scopes[0] is home and site.order >= 0:
-            before = [event for event in events if event[0] < site.order]
+        scopes = list(site.scopes)
+        index = next((i for i, scope in enumerate(scopes) if scope is home), None)
+        if index == 0:
+            at = site.order
+        elif index is not None:
+            # a nested function: what the name holds where that function is defined (a later
+            # rebinding may come after its calls, so it is not taken as what the calls see)
+            at = self.order.get(id(scopes[index - 1]), -1)
+        else:
+            at = -1
+        if at >= 0:
+            before = [event for event in events if event[0] < at]
             if before:
                 return max(before)[1]
+            return True
         return max(events)[1]
 
     def is_optimizer_call(self, call: cst.Call, scopes: Site) -> bool:
@@ -956,6 +969,22 @@ class _Bound:
 
 
 Binding = _Bound
+
+
+def _runs_unconditionally(place: Place) -> bool:
+    """The statement at ``place`` runs whenever its scope's body does: no ``if``, loop, ``try``
+    or ``match`` between it and its scope (``with`` blocks are fine)."""
+    chain = place.path
+    start = next((i for i in range(len(chain) - 1, -1, -1) if chain[i] is place.scope), -1) if place.scope is not None else -1
+    return not any(isinstance(node, (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)) for node in chain[start + 1:])
+
+
+def _partial_of(value: cst.BaseExpression | None, name: str, imports: ImportMap) -> bool:
+    """``functools.partial(name, ...)``: still a call of ``name``."""
+    if not isinstance(value, cst.Call) or imports.resolve(value.func) != "functools.partial" or not value.args:
+        return False
+    first = value.args[0]
+    return first.keyword is None and isinstance(first.value, cst.Name) and first.value.value == name
 
 
 def _mentions_any(nodes: Sequence[cst.CSTNode], names: set[str]) -> bool:
