@@ -7,13 +7,14 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis.accumulate import grown_tensor
+from leaklint.analysis.calls import call_sites
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.containers import container_name, is_bounded_queue
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import per_step_functions
-from leaklint.analysis.stores import Store, constant_key, overwrites
-from leaklint.analysis.structure import iterates_data
+from leaklint.analysis.stores import Store, constant_key, overwrites, stores
+from leaklint.analysis.structure import FunctionInfo, iterates_data
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import Role, strongest_graph
 from leaklint.findings import Confidence, Severity
@@ -56,7 +57,10 @@ every step. A store made by a method of another class that keeps what it is give
 (`collector.add("loss", loss)` where `add` appends to `self.statistics[key]`, a replay buffer's
 `insert`, an episode batch's `update`) is reported at the call that hands the graph over; a helper
 of the calling class (`self.store_metrics(metrics)`), or a method that tests for tensors itself
-(`if isinstance(v, torch.Tensor): v = v.clone()`), is reported where it stores.
+(`if isinstance(v, torch.Tensor): v = v.clone()`), is reported where it stores. So is an append
+of a method that the file calls from one place only (an early stopper's `update_values`, a
+logger's `log_stat`): that call and the append are one fix apart, and the append is the line that
+keeps the graph; the message names the call.
 
 ## Why it matters
 Every stored tensor keeps its whole autograd graph alive, and with it the activations saved for
@@ -679,6 +683,21 @@ for x, y in loader:
     out.sum().backward()
     records.setdefault("out", []).append((out, y))  # expect: LL102
 """,
+        # a logger whose method the file calls from one place: reported at its append (the line
+        # that keeps the graph), naming the call
+        """
+from collections import defaultdict
+class Logger:
+    def __init__(self):
+        self.stats = defaultdict(list)
+    def log_stat(self, key, value, step):
+        self.stats[key].append((step, value))  # expect: LL102
+logger = Logger()
+for step, (x, y) in enumerate(loader):
+    loss = model(x, y)
+    loss.backward()
+    logger.log_stat("loss", loss, step)
+""",
         # a statistics object of the file keeps what it is given: reported at the call that hands
         # it the graph; a helper of the trainer's own class is reported where it stores
         """
@@ -948,9 +967,27 @@ def _bounded(facts: ModuleFacts, fact: StatementFact, container: str) -> bool:
 
 
 def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
-    """``history.record(out)`` where ``record`` does ``self.values.append(value)``."""
+    """``history.record(out)`` where ``record`` does ``self.values.append(value)``: reported at
+    the call that hands the graph over, or, when the file calls the method from that one place,
+    at the method's own append (the line that keeps it; the call and it are one fix apart)."""
     for store, argument, confidence in facts.graphs_kept_by_methods("append"):
         assert store.statement is not None
+        inside = _single_caller_store(facts, store.method, argument.attribute)
+        if inside is not None:
+            fact, kept = inside
+            yield Violation(
+                node=fact.node,
+                message=(
+                    f"'{facts.describe(kept.value)}' is appended to '{kept.container}' with the autograd graph that "
+                    f"'{facts.describe(argument.expr)}' carries (passed by the call at line {facts.line_of(store.statement.node)}); "
+                    "every stored graph stays alive"
+                ),
+                confidence=confidence,
+                help=_help(facts, argument.expr),
+                statement=fact.line,
+                fix=detach_fix(facts, argument.expr, mapping_hint=True),
+            )
+            continue
         yield Violation(
             node=store.node,
             message=(
@@ -962,6 +999,19 @@ def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
             statement=store.statement.line,
             fix=detach_fix(facts, argument.expr, mapping_hint=True),
         )
+
+
+def _single_caller_store(facts: ModuleFacts, method: object, attribute: str) -> tuple[StatementFact, Store] | None:
+    """The statement of a method of this file that appends to ``attribute`` (``self.stats``),
+    when the file calls the method from one place only."""
+    if not isinstance(method, FunctionInfo) or len(call_sites(facts, method)) != 1:
+        return None
+    container = attribute.split("[", 1)[0]
+    for fact in facts.index.statements_of(method):
+        for kept in stores(fact.node, facts.imports):
+            if kept.kind == "append" and kept.container.split("[", 1)[0] == container:
+                return fact, kept
+    return None
 
 
 def _collected_by_comprehension(facts: ModuleFacts, fact: StatementFact) -> Iterator[Violation]:
