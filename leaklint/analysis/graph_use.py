@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterable, Union
+from typing import TYPE_CHECKING, Iterable, Sequence, Union
 
 import libcst as cst
 
@@ -1121,18 +1121,9 @@ def _reaching_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) -
             current = parent
             continue
         if kind in _BLOCKS:
-            body = list(parent.body)  # type: ignore[attr-defined]
-            position = next((i for i, statement in enumerate(body) if statement is current), None)
-            if position is None:
-                return None
-            for statement in reversed(body[:position]):
-                if type(statement) is cst.SimpleStatementLine:
-                    for small in reversed(statement.body):  # type: ignore[attr-defined]
-                        verdict = _binds(small, name)
-                        if verdict is not None:
-                            return small if verdict else None
-                elif _may_bind(statement, name):
-                    return None
+            found = _binding_before(parent.body, current, name)  # type: ignore[attr-defined]
+            if found is not _NOT_HERE:
+                return found
             owner = parents.get(parent)
             while owner is not None and not isinstance(owner, (cst.BaseCompoundStatement, cst.FunctionDef, cst.Module)):
                 owner = parents.get(owner)
@@ -1171,8 +1162,20 @@ def _top_level_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) 
     module = parents.get(line) if line is not None else None
     if type(module) is not cst.Module:
         return None
-    body = list(module.body)  # type: ignore[attr-defined]
-    position = next((i for i, statement in enumerate(body) if statement is line), None)
+    found = _binding_before(module.body, line, name)  # type: ignore[attr-defined]
+    return None if found is _NOT_HERE else found
+
+
+#: What :func:`_binding_before` says when no earlier statement of the block binds the name.
+_NOT_HERE = object()
+
+
+def _binding_before(statements: Sequence[cst.CSTNode], current: cst.CSTNode | None, name: str) -> object | None:
+    """Among the statements of a block before ``current``, nearest first: the small statement
+    that surely binds ``name``; None when one may (a walrus, an import, a compound statement);
+    ``_NOT_HERE`` when none does."""
+    body = list(statements)
+    position = next((i for i, statement in enumerate(body) if statement is current), None)
     if position is None:
         return None
     for statement in reversed(body[:position]):
@@ -1183,7 +1186,7 @@ def _top_level_binding(read: cst.Name, parents: dict[cst.CSTNode, cst.CSTNode]) 
                     return small if verdict else None
         elif _may_bind(statement, name):
             return None
-    return None
+    return _NOT_HERE
 
 
 def _outermost_if(node: cst.If, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode:
