@@ -99,7 +99,8 @@ The confidence says how far it grows:
   carried through elementwise, view or pooling operations, also inside a helper of the file such
   as a masked mean pool). The batch tensors kept next to it in the same loop (the labels) are
   reported with it.
-- **low** (hidden by default): only indices, comparisons, per-sample reductions or labels are kept
+- **low** (hidden by default): a list the loop itself empties every few iterations (`if
+  len(buf) >= 50: save(buf); buf.clear()`); only indices, comparisons, per-sample reductions or labels are kept
   (`logits.argmax(-1)`, `(pred == y)`, `errors.mean(dim=1)`); one number per batch (a loss, a
   mean); a store that runs on every k-th iteration only (`if i % log_every == 0:`); a function that
   returns what it collected, still on the device, to its caller (unless every caller in the file
@@ -253,6 +254,22 @@ as Lightning's documented pattern (low confidence, whatever they hold).
 """
 
     VALID = (
+        # outputs gathered on the device and flushed to disk every 50 batches: a window of a few
+        # batches, not the whole run (low confidence only)
+        """
+import torch
+
+@torch.no_grad()
+def predict(model, loader, out_dir, every=50):
+    model = model.cuda().eval()
+    buf, part = [], 0
+    for x in loader:
+        buf.append(model(x.cuda()))
+        if len(buf) >= every:
+            torch.save(torch.cat(buf).cpu(), f"{out_dir}/part{part}.pt")
+            buf.clear()
+            part += 1
+""",
         # the same prediction callback, keeping host copies
         """
 import lightning.pytorch as pl
@@ -1187,6 +1204,15 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
         return None
     if _searched_later(facts, fact, store.container, loops[-1], whole_products=len(lifetime.carried_by) == 1):
         return None
+    if _empties(loops[0].node.body, store.container):  # type: ignore[attr-defined]
+        # flushed inside the loop (`if len(buf) >= 50: save(buf); buf.clear()`): a window of a
+        # few iterations, not the whole run
+        return _Candidate(
+            fact, store, loops[0].node, size, from_model, Confidence.LOW,
+            f"'{what}' is a tensor on the accelerator, kept in '{store.container}' until the loop at line "
+            f"{facts.line_of(loops[0].node)} empties it: device memory holds every iteration's tensors in between",
+            f"keep {moved} (or the numbers you need, with .item() / .tolist())",
+        )
     if once and all(_builds_a_model(facts, loop) for loop in loops):
         # `if t == 0:` inside the training loop of a sweep that builds a model per iteration:
         # one value per trained model, a handful, kept for the comparison after the sweep.
@@ -1292,14 +1318,18 @@ def _lightning_hook(facts: ModuleFacts, function: FunctionInfo) -> bool:
 
 def _emptied_in(function: FunctionInfo, container: str) -> bool:
     """The function itself empties or re-binds ``container`` (a flush every few batches)."""
-    if function.node is None:
-        return False
-    for node in walk(function.node.body, into=not_into_scopes):
+    return function.node is not None and _empties(function.node.body, container)
+
+
+def _empties(body: cst.CSTNode, container: str) -> bool:
+    """Something in ``body`` (not in nested defs) empties or re-binds ``container``."""
+    for node in walk(body, into=not_into_scopes):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in CLEARING_METHODS:
             if dotted_name(node.func.value) == container:
                 return True
         elif isinstance(node, cst.Assign) and any(dotted_name(target.target) == container for target in node.targets):
-            return True
+            if container not in names_read(node.value):
+                return True  # `buf = []`, not the growing `preds = torch.cat([preds, out])`
     return False
 
 
