@@ -60,7 +60,8 @@ of the calling class (`self.store_metrics(metrics)`), or a method that tests for
 (`if isinstance(v, torch.Tensor): v = v.clone()`), is reported where it stores. So is an append
 of a method that the file calls from one place only (an early stopper's `update_values`, a
 logger's `log_stat`): that call and the append are one fix apart, and the append is the line that
-keeps the graph; the message names the call.
+keeps the graph; the message names the call. A write by position into a list the class built
+(`self.outputs[t] = out` into `[None] * steps`) keeps one entry per position, like an append.
 
 ## Why it matters
 Every stored tensor keeps its whole autograd graph alive, and with it the activations saved for
@@ -683,6 +684,24 @@ for x, y in loader:
     out.sum().backward()
     records.setdefault("out", []).append((out, y))  # expect: LL102
 """,
+        # a rollout store that writes each step's output by position into a list it built
+        # (`[None] * steps`): one entry per step, like an append, not one slot
+        """
+import torch
+class Rollout:
+    def __init__(self, steps):
+        self.outputs = [None] * steps
+    def store(self, t, output):
+        self.outputs[t] = output  # expect: LL102
+policy = torch.nn.Linear(8, 4)
+rollout = Rollout(128)
+obs = torch.randn(1, 8)
+for epoch in range(1000):
+    for t in range(128):
+        out = policy(obs)
+        rollout.store(t, out)
+        obs = torch.as_tensor(env_step(out.argmax(-1).tolist()))
+""",
         # a logger whose method the file calls from one place: reported at its append (the line
         # that keeps the graph), naming the call
         """
@@ -978,7 +997,8 @@ def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
             yield Violation(
                 node=fact.node,
                 message=(
-                    f"'{facts.describe(kept.value)}' is appended to '{kept.container}' with the autograd graph that "
+                    f"'{facts.describe(kept.value)}' is {'appended to' if kept.kind == 'append' else 'written into'} "
+                    f"'{kept.container}' with the autograd graph that "
                     f"'{facts.describe(argument.expr)}' carries (passed by the call at line {facts.line_of(store.statement.node)}); "
                     "every stored graph stays alive"
                 ),
@@ -1009,8 +1029,8 @@ def _single_caller_store(facts: ModuleFacts, method: object, attribute: str) -> 
     container = attribute.split("[", 1)[0]
     for fact in facts.index.statements_of(method):
         for kept in stores(fact.node, facts.imports):
-            if kept.kind == "append" and kept.container.split("[", 1)[0] == container:
-                return fact, kept
+            if kept.kind in ("append", "item") and kept.container.split("[", 1)[0] == container:
+                return fact, kept  # (an item: a write by position into a list the class built)
     return None
 
 

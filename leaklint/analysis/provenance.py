@@ -19,11 +19,12 @@ import libcst as cst
 from leaklint.analysis import device, torch_api
 from leaklint.analysis.arguments import VARIES, arguments_by_parameter, arguments_with_nodes, bind_arguments, join_arguments, join_literals, literal_arguments
 from leaklint.analysis.containers import bounded_attributes, container_name, literal_key
+from leaklint.analysis.stores import constant_key
 from leaklint.analysis.environment import Env
 from leaklint.analysis.names import ImportMap, dotted_name
 from leaklint.analysis.project_classes import KeepingMethod, ProjectClass
 from leaklint.analysis.syntax import call_argument, keyword_is_true
-from leaklint.analysis.walk import Walker, children
+from leaklint.analysis.walk import Walker, children, not_into_scopes, walk
 from leaklint.analysis.structure import (
     ClassInfo,
     FunctionInfo,
@@ -583,6 +584,22 @@ class FunctionInterpreter:
             frame.env[name] = result.with_dep(name)
 
     # ---- objects that keep what they are given (meters, loggers) -----------------------------
+    def _list_attribute(self, attribute: str) -> bool:
+        """``self.<attribute>`` is a list the class's ``__init__`` builds (``[]``, ``[None] * n``,
+        ``list(...)``): written by position, it keeps one entry per position, not one slot."""
+        cls = self.function.cls
+        init = cls.find_method("__init__") if cls is not None else None
+        if init is None:
+            return False
+        for node in walk(init.body, into=not_into_scopes):
+            if type(node) is cst.Assign and any(dotted_name(t.target) == attribute for t in node.targets):  # type: ignore[attr-defined]
+                value = node.value  # type: ignore[attr-defined]
+                if type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Multiply):
+                    value = value.left if type(value.left) is cst.List else value.right
+                if type(value) is cst.List or (type(value) is cst.Call and dotted_name(value.func) == "list"):
+                    return True
+        return False
+
     def _note_param_store(self, values: list[Value], kind: str, attribute: str, expr: cst.BaseExpression | None = None) -> None:
         """In a method: a parameter's value is accumulated / appended / kept in ``self.*``.
         ``expr``: the expression computing what is kept; a parameter it reads only converted to
@@ -670,7 +687,11 @@ class FunctionInterpreter:
                     self._attribute_elements[holder] = element if known is None else join(known, element)
             container = container_name(target)
             if container is not None and container.startswith("self."):
-                self._note_param_store([value], "slot", f"{container}[...]")  # self.logs[key] = val
+                if self._list_attribute(container) and not constant_key(target):  # type: ignore[arg-type]
+                    # self.states[t] = state into `[None] * steps`: one entry per step, like append
+                    self._note_param_store([value], "append", container)
+                else:
+                    self._note_param_store([value], "slot", f"{container}[...]")  # self.logs[key] = val
             return
         name = dotted_name(target)
         if name is None:
