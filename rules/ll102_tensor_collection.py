@@ -11,7 +11,8 @@ from leaklint.analysis.calls import call_sites
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.containers import container_name, is_bounded_queue
-from leaklint.analysis.provenance import StatementFact
+from leaklint.analysis.arguments import parameter_for
+from leaklint.analysis.provenance import MethodStore, StatementFact, StoredArgument
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.stores import Store, constant_key, overwrites, stores
 from leaklint.analysis.structure import FunctionInfo, iterates_data
@@ -92,7 +93,9 @@ for x, y in loader:
 
 ## Fix safety
 `.append(out)` becomes `.append(out.detach())`, and the same for the other stores
-(`d[k] = out.detach()`, `lst += [out.detach()]`). As for LL101, **safe** when leaklint knows the
+(`d[k] = out.detach()`, `lst += [out.detach()]`). A store made by a method of another object is
+fixed at the call that hands the graph over (`logger.log_stat("loss", loss.detach(), step)`), also
+when the finding is shown at the method's own append (a method the file calls from one place). As for LL101, **safe** when leaklint knows the
 value is a tensor (a name holding a loss or something `backward()` is called on, a torch loss's
 result, arithmetic on one) since detaching keeps its value, dtype and device; **unsafe** when it
 may be something else: a model output (a tuple or a `ModelOutput` without `.detach()`), the result
@@ -703,13 +706,16 @@ for epoch in range(1000):
         obs = torch.as_tensor(env_step(out.argmax(-1).tolist()))
 """,
         # a logger whose method the file calls from one place: reported at its append (the line
-        # that keeps the graph), naming the call
+        # that keeps the graph), naming the call; not at the line that makes room for a new key,
+        # nor at the append of the step number
         """
-from collections import defaultdict
 class Logger:
     def __init__(self):
-        self.stats = defaultdict(list)
+        self.stats, self.steps = {}, []
     def log_stat(self, key, value, step):
+        if key not in self.stats:
+            self.stats[key] = []
+        self.steps.append(step)
         self.stats[key].append((step, value))  # expect: LL102
 logger = Logger()
 for step, (x, y) in enumerate(loader):
@@ -991,7 +997,7 @@ def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
     at the method's own append (the line that keeps it; the call and it are one fix apart)."""
     for store, argument, confidence in facts.graphs_kept_by_methods("append"):
         assert store.statement is not None
-        inside = _single_caller_store(facts, store.method, argument.attribute)
+        inside = _single_caller_store(facts, store, argument)
         if inside is not None:
             fact, kept = inside
             yield Violation(
@@ -1021,16 +1027,24 @@ def _through_methods(facts: ModuleFacts) -> Iterator[Violation]:
         )
 
 
-def _single_caller_store(facts: ModuleFacts, method: object, attribute: str) -> tuple[StatementFact, Store] | None:
-    """The statement of a method of this file that appends to ``attribute`` (``self.stats``),
-    when the file calls the method from one place only."""
-    if not isinstance(method, FunctionInfo) or len(call_sites(facts, method)) != 1:
+def _single_caller_store(facts: ModuleFacts, store: MethodStore, argument: StoredArgument) -> tuple[StatementFact, Store] | None:
+    """The statement of a method of this file that keeps, in ``argument.attribute``
+    (``self.stats``), a value computed from the parameter the call's graph-attached argument binds
+    (the append or the write by position, not the ``self.stats[key] = []`` that makes room for it,
+    nor the append of another parameter), when the file calls the method from one place only."""
+    method = store.method
+    if not isinstance(method, FunctionInfo) or method.node is None or len(call_sites(facts, method)) != 1:
         return None
-    container = attribute.split("[", 1)[0]
+    arg = next((arg for arg in store.node.args if arg.value is argument.expr), None)
+    parameter = parameter_for(method.node, store.node, arg, skip=1) if arg is not None else None
+    if parameter is None:
+        return None
+    container = argument.attribute.split("[", 1)[0]
     for fact in facts.index.statements_of(method):
         for kept in stores(fact.node, facts.imports):
             if kept.kind in ("append", "item") and kept.container.split("[", 1)[0] == container:
-                return fact, kept  # (an item: a write by position into a list the class built)
+                if parameter in facts.value(kept.value).deps:
+                    return fact, kept
     return None
 
 
