@@ -12,7 +12,7 @@ from leaklint.analysis import torch_api
 from leaklint.analysis.calls import call_graph, local_callee
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
-from leaklint.analysis.structure import FunctionInfo, backward_target
+from leaklint.analysis.structure import FunctionInfo, backward_target, bound_names
 from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
@@ -38,8 +38,8 @@ something that allocates again: a model forward, a `.backward()`, an optimizer s
 function itself (recursive retry), a function of the same file that does one of those, or (for a
 function defined elsewhere, such as `run_model`) the same call the `try` body made. In a clause
 that catches out-of-memory errors by name, also a fallback that computes the `try` body's result
-again another way: an assignment, from a function of the file or the same call, to a name the
-`try` body computed with a function of the file (`out = sliced_attention(q, k, v)` after `out =
+again another way: an assignment, from a function of the file, to a name the `try` body computed
+with a function of the file (`out = sliced_attention(q, k, v)` after `out =
 full_attention(q, k, v)` ran out of memory; a torch operator that fails leaves no frame of its
 own, and a placeholder such as `torch.zeros(n)` is no computation). Generic
 `RuntimeError`/`Exception` handlers without an out-of-memory check are reported with medium
@@ -136,6 +136,9 @@ def score(model, batch):
         loss = float("nan")
     return loss
 
+def chunked_attention(q, k, v, chunk=1024):
+    return torch.cat([F.scaled_dot_product_attention(q[:, :, i:i + chunk], k, v) for i in range(0, q.shape[2], chunk)], dim=2)
+
 def fused(q, k, v):
     try:
         out = F.scaled_dot_product_attention(q, k, v)
@@ -143,11 +146,17 @@ def fused(q, k, v):
         out = chunked_attention(q, k, v)
     return out
 
-def embed_all(texts):
+def pick_device():
+    return "cpu"
+
+def encode(encoder, texts):
+    return encoder(texts).mean(1)
+
+def embed_all(encoder, texts):
     try:
-        vectors = encode(texts)
+        vectors = encode(encoder, texts)
     except torch.cuda.OutOfMemoryError:
-        vectors = torch.zeros(len(texts), 768)
+        vectors = torch.zeros(len(texts), 768, device=pick_device())
     return vectors
 """,
         """
@@ -449,9 +458,9 @@ def _handler_kind(handler: cst.ExceptHandler | cst.ExceptStarHandler, facts: Mod
     if not types:
         kind = "generic"  # a bare except:
     else:
-        names = [facts.imports.resolve(t) or dotted_name(t) or "" for t in types]
-        if any(_OOM_EXCEPTION.search(name) for name in names):
+        if _catches_oom_by_name(handler, facts):
             return "oom"
+        names = [facts.imports.resolve(t) or dotted_name(t) or "" for t in types]
         if not any(name.rsplit(".", 1)[-1] in _GENERIC_EXCEPTIONS for name in names):
             return None
         kind = "generic"
@@ -536,23 +545,28 @@ def _recomputes_result(
 ) -> tuple[cst.Call, cst.CSTNode, str] | None:
     """A fallback for what ran out of memory: the ``try`` body computed a name with a function of
     the file (whose frames, and the tensors in them, the traceback keeps), and the clause
-    computes the same name again with a function of the file or the same call (``out =
-    attention(q, k, v)`` / ``out = sliced_attention(q, k, v)``). A torch operator that fails
-    leaves no frame of its own, and a placeholder (``torch.zeros(n)``) is no computation."""
-    computed: dict[str, str] = {}
-    for small, _ in _small_statements(tried):
-        value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
-        if isinstance(value, cst.Call) and local_callee(value, function, facts) is not None:
-            for name in _assigned_names(small):
-                computed[name] = dotted_name(value.func) or ""
+    assigns the same name from another call of a function of the file (``out = attention(q, k,
+    v)`` / ``out = sliced_attention(q, k, v)``). A torch operator that fails leaves no frame of
+    its own, and a placeholder (``torch.zeros(n, device=pick())``) is no computation."""
+    computed = {
+        name
+        for small, _ in _small_statements(tried)
+        if _computed_by_file_function(small, function, facts)
+        for name in _assigned_names(small)
+    }
     for small, line in statements:
-        names = sorted(name for name in _assigned_names(small) if name in computed)
-        if not names:
-            continue
-        for call in calls_in(small):
-            if local_callee(call, function, facts) is not None or (dotted_name(call.func) or "") == computed[names[0]]:
-                return call, line, f"computes '{names[0]}' again (what the try body ran out of memory computing)"
+        names = sorted(_assigned_names(small) & computed)
+        if names and _computed_by_file_function(small, function, facts):
+            return small.value, line, f"computes '{names[0]}' again (what the try body ran out of memory computing)"  # type: ignore[attr-defined, return-value]
     return None
+
+
+def _computed_by_file_function(small: cst.BaseSmallStatement, function: FunctionInfo, facts: ModuleFacts) -> bool:
+    """``name = helper(...)`` (or ``helper(...).reshape(...)``) where ``helper`` is a function of this file."""
+    value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+    while isinstance(value, cst.Call) and local_callee(value, function, facts) is None and isinstance(value.func, cst.Attribute):
+        value = value.func.value  # a method called on the helper's result
+    return isinstance(value, cst.Call) and local_callee(value, function, facts) is not None
 
 
 def _catches_oom_by_name(handler: cst.ExceptHandler | cst.ExceptStarHandler, facts: ModuleFacts) -> bool:
@@ -561,18 +575,14 @@ def _catches_oom_by_name(handler: cst.ExceptHandler | cst.ExceptStarHandler, fac
 
 
 def _assigned_names(small: cst.BaseSmallStatement) -> set[str]:
-    """The plain names an assignment statement binds."""
+    """The plain names an assignment statement binds (not attributes or items)."""
     if isinstance(small, cst.Assign):
         targets = [target.target for target in small.targets]
-    elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+    elif isinstance(small, cst.AnnAssign):
         targets = [small.target]
     else:
         return set()
-    names: set[str] = set()
-    for target in targets:
-        elements = [element.value for element in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-        names.update(element.value for element in elements if isinstance(element, cst.Name))
-    return names
+    return {name for target in targets for name in bound_names(target) if "." not in name}
 
 
 def _callees(body: cst.BaseSuite) -> set[str]:
