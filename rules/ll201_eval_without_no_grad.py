@@ -826,6 +826,39 @@ if __name__ == "__main__":
 """,
     )
     INVALID = (
+        # a distillation loss helper shared by training and validation: the teacher is frozen,
+        # but the student the helper also runs is not, so the validation call records a graph
+        """
+import copy
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+def distill_loss(student, teacher, batch):
+    x, y = batch
+    with torch.no_grad():
+        t = teacher(x)
+    s = student(x)
+    return F.kl_div(s.log_softmax(-1), t.softmax(-1), reduction="batchmean") + F.cross_entropy(s, y)
+
+def train(student, optimizer, train_loader, val_loader, epochs=10):
+    teacher = copy.deepcopy(student)
+    for p in teacher.parameters():
+        p.requires_grad = False
+    for epoch in range(epochs):
+        for batch in train_loader:
+            loss = distill_loss(student, teacher, batch)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total = 0.0
+        for batch in val_loader:
+            loss = distill_loss(student, teacher, batch)  # expect: LL201
+            total += loss.item()
+        print(epoch, total / len(val_loader))
+net = nn.Linear(16, 4)
+train(net, torch.optim.SGD(net.parameters(), lr=0.1), train_loader, val_loader)
+""",
         # torch.hub models that record a graph: YOLOv5 without its AutoShape wrapper
         # (autoshape=False, or a head retrained for other classes), and any other hub model
         """
@@ -1295,6 +1328,13 @@ class _HelperForward(ModelCall):
     helper: FunctionInfo | None = None
 
 
+def _only_frozen_models(facts: ModuleFacts, call: ModelCall, frozen: object) -> bool:
+    """The models a helper call hands over are all frozen (``compute_loss(ema, batch)``); one
+    trainable model among them (``distill_loss(student, teacher, batch)``) records a graph."""
+    models = [arg.value for arg in call.node.args if facts.value(arg.value).role in (Role.MODEL, Role.FROZEN_MODEL) or (dotted_name(arg.value) or "") in frozen]  # type: ignore[operator]
+    return bool(models) and all((dotted_name(model) or "") in frozen or facts.value(model).role is Role.FROZEN_MODEL for model in models)  # type: ignore[operator]
+
+
 def _helper_forward_calls(facts: ModuleFacts, use: GraphUse) -> list[ModelCall]:
     """``loss = pf_loss(model, batch)`` in a validation loop, with gradients on: the helper's own
     forward is differentiated where the training step calls it, so it is not a finding by
@@ -1375,9 +1415,7 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
         function = call.statement.function  # type: ignore[union-attr]
         if call.callee is not None and (call.callee in frozen or call.callee.split(".", 1)[0] in frozen):
             continue
-        if isinstance(call, _HelperForward) and any(
-            (dotted_name(arg.value) or "") in frozen or facts.value(arg.value).role is Role.FROZEN_MODEL for arg in call.node.args
-        ):
+        if isinstance(call, _HelperForward) and _only_frozen_models(facts, call, frozen):
             continue  # `compute_loss(ema, batch)` with a frozen model: the helper records nothing
         if not isinstance(call, _HelperForward) and not _records_graph(facts, use, call, function):
             continue
