@@ -8,19 +8,20 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis.heavy import built_here
+from leaklint.analysis.arguments import is_staticmethod, parameter_for
 from leaklint.analysis.calls import local_callee
 from leaklint.analysis.containers import literal_key
 from leaklint.analysis.device import (
     DEVICE_EVIDENCE,
     DEVICE_RESULT_METHODS,
     HF_EVAL_OFFLOAD_ARGUMENTS,
+    HF_SEQ2SEQ_TRAINERS,
     HF_TRAINERS,
     HOST_METHODS,
-    LIGHTNING_PREDICT_HOOKS,
     LM_HEAD_MODEL,
     callers_take_to_host,
     is_hf_trainer,
-    is_lightning_callback,
+    is_lightning_predict_hook,
     lightning_step_outputs_parameter,
     on_accelerator,
     produces_model_output,
@@ -35,7 +36,7 @@ from leaklint.analysis.steps import (
     is_per_step_hook,
     per_step_functions,
 )
-from leaklint.analysis.stores import CLEARING_METHODS, Store, overwrites, stores
+from leaklint.analysis.stores import Store, emptied, overwrites, stores
 from leaklint.analysis.structure import FunctionInfo, LoopInfo, backward_calls, bound_names, inner_iterable
 from leaklint.analysis.torch_api import (
     LOOPS_OR_FUNCTIONS,
@@ -254,6 +255,39 @@ as Lightning's documented pattern (low confidence, whatever they hold).
 """
 
     VALID = (
+        # a helper that turns the output into class ids before returning it (the parameter is
+        # reassigned: what comes back is not the output), and a prediction callback that writes
+        # its buffer to disk every 100 batches
+        """
+import lightning.pytorch as pl
+import torch
+
+class Tagger:
+    def __init__(self, model):
+        self.model = model.cuda().eval()
+
+    def _decode(self, logits, mask):
+        logits = logits.argmax(-1)
+        return logits * mask
+
+    @torch.no_grad()
+    def tag(self, batches):
+        tags = []
+        for ids, mask in batches:
+            tags.append(self._decode(self.model(ids.cuda()), mask.cuda()))
+        return tags
+
+class FlushEvery(pl.Callback):
+    def __init__(self):
+        self.buffer, self.part = [], 0
+
+    def on_predict_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0):
+        self.buffer.append(outputs)
+        if len(self.buffer) == 100:
+            torch.save(torch.cat(self.buffer).cpu(), f"part{self.part}.pt")
+            self.buffer.clear()
+            self.part += 1
+""",
         # outputs gathered on the device and flushed to disk every 50 batches: a window of a few
         # batches, not the whole run (low confidence only)
         """
@@ -269,6 +303,16 @@ def predict(model, loader, out_dir, every=50):
             torch.save(torch.cat(buf).cpu(), f"{out_dir}/part{part}.pt")
             buf.clear()
             part += 1
+
+@torch.no_grad()
+def embed(model, loader, out_dir, every=50):
+    model = model.cuda().eval()
+    pending = []
+    for i, x in enumerate(loader):
+        pending.append(model(x.cuda()))
+        if len(pending) == every:
+            torch.save(torch.cat(pending).cpu(), f"{out_dir}/emb{i:06d}.pt")
+            del pending[:]
 """,
         # the same prediction callback, keeping host copies
         """
@@ -741,6 +785,43 @@ def test(model, item_loader, user_loader, device, k=20):
 """,
     )
     INVALID = (
+        # an evaluate override that logs around the Trainer's own loop (super().evaluate): the
+        # logits are still kept; predict_with_generate means nothing to a plain Trainer
+        """
+from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, Seq2SeqTrainingArguments, Trainer, TrainingArguments
+
+class LoggingTrainer(Trainer):
+    def evaluate(self, *args, **kwargs):
+        metrics = super().evaluate(*args, **kwargs)
+        print(metrics)
+        return metrics
+
+def main(train_ds, eval_ds, accuracy):
+    lm = AutoModelForCausalLM.from_pretrained("gpt2")
+    LoggingTrainer(model=lm, args=TrainingArguments("out"), eval_dataset=eval_ds, compute_metrics=accuracy).train()  # expect: LL202
+    t5 = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+    args = Seq2SeqTrainingArguments("out", predict_with_generate=True)
+    Trainer(model=t5, args=args, train_dataset=train_ds, eval_dataset=eval_ds, compute_metrics=accuracy).train()  # expect: LL202
+""",
+        # the pooling helper called with keywords: still the model's output
+        """
+import torch
+
+class Encoder:
+    def __init__(self, model):
+        self.model = model.cuda().eval()
+
+    def _pool(self, hidden, mask):
+        return (hidden * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True)
+
+    @torch.no_grad()
+    def encode(self, batches):
+        vectors = []
+        for ids, mask in batches:
+            hidden = self.model(ids.cuda(), mask.cuda()).last_hidden_state
+            vectors.append(self._pool(hidden=hidden, mask=mask.cuda()))  # expect: LL202
+        return torch.cat(vectors).cpu()
+""",
         # every batch's pooled embeddings kept on the device; the pooling is a helper of the
         # class (a masked mean over the tokens: one vector per text, a model output's size class)
         """
@@ -1170,7 +1251,7 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
                 f"'{fact.function.name}', and nothing ever empties '{store.container}': device memory grows for the whole run",
                 f"keep {moved} instead, and empty '{store.container}' where it is used (e.g. .clear() at the epoch's end)",
             )
-        if fact.function.name in LIGHTNING_PREDICT_HOOKS and _lightning_hook(facts, fact.function) and not _emptied_in(fact.function, store.container):
+        if is_lightning_predict_hook(fact.function, facts.imports) and not _emptied_in(fact.function, store.container):
             # Emptied once per prediction run: the run goes over a whole data set, whose outputs
             # Lightning's own predict loop moves to the CPU (PR 9085). Full outputs (and the
             # batch tensors kept beside them in the same hook) are reported.
@@ -1310,12 +1391,6 @@ def _reads_whole(node: cst.CSTNode, names: set[str]) -> bool:
     return False
 
 
-def _lightning_hook(facts: ModuleFacts, function: FunctionInfo) -> bool:
-    """A method of a LightningModule or of a Lightning callback."""
-    cls = function.cls
-    return cls is not None and (cls.is_lightning or is_lightning_callback(cls, facts.imports))
-
-
 def _emptied_in(function: FunctionInfo, container: str) -> bool:
     """The function itself empties or re-binds ``container`` (a flush every few batches)."""
     return function.node is not None and _empties(function.node.body, container)
@@ -1323,14 +1398,9 @@ def _emptied_in(function: FunctionInfo, container: str) -> bool:
 
 def _empties(body: cst.CSTNode, container: str) -> bool:
     """Something in ``body`` (not in nested defs) empties or re-binds ``container``."""
-    for node in walk(body, into=not_into_scopes):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in CLEARING_METHODS:
-            if dotted_name(node.func.value) == container:
-                return True
-        elif isinstance(node, cst.Assign) and any(dotted_name(target.target) == container for target in node.targets):
-            if container not in names_read(node.value):
-                return True  # `buf = []`, not the growing `preds = torch.cat([preds, out])`
-    return False
+    return any(
+        isinstance(node, cst.BaseSmallStatement) and container in emptied(node) for node in walk(body, into=not_into_scopes)
+    )
 
 
 def _group_of_attribute(container: str, fact: StatementFact) -> object:
@@ -1599,23 +1669,20 @@ def _helper_keeps_output(facts: ModuleFacts, function: FunctionInfo, call: cst.C
     """``call`` runs a function of the file that returns, through size-keeping operations, a
     model's output its caller passes it (``emb = self._mean_pool(hidden, mask)``)."""
     callee = local_callee(call, function, facts)
-    if callee is None or callee is function:
+    if callee is None or callee is function or callee.node is None:
         return False
-    params = list(callee.params)
-    if callee.is_method and isinstance(call.func, cst.Attribute) and not _is_staticmethod(callee):
-        params = params[1:]  # bound: self is the receiver
+    bound = callee.is_method and isinstance(call.func, cst.Attribute) and not is_staticmethod(callee.node)
     given = frozenset(
-        param for param, arg in zip(params, call.args)
-        if arg.keyword is None and not arg.star and _model_output(facts, function, arg.value, depth + 1, seeds)
+        parameter
+        for arg in call.args
+        if not arg.star and _model_output(facts, function, arg.value, depth + 1, seeds)
+        for parameter in [parameter_for(callee.node, call, arg, skip=1 if bound else 0)]
+        if parameter is not None
     )
     if not given:
         return False
     returns = [fact.node.value for fact in facts.index.statements_of(callee) if isinstance(fact.node, cst.Return) and fact.node.value is not None]
     return bool(returns) and all(_model_output(facts, callee, value, depth + 1, given) for value in returns)
-
-
-def _is_staticmethod(function: FunctionInfo) -> bool:
-    return function.node is not None and any(dotted_name(d.decorator) == "staticmethod" for d in function.node.decorators)
 
 
 def _model_output_name(facts: ModuleFacts, function: FunctionInfo, expr: cst.BaseExpression, depth: int, seeds: frozenset[str] = frozenset()) -> bool:
@@ -1734,39 +1801,19 @@ def _loss_key(expr: cst.Subscript) -> bool:
 
 def _reset_attributes(facts: ModuleFacts) -> frozenset[str]:
     """The attribute names (``outputs`` for ``self.outputs``) that some code other than an
-    ``__init__`` empties or re-binds: ``self.outputs.clear()``, ``self.outputs = []``,
-    ``del self.outputs``, ``self.outputs[:] = []``, also through another name
-    (``pl_module.outputs.clear()`` in a callback). A growing re-binding (``self.outputs =
-    self.outputs + [x]``, ``torch.cat([self.outputs, x])``) empties nothing."""
+    ``__init__`` empties or re-binds (:func:`~leaklint.analysis.stores.emptied`):
+    ``self.outputs.clear()``, ``self.outputs = []``, ``del self.outputs``, ``self.outputs[:] =
+    []``, also through another name (``pl_module.outputs.clear()`` in a callback, ``for key,
+    values in self.logs.items(): values.clear()``). A growing re-binding empties nothing."""
     reset: set[str] = set()
     for fact in facts.statements():
         if fact.function.name == "__init__":
             continue
-        node = fact.node
-        if isinstance(node, (cst.Assign, cst.AnnAssign)):
-            if node.value is None:
-                continue
-            read = names_read(node.value)
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            for target in targets:
-                if isinstance(target, cst.Subscript):
-                    if not _whole_slice(target):
-                        continue  # self.cache[key] = v keeps one more entry
-                    target = target.value
-                reset.update(_leaf(name) for name in bound_names(target) if "." in name and name not in read)
-        elif isinstance(node, cst.Del):
-            for target in [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]:
-                name = dotted_name(target.value if isinstance(target, cst.Subscript) else target)
-                if name and "." in name:
-                    reset.add(_leaf(name))
-        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
-            func = node.value.func
-            if isinstance(func, cst.Attribute) and func.attr.value in CLEARING_METHODS:
-                name = dotted_name(func.value)
-                if name and "." not in name:
-                    name = _iterated_container(fact, name)  # for key, values in self.logs.items(): values.clear()
-                if name and "." in name:
-                    reset.add(_leaf(name))
+        for name in emptied(fact.node):
+            if "." not in name and isinstance(fact.node, cst.Expr):
+                name = _iterated_container(fact, name) or name
+            if "." in name:
+                reset.add(_leaf(name))
     return frozenset(reset)
 
 
@@ -1794,16 +1841,6 @@ def _iterated_container(fact: StatementFact, name: str) -> str | None:
 
 def _leaf(name: str) -> str:
     return name.rsplit(".", 1)[-1]
-
-
-def _whole_slice(target: cst.Subscript) -> bool:
-    """``x[:]``: the whole sequence."""
-    return (
-        len(target.slice) == 1
-        and isinstance(target.slice[0].slice, cst.Slice)
-        and target.slice[0].slice.lower is None
-        and target.slice[0].slice.upper is None
-    )
 
 
 def _lightning_returns(facts: ModuleFacts) -> Iterator[Violation]:
@@ -2179,17 +2216,11 @@ def _lm_head_model(expr: cst.BaseExpression | None, function: FunctionInfo, fact
 
 def _seq2seq_trainer(call: cst.Call, facts: ModuleFacts) -> bool:
     """The trainer built is a ``Seq2SeqTrainer`` (or a subclass of one in this file)."""
-    if (facts.imports.resolve(call.func) or "").endswith("Seq2SeqTrainer"):
+    if facts.imports.resolve(call.func) in HF_SEQ2SEQ_TRAINERS:
         return True
     name = dotted_name(call.func)
     cls = facts.structure.classes_by_name.get(name) if name is not None else None
-    seen = set()
-    while cls is not None and id(cls) not in seen:
-        seen.add(id(cls))
-        if any(base.endswith("Seq2SeqTrainer") for base in cls.qualified_bases):
-            return True
-        cls = cls.local_bases[0] if cls.local_bases else None
-    return False
+    return cls is not None and is_hf_trainer(cls, facts.imports, HF_SEQ2SEQ_TRAINERS)
 
 
 def _offloads(expr: cst.BaseExpression | None, function: FunctionInfo, facts: ModuleFacts, *, seq2seq: bool = True) -> bool:

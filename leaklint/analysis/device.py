@@ -62,6 +62,8 @@ HF_TRAINERS = frozenset(
         "transformers.trainer_seq2seq.Seq2SeqTrainer", "trl.SFTTrainer", "trl.DPOTrainer", "trl.RewardTrainer",
     }
 )
+#: Of those, the trainers whose evaluation can generate for its metrics (``predict_with_generate``).
+HF_SEQ2SEQ_TRAINERS = frozenset({"transformers.Seq2SeqTrainer", "transformers.trainer_seq2seq.Seq2SeqTrainer"})
 #: Methods of an HF trainer that return tensors on the trainer's device: the prepared inputs, and
 #: ``prediction_step``'s (loss, logits, labels).
 HF_TRAINER_DEVICE_METHODS = frozenset({"_prepare_inputs", "_prepare_input", "prediction_step"})
@@ -306,12 +308,20 @@ def _placed_owner(node: cst.BaseExpression, function: FunctionInfo, imports: Imp
     return cls.is_lightning or is_hf_trainer(cls, imports)
 
 
-def is_hf_trainer(cls: ClassInfo, imports: ImportMap) -> bool:
-    """A subclass (in this file, directly or through local bases) of an HF trainer."""
+def is_hf_trainer(cls: ClassInfo, imports: ImportMap, kinds: frozenset[str] = HF_TRAINERS) -> bool:
+    """A subclass (in this file, directly or through local bases) of an HF trainer (of one of
+    ``kinds``: ``HF_SEQ2SEQ_TRAINERS`` for a trainer that can generate for its metrics)."""
     for arg in cls.node.bases:
-        if arg.keyword is None and imports.resolve(arg.value) in HF_TRAINERS:
+        if arg.keyword is None and imports.resolve(arg.value) in kinds:
             return True
-    return any(is_hf_trainer(base, imports) for base in cls.local_bases)
+    return any(is_hf_trainer(base, imports, kinds) for base in cls.local_bases)
+
+
+def is_lightning_predict_hook(function: FunctionInfo, imports: ImportMap) -> bool:
+    """A hook of a Lightning prediction run (``LIGHTNING_PREDICT_HOOKS``) on a LightningModule or
+    a Lightning callback."""
+    cls = function.cls
+    return function.name in LIGHTNING_PREDICT_HOOKS and cls is not None and (cls.is_lightning or is_lightning_callback(cls, imports))
 
 
 def placed(

@@ -30,6 +30,46 @@ STORING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert"
 CLEARING_METHODS = frozenset({"clear"})
 
 
+def emptied(node: cst.BaseSmallStatement) -> set[str]:
+    """The dotted names the statement empties or binds afresh: ``buf.clear()``, ``del buf`` /
+    ``del buf[:]``, ``buf[:] = []``, ``buf = []`` (not a growing re-binding that reads it:
+    ``buf = buf + [x]``, ``preds = torch.cat([preds, out])``)."""
+    found: set[str] = set()
+    kind = type(node)
+    if kind is cst.Assign or (kind is cst.AnnAssign and node.value is not None):  # type: ignore[attr-defined]
+        read = names_read(node.value)  # type: ignore[attr-defined]
+        targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]  # type: ignore[attr-defined]
+        for target in targets:
+            if isinstance(target, cst.Subscript):
+                if not _whole_slice(target):
+                    continue  # cache[key] = v keeps one more entry
+                target = target.value
+            found.update(name for name in bound_names(target) if name not in read)
+    elif kind is cst.Del:
+        deleted = node.target  # type: ignore[attr-defined]
+        for target in [e.value for e in deleted.elements] if isinstance(deleted, cst.Tuple) else [deleted]:
+            name = dotted_name(target.value if isinstance(target, cst.Subscript) else target)
+            if name:
+                found.add(name)
+    elif kind is cst.Expr and type(node.value) is cst.Call:  # type: ignore[attr-defined]
+        func = node.value.func  # type: ignore[attr-defined]
+        if isinstance(func, cst.Attribute) and func.attr.value in CLEARING_METHODS:
+            name = dotted_name(func.value)
+            if name:
+                found.add(name)
+    return found
+
+
+def _whole_slice(target: cst.Subscript) -> bool:
+    """``x[:]``: the whole sequence."""
+    return (
+        len(target.slice) == 1
+        and isinstance(target.slice[0].slice, cst.Slice)
+        and target.slice[0].slice.lower is None
+        and target.slice[0].slice.upper is None
+    )
+
+
 @dataclass(frozen=True)
 class Store:
     """``container`` keeps ``value`` (the expression as written: a literal keeps its elements)."""
