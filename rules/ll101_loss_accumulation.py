@@ -32,7 +32,7 @@ class LossAccumulation(Rule):
     help = "accumulate the value's .item() (a float) or .detach() (a tensor)"
     needs = TORCH_CODE & (Syntax(ast.AugAssign, ast.BinOp) | Names("add", "add_", "sum")) & LOOPS_OR_FUNCTIONS
     needs_above_low = GRAPH_EVIDENCE
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(12, 0, 1), leaks=(31, 0))
     docs = """
 ## What it finds

@@ -32,7 +32,7 @@ class TensorCollection(Rule):
     help = "store the tensor's .detach() (add .cpu() to free device memory, or use .item() for a scalar)"
     needs = TORCH_CODE & LOOPS_OR_FUNCTIONS
     needs_above_low = GRAPH_EVIDENCE
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(8, 0, 0), leaks=(35, 1))
     docs = """
 ## What it finds

@@ -36,7 +36,7 @@ class GraphStoredOnObject(Rule):
     help = "store the tensor's .detach() (add .cpu() to move it off the device)"
     needs = TORCH_CODE & LOOPS_OR_FUNCTIONS
     needs_above_low = GRAPH_EVIDENCE | Names(*HOOK_METHODS, *GLOBAL_HOOK_FUNCTIONS)
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(3, 0, 12), leaks=(11, 0))
     docs = """
 ## What it finds

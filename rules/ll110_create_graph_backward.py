@@ -33,7 +33,7 @@ class CreateGraphBackward(Rule):
         "returns them instead of storing them in .grad"
     )
     needs = TORCH_CODE & Names("create_graph", "grad")
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(0, 0, 0), leaks=(2, 0))
     docs = """
 ## What it finds

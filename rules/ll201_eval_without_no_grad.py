@@ -38,7 +38,7 @@ class EvalWithoutNoGrad(Rule):
     #: Above low confidence a finding follows .eval() (or .train(False)) on the model, or rests
     #: on the dataflow of a file that imports torch and has a model.
     needs_above_low = GRAPH_EVIDENCE & Names("eval", "train", "torch")
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(187, 6, 24), leaks=(25, 3))
     docs = """
 ## What it finds
@@ -46,7 +46,11 @@ A forward call of a model (`model(x)`, `self.model(x)`, `model.forward(x)`, `sel
 evaluation code that runs with gradients enabled. Evaluation code is everything after
 `model.eval()` in the same function (until `model.train()`). A function's name alone (`evaluate`,
 `validate`, `predict`, `infer`...) is only a guess: such findings are low confidence, shown with
-`--min-confidence low` (PPO's `evaluate_actions()` is a training forward). A call is guarded when it
+`--min-confidence low` (PPO's `evaluate_actions()` is a training forward). Also the call of a
+function of the file that runs the forward and returns what it computes (`loss =
+compute_loss(model, batch)`), where nothing differentiates the result, when the training step
+backpropagates the same helper's result (medium confidence; not with only frozen models handed
+over, not for a helper that runs its own backward). A call is guarded when it
 runs under `torch.no_grad()`, `torch.inference_mode()` or `torch.set_grad_enabled(False)` — as a
 `with` block, a statement before it, `stack.enter_context(torch.no_grad())` in a `with ExitStack()`
 block, or a decorator on the function or an enclosing one (`@torch.set_grad_enabled(False)`
@@ -187,9 +191,10 @@ the training loop, one of them, dcgan's, to a name the next iteration binds agai
 backward reads it, DQN action selection, an RND predictor read through `.data`, a discriminator
 loss that is never backpropagated, notebook and smoke-test forwards). On the generalization set
 added at stop 31 (12 repositories of course notebooks and research code, 108k lines) it reports 77,
-71 true. The 6 false: a module class that holds only buffers (a prior net of registered zeros, a
+71 true. The 6 false then: a module class that holds only buffers (a prior net of registered zeros, a
 dequantization layer) records no graph, but is taken for a model (5); an output differentiated in
-a notebook cell that does not parse. A method of the model's class counts as a forward only when
+a notebook cell that does not parse. Buffers that cannot require grad and settings-only bases are
+recognised since; the false positives left are listed in bench/RESULTS.md. A method of the model's class counts as a forward only when
 it runs the model with gradients on: not `@torch.no_grad() def sample`, nor a `sample()` that only
 calls a helper whose body is under `torch.no_grad()`.
 

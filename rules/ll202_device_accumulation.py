@@ -67,7 +67,7 @@ class DeviceAccumulation(Rule):
     #: container kept across iterations or calls) or a trainer's compute_metrics (the trainer keeps
     #: them), and something that puts tensors on a device.
     needs = TORCH_CODE & (LOOPS_OR_FUNCTIONS | Names("compute_metrics")) & DEVICE_EVIDENCE
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(8, 0, 10), leaks=(29, 1))
     docs = """
 ## What it finds
@@ -212,13 +212,13 @@ reported when nothing in the code says so. A feature bank that a later loop of t
 reads on every iteration (a k-NN evaluation searching it for each query batch) is the working set
 of the algorithm and is not reported; a device chosen by a
 flag (`if use_cuda: feats = feats.cuda()`), a collector that returns its tensors still on the
-device, and periodic snapshots count as deliberate. On bench/leaks all 24 findings are on marked
-lines. Another was in the fixed version of a federated MRI test script, which added
+device, and periodic snapshots count as deliberate (the `measured` line gives the current
+bench/leaks figures). One finding was in the fixed version of a federated MRI test script, which added
 `torch.no_grad()` but still kept every reconstruction on the device until the test set ended: a
 true device accumulation, so the fixed version was corrected (bench/leaks/HELDOUT.md).
 A bank multiplied as a whole after the loop (`sims = image_embeds @ text_embeds.t()`, all-pairs
-retrieval scores) is a working set too, and a store under `if t == 0:` (the loop's own item
-compared with a literal) keeps one value per run of that loop, not one per iteration (one per
+retrieval scores) is a working set too, and a store under `if t == 0:` (a `range` or `enumerate`
+counter compared with a literal) keeps one value per run of that loop, not one per iteration (one per
 model of a sweep that builds a model per iteration is shown with low confidence).
 
 On the library code of accelerate, lightning, peft, trl, torchmetrics, torch_geometric and timm,
@@ -235,7 +235,8 @@ model held in a container, and evaluation outputs that Lightning 1.4 and earlier
 in the code says which version runs it). A `predict_step` return value is not a device
 accumulation: `trainer.predict` keeps every batch's predictions (with `return_predictions`), but
 Lightning moves each to the CPU first (since 1.5). Lists on `self` emptied once per epoch are taken
-as Lightning's documented pattern (low confidence, whatever they hold).
+as Lightning's documented pattern (low confidence, whatever they hold), except those a prediction
+run fills (medium, see above) unless the hook itself flushes them.
 
 ## References
 - Keeping each batch's predictions on the GPU runs inference out of memory; moving them to the host

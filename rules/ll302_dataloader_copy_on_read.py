@@ -40,7 +40,7 @@ class DataloaderCopyOnRead(Rule):
         "columns, or one serialized numpy byte buffer instead of lists of Python objects"
     )
     needs = TORCH_CODE & Names(*{base.rsplit(".", 1)[-1] for base in DATASET_BASES})
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(4, 0, 0), leaks=(0, 0))
     docs = """
 ## What it finds

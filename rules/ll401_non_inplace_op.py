@@ -29,7 +29,7 @@ class NonInplaceOp(Rule):
     summary = "An out-of-place update (x = x * s) on a tensor no one else holds, where autograd needs no old value."
     help = "update the tensor in place (x.mul_(s), F.relu(x, inplace=True))"
     needs = TORCH_CODE & Syntax(ast.Assign)
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     #: Off by default by choice (see the docs), though its precision clears the bar.
     default_enabled = False
     measured = Measured(realcode=(52, 0, 3), leaks=(0, 1))

@@ -29,7 +29,7 @@ class ZeroGradKeepsGrads(Rule):
     summary = "zero_grad(set_to_none=False) or p.grad.zero_() keeps every gradient buffer allocated between steps."
     help = "call zero_grad() (set_to_none=True is the default since PyTorch 2.0), or set p.grad = None"
     needs = Words(*TORCH_WORDS, "zero_grad") & Names("zero_grad", *ZEROING_METHODS)
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(0, 1, 9), leaks=(0, 0))
     docs = """
 ## What it finds

@@ -27,7 +27,7 @@ class AnomalyDetectionEnabled(Rule):
     summary = "Autograd anomaly detection is switched on outside a debugging guard, slowing every step and holding extra memory."
     help = "remove it, or enable it only behind a debug flag (if args.debug: torch.autograd.set_detect_anomaly(True))"
     needs = TORCH_CODE & Words("detect_anomaly")
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(1, 0, 0), leaks=(0, 0))
     docs = """
 ## What it finds

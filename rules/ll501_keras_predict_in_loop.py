@@ -33,7 +33,7 @@ class KerasPredictInLoop(Rule):
         "outside the loop; train one batch with train_on_batch(x, y), not fit()"
     )
     needs = TENSORFLOW_CODE & Names("predict", "fit")
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(37, 0, 9), leaks=(16, 0))
     docs = """
 ## What it finds

@@ -29,7 +29,7 @@ class TfFunctionInLoop(Rule):
     summary = "A tf.function is created inside a loop or a per-step function, so every iteration traces a new graph and keeps it."
     help = "create the tf.function once, outside the loop (at module level or in __init__), and call it inside the loop"
     needs = TENSORFLOW_CODE & Names("function")
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(0, 0, 0), leaks=(2, 0))
     docs = """
 ## What it finds

@@ -35,7 +35,7 @@ class KerasModelInLoop(Rule):
     help = "call tf.keras.backend.clear_session() at the start of each iteration, before building the model"
     #: A loop, or a hyper-parameter search that calls an objective per trial.
     needs = TENSORFLOW_CODE & (LOOPS | Names("optimize", *(api.rsplit(".", 1)[-1] for api in TRIAL_RUNNERS)))
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(5, 0, 3), leaks=(13, 0))
     docs = """
 ## What it finds

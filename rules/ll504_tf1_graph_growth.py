@@ -44,7 +44,7 @@ class Tf1GraphGrowth(Rule):
     #: has (a session, a placeholder, v1 behaviour, Keras's backend session or symbolic gradients),
     #: and a loop or a function to repeat the building.
     needs = TENSORFLOW_CODE & GRAPH_MODE_NAMES & LOOPS_OR_FUNCTIONS
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(10, 0, 0), leaks=(61, 0))
     docs = """
 ## What it finds

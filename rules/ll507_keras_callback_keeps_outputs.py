@@ -29,7 +29,7 @@ class KerasCallbackKeepsOutputs(Rule):
     help = "keep what you need from the outputs (a metric, a count, the best array written to disk), or empty the list at the start of each epoch"
     #: What a file must contain: TensorFlow or Keras and a class deriving from a Keras callback.
     needs = TENSORFLOW_CODE & Names("Callback", "TensorBoard", "ModelCheckpoint") & Syntax(ast.ClassDef)
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(0, 0, 0), leaks=(1, 0))
     docs = """
 ## What it finds

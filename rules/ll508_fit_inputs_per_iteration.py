@@ -27,7 +27,7 @@ class FitInputsPerIteration(Rule):
     help = "build the Sequence or the callback once, before the loop (refresh a Sequence's data in on_epoch_end), or train with one fit(epochs=N)"
     #: What a file must contain: TensorFlow, a fit call, one of the classes it reports, and a loop.
     needs = TENSORFLOW_CODE & Names("fit", "fit_generator") & Names("Sequence", "PyDataset", "TensorBoard") & LOOPS
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(0, 0, 0), leaks=(2, 0))
     docs = """
 ## What it finds

@@ -29,7 +29,7 @@ class PersistentTapeKept(Rule):
     help = "use a non-persistent tape and compute all gradients in one tape.gradient(...) call, or `del tape` after its last use and keep no reference to it"
     #: What a file must contain: TensorFlow, a persistent GradientTape, a loop or a function.
     needs = TENSORFLOW_CODE & Names("GradientTape") & Names("persistent") & LOOPS_OR_FUNCTIONS
-    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), from bench/measured.py (stop 31).
+    #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(0, 0, 0), leaks=(1, 0))
     docs = """
 ## What it finds
