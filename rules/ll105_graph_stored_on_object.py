@@ -172,6 +172,23 @@ forward) is fixed.
 - Runtime repro: `leaklint verify LL105` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # accelerate's backward(loss) frees the graph like loss.backward(): the kept loss holds
+        # no activations
+        """
+import torch
+from accelerate import Accelerator
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.accelerator = Accelerator()
+        self.model, self.optimizer = self.accelerator.prepare(model, optimizer)
+
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.accelerator.backward(loss)
+        self.optimizer.step()
+        self.last_loss = loss
+""",
         # an attention map kept for Grad-CAM by a setter that forward calls only when a flag the
         # constructor turns off is on (and a cross-attention call): opt-in, shown with low confidence
         """

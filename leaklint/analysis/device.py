@@ -43,7 +43,6 @@ from leaklint.analysis.walk import calls_in, not_into_scopes, walk
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
-    from leaklint.analysis.provenance import StatementFact
 
 # --- library knowledge ---------------------------------------------------------------------------
 #: Tensor methods whose result is on the host.

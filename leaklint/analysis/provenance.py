@@ -1765,8 +1765,9 @@ class FunctionInterpreter:
         """A backward that frees the graph ran on ``target``: the names it differentiates
         (``loss`` in ``loss.backward()``, ``(loss / accum).backward()``,
         ``scaler.scale(loss).backward()``, and the loss apex's ``scaled_loss`` is a copy of) now
-        hold tensors whose graphs kept no saved tensors. What the backward only ran through (a
-        model output, or ``loss_a`` in ``(loss_a + loss_b).backward()``) is left as it is."""
+        hold tensors whose graphs kept no saved tensors (also the terms of ``(loss_a +
+        loss_b).backward()``). What the backward only ran through (a model output, a loss term
+        summed on an earlier line) is left as it is."""
         names = backpropagated_names(target)
         for name in list(names):
             names |= self._scaled_losses.get(name, set())

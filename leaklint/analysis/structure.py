@@ -256,12 +256,11 @@ def frees_whole_graph(call: cst.Call, imports: ImportMap) -> bool:
     runs only the paths to the tensors it is asked about, and leaves the rest of the graph."""
     if not frees_graph(call, imports):
         return False
-    qualified = imports.resolve(call.func)
-    if qualified == "torch.autograd.grad":
+    if imports.resolve(call.func) == "torch.autograd.grad":
         return False
-    positional = sum(1 for arg in call.args if arg.keyword is None)
-    if positional > (1 if qualified == "torch.autograd.backward" else 0):
-        return False  # a gradient for a non-scalar target
+    target = backward_target(call, imports)
+    if any(arg.keyword is None and arg.value is not target for arg in call.args):
+        return False  # a gradient for a non-scalar target (the loss itself, `accelerator.backward(loss)`, is fine)
     return not any(arg.keyword is not None and arg.keyword.value in _PARTIAL_BACKWARD_KEYWORDS for arg in call.args)
 
 

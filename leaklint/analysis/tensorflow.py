@@ -640,23 +640,18 @@ class TfGraph:
 
     def _still_means(self, function: FunctionInfo, name: str, site: Site) -> bool:
         """``name`` used at ``site`` still means the ``def`` of ``function``: no scope between
-        the use and the def binds the name to something else (a parameter, an assignment), and in
-        the def's own scope the binding that reaches the use is a ``def``, not a statement that
-        rebinds the name (``resize = wrap(resize)``: later calls run what ``wrap`` returned).
-        In the def's scope the binding that reaches a use is the last one before it; a use in a
-        nested function runs later, when the name holds its last binding."""
+        the use and the def binds the name at all (a parameter, an assignment in any branch: the
+        name is that scope's local, as Python makes it), and in the def's own scope the binding
+        that reaches the use is a ``def``, not a statement that surely rebinds the name
+        (``resize = wrap(resize)``: later calls run what ``wrap`` returned). In the def's scope
+        that is the last binding before the use; in a nested function, the last one before that
+        function is defined."""
         home = function.parent.node if function.parent is not None else None
         for scope in site.scopes:
             if scope is home:
                 break
-            if (scope, name) in self._rebind_orders:
+            if (scope, name) in self.bound_here:
                 return False
-            if isinstance(scope, cst.Lambda) and (scope, name) in self.bound_here:
-                return False  # a lambda's parameter
-            if isinstance(scope, cst.FunctionDef):
-                info = self.facts.structure.functions.get(scope)
-                if info is not None and name in info.params:
-                    return False
         rebinds = self._rebind_orders.get((home, name))
         if not rebinds:
             return True
