@@ -7,7 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis.accumulate import grown_tensor
-from leaklint.analysis.calls import call_sites
+from leaklint.analysis.calls import call_graph
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.containers import container_name, is_bounded_queue
@@ -1033,7 +1033,7 @@ def _single_caller_store(facts: ModuleFacts, store: MethodStore, argument: Store
     (the append or the write by position, not the ``self.stats[key] = []`` that makes room for it,
     nor the append of another parameter), when the file calls the method from one place only."""
     method = store.method
-    if not isinstance(method, FunctionInfo) or method.node is None or len(call_sites(facts, method)) != 1:
+    if not isinstance(method, FunctionInfo) or method.node is None or len(call_graph(facts).sites_of(method)) != 1:
         return None
     arg = next((arg for arg in store.node.args if arg.value is argument.expr), None)
     parameter = parameter_for(method.node, store.node, arg, skip=1) if arg is not None else None

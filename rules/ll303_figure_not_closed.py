@@ -114,7 +114,8 @@ method of its class closes them (`def close(self): plt.close(self.figure)`), nor
 a helper's per-item loop when every caller in the file closes the figures after calling it.
 `plt.show()` counts as a close: a notebook's inline backend closes every figure it displays, and
 an interactive window is gone once the user closes it. In a notebook, figures a cell only displays (nothing
-in the code that makes them calls `savefig`) are the cell's output: the inline backend shows and
+in the code that makes them writes or logs a figure: `savefig`, `log_figure`, `log_image`,
+`wandb.Image(fig)`, `mlflow.log_figure`) are the cell's output: the inline backend shows and
 closes them when the cell ends, so they are reported with low confidence only; figures a cell
 saves in a loop still pile up while it runs. On a headless backend (`Agg`) `show()`
 does nothing and the figures stay open: that leak is not reported. Loops the code bounds to at

@@ -456,12 +456,16 @@ def _called_from_training_loop(facts: ModuleFacts, sites: CallGraph, info: Funct
     runs is one step, not a whole run."""
     if is_per_step_hook(info):
         return True
-    places = list(sites.places_of(info)) + [place for place, callee in tf_graph(facts).resolved_calls if callee is info]
-    for site in places:
+    for site in _call_places(facts, sites, info):
         level, index = step_level(facts, site)
         if level in _PER_STEP_LEVELS and not _over_checkpoints(facts, site.chain[index]):
             return True
     return False
+
+
+def _call_places(facts: ModuleFacts, sites: CallGraph, info: FunctionInfo) -> list[Place]:
+    """Every call of ``info`` in the file: by name, as a method, or on an instance of its class."""
+    return list(sites.places_of(info)) + [place for place, callee in tf_graph(facts).resolved_calls if callee is info]
 
 
 def _over_checkpoints(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
@@ -498,7 +502,7 @@ def _runs_it_in_a_loop(facts: ModuleFacts, place: Place, info: FunctionInfo) -> 
 def _called_per_step(facts: ModuleFacts, sites: CallGraph, info: FunctionInfo) -> tuple[Confidence, str] | None:
     if is_per_step_hook(info):
         return Confidence.MEDIUM, f"on every call of the per-batch hook '{info.name}'"
-    places = list(sites.places_of(info)) + [place for place, callee in tf_graph(facts).resolved_calls if callee is info]
+    places = _call_places(facts, sites, info)
     for site in places:
         if step_level(facts, site)[0] in _PER_STEP_LEVELS:
             return Confidence.MEDIUM, f"on every call of '{info.name}', which a training loop calls"

@@ -453,10 +453,37 @@ x = tf.placeholder(tf.float32, [None, 128])
 features = encoder(x)
 with tf.Session() as sess:
     for task, (images, inputs) in mixed_task_stream():
-        batch = sess.run(preprocess(augment(images)))  # expect: LL504
+        flipped = sess.run(augment(images))  # expect: LL504
+        batch = sess.run(preprocess(flipped))  # expect: LL504
         with tf.variable_scope(task, reuse=True):
             logits = tf.matmul(features, tf.get_variable("head"))  # expect: LL504
         print(sess.run(logits, {x: inputs}).argmax(-1), batch.shape)
+""",
+        # a nested function sees what the name holds where it is defined: a rebinding after its
+        # calls does not change what those calls ran
+        """
+import numpy as np
+import tensorflow as tf
+
+def as_numpy_function(build, dtype):
+    value_in = tf.placeholder(dtype)
+    value_out = build(value_in)
+    return lambda value: value_out.eval({value_in: value})
+
+def main(sess, steps):
+    grad = tf.gradients(objective(), model_input)[0]
+
+    def shrink(image):
+        return tf.image.resize_bilinear(tf.expand_dims(image, 0), [64, 64])[0]
+
+    def refine(image):
+        for step in range(steps):
+            image = shrink(image) + 0.5  # expect: LL504
+            image += sess.run(grad, {model_input: image})
+        return image / 255.0
+    result = refine(np.zeros((128, 128, 3)))
+    shrink = as_numpy_function(shrink, tf.float32)
+    return result, shrink
 """,
         # one assign per variable picked by name, but for every update a stream delivers
         """

@@ -48,7 +48,8 @@ def local_callee(call: cst.Call, scope: FunctionInfo, facts: ModuleFacts) -> Fun
     """The function of this file that ``call`` (made in ``scope``) runs: ``helper(...)``,
     ``self.method(...)`` / ``cls.method(...)`` (found in the class or its local bases), or a
     method of an object the provenance pass knows was built from a class of the file
-    (``trainer.train_step(batch)``, ``meter.update(loss)``)."""
+    (``trainer.train_step(batch)``, ``meter.update(loss)``), and such an object's ``__call__``
+    (``encoder(texts)`` where ``encoder = Encoder(...)``)."""
     func = call.func
     node: cst.FunctionDef | None = None
     if isinstance(func, cst.Name):
@@ -60,6 +61,11 @@ def local_callee(call: cst.Call, scope: FunctionInfo, facts: ModuleFacts) -> Fun
         cls = facts.value(func.value).cls
         if isinstance(cls, ClassInfo):
             node = cls.find_method(func.attr.value)
+    if node is None and isinstance(func, (cst.Name, cst.Attribute)):
+        # embed(texts) / self.embed(texts), where embed = Encoder(...): the class's __call__
+        cls = facts.value(func).cls
+        if isinstance(cls, ClassInfo):
+            node = cls.find_method("__call__")
     return facts.structure.functions.get(node) if node is not None else None
 
 
@@ -124,23 +130,3 @@ def caller_of(place: Place, facts: ModuleFacts) -> FunctionInfo:
 def call_graph(facts: ModuleFacts) -> CallGraph:
     """The module's :class:`CallGraph`, built once per file."""
     return facts.derived(CallGraph)
-
-
-def call_sites(facts: ModuleFacts, function: FunctionInfo) -> list[tuple[cst.Call, StatementFact]]:
-    """The calls of ``function`` in the file: the call graph's, and for a method, calls on objects
-    built from its class (``model.predict(loader)`` where ``model = Forecaster().to(device)``; for
-    ``__call__``, the object called: ``encoder(texts)`` where ``encoder = Encoder(...)``)."""
-    sites = list(call_graph(facts).sites_of(function))
-    cls = function.cls
-    if cls is not None and function.is_method:
-        for call, fact in facts.index.statement_calls:
-            func = call.func
-            if type(func) is cst.Attribute and func.attr.value == function.name and dotted_name(func.value) != "self":  # type: ignore[attr-defined]
-                receiver = func.value  # type: ignore[attr-defined]
-            elif function.name == "__call__" and type(func) in (cst.Name, cst.Attribute):
-                receiver = func  # embed(texts), self.embed(texts)
-            else:
-                continue
-            if facts.value(receiver).cls is cls and all(call is not known for known, _ in sites):
-                sites.append((call, fact))
-    return sites

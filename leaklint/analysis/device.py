@@ -34,7 +34,7 @@ import weakref
 import libcst as cst
 
 from leaklint.analysis import torch_api
-from leaklint.analysis.calls import call_sites, local_callee
+from leaklint.analysis.calls import call_graph, local_callee
 from leaklint.gate import Names
 from leaklint.analysis.names import ImportMap, dotted_name, names_read
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, ModuleStructure, bound_names
@@ -141,7 +141,7 @@ def on_accelerator(value: Value) -> bool:
     return value.device is Device.ACCELERATOR and is_tensorish(value)
 
 
-def initial_device(function: FunctionInfo, param: str, imports: ImportMap, structure: ModuleStructure | None = None) -> Device:
+def initial_device(function: FunctionInfo, param: str, imports: ImportMap, structure: ModuleStructure) -> Device:
     """Where a parameter's value lives when the function starts: a LightningModule's ``self``
     and its steps' ``batch``, an HF trainer's prepared ``inputs`` and its ``model``, a Lightning
     callback's ``batch`` and the step ``outputs`` it is handed (unless the file's modules return
@@ -159,7 +159,7 @@ def initial_device(function: FunctionInfo, param: str, imports: ImportMap, struc
     elif function.name in HF_TRAINER_PREPARED_HOOKS and param in ("inputs", "model") and is_hf_trainer(cls, imports):
         return Device.ACCELERATOR
     elif _lightning_callback_device_parameter(function, param, cls, imports):
-        if structure is not None and param == lightning_step_outputs_parameter(function, imports) and _steps_return_host(structure, function.name):
+        if param == lightning_step_outputs_parameter(function, imports) and _steps_return_host(structure, function.name):
             return Device.UNKNOWN
         return Device.ACCELERATOR
     return Device.UNKNOWN
@@ -183,10 +183,18 @@ def _on_host(expr: cst.BaseExpression) -> bool:
         return all(_on_host(element.value) for element in expr.elements)
     if isinstance(expr, cst.Dict):
         return all(isinstance(element, cst.DictElement) and _on_host(element.value) for element in expr.elements)
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-        method = expr.func.attr.value
-        return method in HOST_METHODS or method in torch_api.TO_PYTHON_METHODS
-    return False
+    return _host_move(expr)
+
+
+def _host_move(expr: cst.BaseExpression, imports: ImportMap | None = None) -> bool:
+    """``expr`` is a host move of something (``t.detach().cpu().numpy()``, ``loss.item()``) at its
+    outermost call; with ``imports``, a module's function of that name (``torch.cpu()``) is not one."""
+    if not (isinstance(expr, cst.Call) and type(expr.func) is cst.Attribute):
+        return False
+    if imports is not None and imports.resolve(expr.func) is not None:
+        return False
+    method = expr.func.attr.value  # type: ignore[attr-defined]
+    return method in HOST_METHODS or method in torch_api.TO_PYTHON_METHODS
 
 
 def _lightning_callback_device_parameter(function: FunctionInfo, param: str, cls: ClassInfo, imports: ImportMap) -> bool:
@@ -608,7 +616,7 @@ def callers_take_to_host(facts: ModuleFacts, function: FunctionInfo, depth: int 
     to the host (:func:`takes_to_host` on the names the result is bound to, or a host move around
     the call itself), or returns them to callers that all do. A collector whose callers all move
     its result to the host kept it on the device for nothing."""
-    sites = call_sites(facts, function)
+    sites = call_graph(facts).sites_of(function)
     if not sites or depth > _CALLER_DEPTH:
         return False
     for call, fact in sites:
@@ -676,17 +684,6 @@ def _host_returning(facts: ModuleFacts) -> set[FunctionInfo]:
             for current in walk(node.body, into=not_into_scopes)
             if type(current) is cst.Return and current.value is not None  # type: ignore[attr-defined]
         ]
-        if returns and all(_ends_on_host(value, function, facts) for value in returns):
+        if returns and all(_host_move(value, facts.imports) for value in returns):
             found.add(function)
     return found
-
-
-def _ends_on_host(expr: cst.BaseExpression, function: FunctionInfo, facts: ModuleFacts) -> bool:
-    """``expr`` is a host move of something (``t.detach().cpu().numpy()``), at its outermost call."""
-    if not isinstance(expr, cst.Call):
-        return False
-    func = expr.func
-    if type(func) is cst.Attribute and facts.imports.resolve(func) is None:
-        method = func.attr.value  # type: ignore[attr-defined]
-        return method in HOST_METHODS or method in torch_api.TO_PYTHON_METHODS
-    return False

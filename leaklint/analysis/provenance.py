@@ -124,13 +124,6 @@ class FunctionSummary:
     #: or in the local function it calls): a sampling method that only calls a no-grad helper does not.
     runs_model_with_grad: bool = False
 
-    @property
-    def returns_backpropagated(self) -> bool:
-        """The function returns a tensor it ran a backward on (without ``retain_graph``) on every
-        path: ``loss.backward(); return loss``. Whoever keeps the result keeps a loss whose
-        graph's saved tensors are already freed."""
-        return self.returns is not None and self.returns.is_graph and self.returns.backpropagated
-
 
 @dataclass
 class Recording:

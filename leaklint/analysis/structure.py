@@ -220,29 +220,6 @@ def backward_target(call: cst.Call, imports: ImportMap) -> cst.BaseExpression | 
     return None
 
 
-def frees_graph(call: cst.Call, imports: ImportMap) -> bool:
-    """A backward call (see ``backward_target``) that frees the saved tensors of the graph it
-    runs through: nothing asks it to keep them (no ``retain_graph``/``create_graph`` that may be
-    true, passed by keyword or by position)."""
-    if any(arg.star for arg in call.args):
-        return False
-    qualified = imports.resolve(call.func)
-    if qualified in torch_api.BACKWARD_POSITIONAL_BEFORE_RETAIN:
-        limit = torch_api.BACKWARD_POSITIONAL_BEFORE_RETAIN[qualified]
-    elif isinstance(call.func, cst.Attribute):
-        limit = torch_api.BACKWARD_POSITIONAL_BEFORE_RETAIN.get(call.func.attr.value, 0)
-    else:
-        return False
-    if sum(1 for arg in call.args if arg.keyword is None) > limit:
-        return False
-    return not any(
-        arg.keyword is not None
-        and arg.keyword.value in torch_api.GRAPH_RETAINING_KEYWORDS
-        and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
-        for arg in call.args
-    )
-
-
 #: Arguments of a backward that make it differentiate only part of the graph, or a non-scalar
 #: output: ``inputs=`` (only the paths to those tensors run), a ``gradient``/``grad_tensors``
 #: (the target is an activation, not a loss).
@@ -251,17 +228,26 @@ _PARTIAL_BACKWARD_KEYWORDS = frozenset({"inputs", "gradient", "grad_tensors"})
 
 def frees_whole_graph(call: cst.Call, imports: ImportMap) -> bool:
     """A backward that frees every saved tensor of its target's graph: ``loss.backward()`` (or
-    ``torch.autograd.backward(loss)``) on a scalar, with nothing that keeps the graph
-    (:func:`frees_graph`) and nothing that limits it to some inputs. ``torch.autograd.grad``
-    runs only the paths to the tensors it is asked about, and leaves the rest of the graph."""
-    if not frees_graph(call, imports):
-        return False
-    if imports.resolve(call.func) == "torch.autograd.grad":
-        return False
+    ``torch.autograd.backward(loss)``, ``accelerator.backward(loss)``) on a scalar, with nothing
+    that keeps the graph (a ``retain_graph``/``create_graph`` that may be true) and nothing that
+    limits it to some inputs. ``torch.autograd.grad`` runs only the paths to the tensors it is
+    asked about, and leaves the rest of the graph."""
     target = backward_target(call, imports)
+    if target is None or imports.resolve(call.func) == "torch.autograd.grad":
+        return False
+    if any(arg.star for arg in call.args):
+        return False
     if any(arg.keyword is None and arg.value is not target for arg in call.args):
-        return False  # a gradient for a non-scalar target (the loss itself, `accelerator.backward(loss)`, is fine)
-    return not any(arg.keyword is not None and arg.keyword.value in _PARTIAL_BACKWARD_KEYWORDS for arg in call.args)
+        return False  # a gradient for a non-scalar target, or retain_graph by position
+    return not any(
+        arg.keyword is not None
+        and (
+            arg.keyword.value in _PARTIAL_BACKWARD_KEYWORDS
+            or arg.keyword.value in torch_api.GRAPH_RETAINING_KEYWORDS
+            and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
+        )
+        for arg in call.args
+    )
 
 
 def backpropagated_names(target: cst.BaseExpression) -> set[str]:

@@ -461,11 +461,6 @@ BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 #: torch.autograd.grad free the graph's saved tensors unless one of them is true
 #: (https://pytorch.org/docs/stable/generated/torch.autograd.backward.html).
 GRAPH_RETAINING_KEYWORDS = ("retain_graph", "create_graph")
-#: How many positional arguments each backward entry point takes before ``retain_graph``:
-#: ``Tensor.backward(gradient, retain_graph, ...)``, ``torch.autograd.backward(tensors, grad_tensors,
-#: retain_graph, ...)``, ``torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph, ...)``;
-#: ``accelerator.backward(loss, **kwargs)`` and ``manual_backward(loss, *args)`` pass the rest on.
-BACKWARD_POSITIONAL_BEFORE_RETAIN = {"backward": 1, "manual_backward": 1, "torch.autograd.backward": 2, "torch.autograd.grad": 3}
 #: Context managers that yield a scaled copy of the loss they are given, for the backward in their
 #: body: apex's ``with amp.scale_loss(loss, optimizer) as scaled_loss: scaled_loss.backward()``
 #: (https://nvidia.github.io/apex/amp.html#apex.amp.scale_loss).

@@ -747,14 +747,19 @@ FIGURE_LOOP = textwrap.dedent(
 def test_figures_a_cell_only_displays_are_closed_by_the_inline_backend(project: Path) -> None:
     """The inline backend shows and closes a cell's figures when the cell ends: a cell that only
     displays them is its output (shown with --min-confidence low); the same loop in a script, or
-    a cell that saves every figure, keeps them open."""
+    a cell that saves or logs every figure (savefig, wandb.Image, log_figure), keeps them open."""
     write(project / "shown.ipynb", notebook(IMPORTS, FIGURE_LOOP))
     write(project / "saved.ipynb", notebook(IMPORTS, FIGURE_LOOP + '\n    plt.savefig(f"loss_{epoch}.png")'))
     write(project / "helper.ipynb", notebook(IMPORTS, "def save(path):\n    plt.savefig(path)", FIGURE_LOOP + '\n    save(f"loss_{epoch}.png")'))
+    write(project / "wandb.ipynb", notebook(IMPORTS + "\nimport wandb", FIGURE_LOOP + '\n    wandb.log({"loss": wandb.Image(plt.gcf())})'))
+    write(project / "logged.ipynb", notebook(IMPORTS, FIGURE_LOOP + '\n    run.log_figure(plt.gcf(), f"loss_{epoch}.png")'))
     write(project / "script.py", f"{IMPORTS}\n{FIGURE_LOOP}\n")
     _, findings, err = lint_json("--select", "LL303", "--min-confidence", "low", ".", cwd=project)
     confidence = {Path(f["path"]).name: f["confidence"] for f in findings}
-    assert confidence == {"shown.ipynb": "low", "saved.ipynb": "medium", "helper.ipynb": "medium", "script.py": "medium"}, (findings, err)
+    assert confidence == {
+        "shown.ipynb": "low", "saved.ipynb": "medium", "helper.ipynb": "medium",
+        "wandb.ipynb": "medium", "logged.ipynb": "medium", "script.py": "medium",
+    }, (findings, err)
     shown = next(f for f in findings if f["path"].endswith("shown.ipynb"))
     assert "inline backend" in shown["message"]
 
