@@ -11,7 +11,7 @@ from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.keras import KerasEvidence, KerasModels, keras_models
 from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
-from leaklint.analysis.places import Level, Place, loop_level, per_iteration_names
+from leaklint.analysis.places import Level, Place, loop_level, per_iteration_names, walk_with_ancestors
 from leaklint.analysis.structure import FunctionInfo, bound_names
 from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import walk
@@ -97,8 +97,20 @@ are the author's choice.
 ## Known false positives
 A loop that calls `predict` on a large, changing array a handful of times (once per data shard)
 pays little; suppress it with `# noqa: LL501`. Not reported: a loop that runs once by its
-literals (`for images, labels in dataset.take(1):`), and files that run Keras 3 on another
-backend (`os.environ["KERAS_BACKEND"] = "jax"`), where `predict()` builds no tf.data pipeline. leaklint cannot tell a Keras model passed in from
+literals (`for images, labels in dataset.take(1):`), files that run Keras 3 on another
+backend (`os.environ["KERAS_BACKEND"] = "jax"`), where `predict()` builds no tf.data pipeline,
+and files that can only run graph-mode Keras (standalone Keras 2.3 or older, tf.keras under TF1
+or with eager execution off), where `predict()` reuses the one predict function Keras built:
+they switch eager execution off in top-level code (`tf.compat.v1.disable_eager_execution()`), or
+running them always reads a member that only the graph-mode training engine gives a Keras model
+(`model._make_predict_function()`, `model._make_train_function()`, `model.total_loss`,
+`model._feed_targets`, `model._feed_sample_weights`), in top-level code or in a top-level
+function that top-level code calls, outside any branch, loop or `try`. Such a read behind a
+check (`if hasattr(model, "_make_predict_function"):`), or an attribute of that name the file
+assigns itself, is no such evidence: the file may run on eager tf.keras as well. Graph-only code
+that the file does not show stays reported: a loss function that calls `K.gradients` runs in a
+graph under both engines, and a helper of another module that reads a tensor's
+`_keras_history` is out of sight. leaklint cannot tell a Keras model passed in from
 another module: such models are only found when the file builds, loads or compiles them, or
 passes them to the helper that predicts. On bench/realcode the rule reports 14 calls: 8 true
 (per-token generation loops, per-batch feature extraction), 6 debatable (notebooks written for
@@ -219,6 +231,31 @@ def featuremaps(model_path, images):
         maps.append(model.predict(np.expand_dims(image, 0)))
     return maps
 """,
+        # Keras 2 on TF1: the serving idiom builds the one predict function up front, a member only
+        # the graph-mode engine has; every predict() reuses it
+        """
+from keras.models import load_model
+classifier = load_model("intent.h5")
+classifier._make_predict_function()
+for message in inbox:
+    scores = classifier.predict(vectorize([message]))
+""",
+        # a helper that top-level code always runs wraps the compiled loss in a backend function:
+        # total_loss and the target placeholders exist only in graph-mode Keras
+        """
+import numpy as np
+from keras import backend as K
+from keras.layers import Dense
+from keras.models import Sequential
+net = Sequential([Dense(16, input_shape=(8,)), Dense(1)])
+net.compile(optimizer="sgd", loss="mse")
+def loss_function(model):
+    feeds = model._feed_inputs + model._feed_targets + model._feed_sample_weights
+    return K.function(feeds, [model.total_loss])
+batch_loss = loss_function(net)
+for row in rows:
+    estimate = net.predict(np.expand_dims(row, 0))
+""",
     )
     INVALID = (
         # fit() on one batch per iteration of a batch loop
@@ -326,6 +363,24 @@ def main():
         maps.append(model.predict(np.expand_dims(image, 0)))  # expect: LL501
     return maps
 """,
+        # the graph-engine member only behind a check: the file runs on eager tf.keras too
+        """
+import tensorflow as tf
+model = tf.keras.models.load_model("classifier.h5")
+if hasattr(model, "_make_predict_function"):
+    model._make_predict_function()
+for path in image_paths:
+    probs = model.predict(load_image(path)[None])  # expect: LL501
+""",
+        # the script's own attribute of that name, not Keras's compiled loss
+        """
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.total_loss = tf.keras.metrics.Mean()
+print(float(model.total_loss.result()))
+for window in windows:
+    forecast = model.predict(window[None])  # expect: LL501
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -416,6 +471,80 @@ def _always_runs_at_import(place) -> bool:
     return True
 
 
+#: Members that only the graph-mode Keras training engine gives a model (standalone Keras 2.3 and
+#: earlier, tf.keras under TF1 or with eager execution off): ``compile`` builds the symbolic
+#: ``total_loss`` and the ``_feed_targets`` / ``_feed_sample_weights`` placeholders, and
+#: ``_make_train_function()`` & co. build the one backend function that ``fit`` / ``evaluate`` /
+#: ``predict`` then reuse. Eager tf.keras models (TF 2.2 and later) and Keras 3 models have none of
+#: them, so a program that reads one of them on a Keras model runs graph-mode Keras throughout.
+#: (TF 2.0 and 2.1 kept both engines in one Model class: a file written for them is the one case
+#: this table cannot tell apart.)
+_GRAPH_ENGINE_MEMBERS = frozenset(
+    {"_make_train_function", "_make_test_function", "_make_predict_function", "total_loss", "_feed_targets", "_feed_sample_weights"}
+)
+#: Nodes whose part holding a descendant may not run: branches, loops, handlers, scopes,
+#: short-circuits and ``with`` blocks (a context manager may swallow the error).
+_CONDITIONAL = (
+    cst.If, cst.IfExp, cst.BooleanOperation, cst.For, cst.While, cst.Try, cst.With, cst.FunctionDef, cst.ClassDef,
+    cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+)
+
+
+def _uses_graph_engine(facts: ModuleFacts, models: KerasModels, sites: CallGraph) -> bool:
+    """Running the file always reads a graph-engine member (:data:`_GRAPH_ENGINE_MEMBERS`) of a
+    Keras model: ``model._make_train_function()``, ``K.gradients(model.total_loss, ...)``. Only
+    graph-mode Keras has them, and there ``predict()`` reuses one cached predict function. A read
+    behind a branch or a ``try`` (code written for both engines) is no such evidence, nor is an
+    attribute of that name the file assigns itself (``self.total_loss = ...``)."""
+    members = _GRAPH_ENGINE_MEMBERS - _assigned_attributes(facts)
+    if not members:
+        return False
+
+    def wanted(node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Attribute) and node.attr.value in members
+
+    for node, path in walk_with_ancestors(facts.module, wanted):
+        place = Place(node, path)
+        if not _always_reached(facts, sites, place):
+            continue
+        receiver = node.value  # type: ignore[attr-defined]
+        evidence = models.expression(receiver, place)
+        info = place.function(facts)
+        name = dotted_name(receiver)
+        if evidence is None and info is not None and name in info.params:
+            evidence = models.parameter(info, name, sites)  # type: ignore[arg-type]
+        if evidence is not None:
+            return True
+    return False
+
+
+def _assigned_attributes(facts: ModuleFacts) -> set[str]:
+    """The attribute names the file assigns (``self.total_loss = ...``): its own, not Keras's."""
+    names = set()
+    for place in facts.index.assignments:
+        node = place.node
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[attr-defined]
+        names.update(t.attr.value for target in targets for t in walk(target) if isinstance(t, cst.Attribute))
+    return names
+
+
+def _always_reached(facts: ModuleFacts, sites: CallGraph, place: Place) -> bool:
+    """Running the module reaches ``place`` whatever the inputs: it is in top-level code outside
+    any branch, loop, handler or nested scope, or in such code of a top-level function that
+    top-level code calls that way."""
+    if any(isinstance(node, _CONDITIONAL) for node in place.chain[place.scope_index + 1:-1]):
+        return False
+    if place.scope is None:
+        return True
+    info = place.function(facts)
+    if info is None or info.parent is not None or info.cls is not None:
+        return False
+    return any(
+        site.scope is None and not any(isinstance(node, _CONDITIONAL) for node in site.path)
+        for site in sites.places_of(info)
+    )
+
+
 def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     """The violations in one file."""
     if not facts.imports.imports_anything_from(*TENSORFLOW_ROOTS):
@@ -433,6 +562,8 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         return
     sites = call_graph(facts)
     models = keras_models(facts)
+    if _uses_graph_engine(facts, models, sites):
+        return  # graph-mode Keras: predict() reuses one predict function, no pipeline per call
     for place in places:
         call = place.node
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
