@@ -39,7 +39,10 @@ class NonInplaceOp(Rule):
 `x = x.clamp(0, 1)` and similar, where the old value of `x` is a tensor freshly computed in the
 same function that nothing else refers to (not a parameter, not aliased, not stored, not a view of
 another tensor) and no autograd graph can need it: the statement runs under `torch.no_grad()` /
-`torch.inference_mode()`, or the tensor never required grad. Also `nn.ReLU()` (and the other
+`torch.inference_mode()`, or the tensor never required grad (a tensor filled in place from one
+that carries a graph, `buf.scatter_(1, idx, probs)` or `buf.copy_(hidden)` with gradients on,
+carries that graph from then on, and ops such as `clamp` or `log` save it for their gradient: the
+in-place form would free nothing). Also `nn.ReLU()` (and the other
 activation modules with an `inplace` flag) constructed inside a no-grad block without
 `inplace=True`.
 
@@ -222,8 +225,29 @@ def scaled_loss(model, batch, n):
         loss = loss / n
         return loss, logged
 """,
+        # zeros filled in place from the encoder's output carry its graph from then on; clamp
+        # keeps its input for its gradient, so clamp_ would only make autograd copy it
+        """
+import torch
+def pooled(encoder, batch, segment):
+    hidden = encoder(batch)
+    totals = torch.zeros(hidden.shape[0], hidden.shape[-1])
+    totals.index_add_(0, segment, hidden.sum(1))
+    totals = torch.clamp(totals, min=1e-6)
+    return totals.log().sum()
+""",
     )
     INVALID = (
+        # the in-place fill takes a detached copy: the zeros still have no history
+        """
+import torch
+def pooled_stats(encoder, batch, segment):
+    hidden = encoder(batch)
+    totals = torch.zeros(hidden.shape[0], hidden.shape[-1])
+    totals.index_add_(0, segment, hidden.detach().sum(1))
+    totals = torch.clamp(totals, min=1e-6)  # expect: LL401
+    return totals.log().sum()
+""",
         # with gradients on, an addition saves neither operand: add_ on the fresh tensor is fine
         """
 import torch

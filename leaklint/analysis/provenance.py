@@ -1674,6 +1674,7 @@ class FunctionInterpreter:
             values = self._under_grad_mode(replace(combine([receiver], origin=origin), deps=deps), frame)
             return replace(values, items=(values, replace(DETACHED, deps=deps, fresh=True)), fresh=False)
         if method.endswith("_") and not method.startswith("_"):
+            receiver = self._written_in_place(receiver, receiver_name, args, frame)
             return replace(receiver, deps=deps, fresh=False)  # in place: returns the receiver
         if receiver.kind is Kind.NOT_TENSOR and not receiver.is_graph:
             if any(a.is_graph for a in args):
@@ -1685,6 +1686,19 @@ class FunctionInterpreter:
         if receiver.kind is Kind.UNKNOWN and not any(a.is_graph for a in args):
             return replace(UNKNOWN, deps=deps, fresh=False)
         return self._under_grad_mode(result, frame)
+
+    def _written_in_place(self, receiver: Value, name: str | None, args: list[Value], frame: Frame) -> Value:
+        """``weights.scatter_(1, idx, probs)`` / ``buf.copy_(h)`` with gradients on: autograd
+        records the write, and the tensor that had no history now carries the argument's graph
+        (what is computed from it afterwards does too), as ``x += y`` does."""
+        if receiver.kind is not Kind.DETACHED or name is None or name not in frame.env or frame.grad is GradMode.DISABLED:
+            return receiver
+        written = [a for a in args if a.is_graph]
+        if not written:
+            return receiver
+        updated = replace(combine([receiver, *written], fresh=receiver.fresh), deps=receiver.deps).with_dep(name)
+        frame.env[name] = updated
+        return updated
 
     def _casts_to_integers(self, node: cst.Call) -> bool:
         """``x.to(torch.uint8)``, ``x.to(device, dtype=torch.long)``, ``x.type(torch.int64)``."""

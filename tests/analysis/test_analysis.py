@@ -587,3 +587,39 @@ def test_a_value_copy_changes_only_known_fields():
     assert (copy.kind, copy.deps, UNKNOWN.kind) == (Kind.GRAPH, frozenset({"loss"}), Kind.UNKNOWN)
     with pytest.raises(AssertionError):
         replace(UNKNOWN, knd=Kind.GRAPH)
+
+
+@pytest.mark.parametrize(
+    ("write", "kind"),
+    [
+        ("buf.copy_(out)", Kind.GRAPH),  # autograd records the write: buf carries out's graph
+        ("buf.scatter_(0, idx, out)", Kind.GRAPH),
+        ("buf.copy_(out.detach())", Kind.DETACHED),  # a detached source leaves buf without history
+        ("buf.fill_(1.0)", Kind.DETACHED),
+    ],
+)
+def test_an_in_place_write_of_a_graph_tensor_attaches_the_receiver(write, kind):
+    source = f"""
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(4, 4)
+        out = model(x)
+        buf = torch.zeros(4)
+        {write}
+        probe(buf)
+    """
+    assert value_at_end(source, "buf").kind is kind
+
+
+def test_an_in_place_write_under_no_grad_attaches_nothing():
+    source = """
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(4, 4)
+        out = model(x)
+        buf = torch.zeros(4)
+        with torch.no_grad():
+            buf.copy_(out)
+        probe(buf)
+    """
+    assert value_at_end(source, "buf").kind is Kind.DETACHED
