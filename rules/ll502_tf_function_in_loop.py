@@ -229,6 +229,19 @@ steps = {}
 for size in (128, 256):
     steps[size] = tf.function(make_step(size))
 """,
+        # the wrapper form of a whole run: the tf.function reads the model the run builds
+        """
+import tensorflow as tf
+def evaluate_variant(depth, images, labels):
+    classifier = make_classifier(depth)
+    predict = tf.function(lambda x: tf.argmax(classifier(x), -1))
+    hits = 0
+    for x, y in zip(images, labels):
+        hits += int(tf.reduce_sum(tf.cast(predict(x) == y, tf.int32)))
+    return hits
+for depth in depths:
+    print(depth, evaluate_variant(depth, test_images, test_labels))
+""",
         # an object with a tf.function method per configuration of a sweep: each one is built
         # from what the iteration binds (as tf.function(make_step(config)) would be)
         """
@@ -584,7 +597,11 @@ def _runs_it_in_a_loop(facts: ModuleFacts, place: Place, info: FunctionInfo, run
             return False
         name, body = bound, node
     made_here = {name for scope, name in tf_graph(facts).bound_here if scope is info.node} - set(info.params)
-    if info.node is None or not names_read(body) & made_here:
+    read = names_read(body)
+    for lambda_ in walk(body):  # tf.function(lambda x: classifier(x)) reads what its lambda reads
+        if isinstance(lambda_, cst.Lambda):
+            read |= names_read(lambda_.body)
+    if info.node is None or not read & made_here:
         return False  # it reads nothing the run makes (`self.model`): one function could serve every call
     for call in _uses(facts, name, runners):
         if call.function(facts) is info and call.loops:
