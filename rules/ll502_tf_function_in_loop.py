@@ -469,14 +469,14 @@ def _wraps_loop_item(facts: ModuleFacts, place: Place, runners: _Runners | None 
     if not isinstance(call, cst.Call) or not call.args:
         return False
     if runners is not None:
-        wrapped: cst.BaseExpression = cst.Tuple([cst.Element(arg.value) for arg in call.args])
+        wrapped = [arg.value for arg in call.args]  # everything the object is built from
     elif call.args[0].keyword is not None:
         return False
     else:
-        wrapped = call.args[0].value
-    if isinstance(wrapped, cst.Lambda):
+        wrapped = [call.args[0].value]
+    if any(isinstance(value, cst.Lambda) for value in wrapped):
         return False  # a lambda closing over the loop variable: pass it as an argument instead
-    heads = {name.split(".", 1)[0] for name in dotted_names_in(wrapped)}
+    heads = {name.split(".", 1)[0] for value in wrapped for name in dotted_names_in(value)}
     return any(heads & per_iteration_names(facts, loop) for loop in place.loop_nodes)
 
 
