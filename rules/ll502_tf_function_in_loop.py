@@ -45,7 +45,8 @@ times, or inside a per-batch framework hook (medium confidence).
 An object of a class of the file with a `@tf.function` method counts as such a creation where it
 is built (`critic = Critic(net)`), when the object runs that method (`critic.value(x)`, or a
 method calling `self.value(...)`): the decorated method is bound anew to each object, as a new
-tf.function with an empty trace cache. The same rules then apply as to `tf.function(...)`: an
+tf.function with an empty trace cache. It is reported at the method's decorator (the message
+names the line that builds the objects). The same rules then apply as to `tf.function(...)`: an
 object built per batch is reported, one built per configuration from what the iteration binds
 (`for config in sweep: learner = Learner(config)`, as `tf.function(make_step(config))`), kept in
 a container or an attribute, or built once per run is not, and Keras models are left out (a new
@@ -342,11 +343,11 @@ import tensorflow as tf
 class Critic:
     def __init__(self, net):
         self.net = net
-    @tf.function
+    @tf.function  # expect: LL502
     def value(self, states):
         return tf.squeeze(self.net(states), -1)
 for step, (states, returns) in enumerate(replay_batches):
-    critic = Critic(value_net)  # expect: LL502
+    critic = Critic(value_net)
     advantages = returns - critic.value(states)
     policy_step(states, advantages)
 """,
@@ -356,13 +357,13 @@ import tensorflow as tf
 class Augmenter:
     def __init__(self, strength):
         self.strength = strength
-    @tf.function
+    @tf.function  # expect: LL502
     def _jitter(self, images):
         return tf.image.random_brightness(images, self.strength)
     def apply(self, images):
         return self._jitter(images)
 def prepare(images):
-    augmenter = Augmenter(0.2)  # expect: LL502
+    augmenter = Augmenter(0.2)
     return augmenter.apply(images)
 for epoch in range(epochs):
     for images, labels in train_ds:
@@ -498,22 +499,17 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         return
     sites = call_graph(facts)
     traced = {p.node for p in places if isinstance(p.node, cst.FunctionDef)}
-    for place in [*places, *instances]:
+    for place in places:
         if isinstance(place.parent, cst.Decorator):
             continue  # reported with its function definition
-        runners = instances.get(place)
-        found = _frequency(facts, sites, place, traced, runners)
+        found = _frequency(facts, sites, place, traced)
         if found is None:
             continue
         confidence, where = found
         node = place.node
         if isinstance(node, cst.FunctionDef):
-            decorator = next(d.decorator for d in node.decorators if _is_tf_function(facts, d.decorator))
+            decorator = _decorator(facts, node)
             what, report_at, statement = f"@{facts.describe(decorator)} def {node.name.value}", decorator, None
-        elif runners is not None:
-            method = sorted(runners.traced)[0]
-            what, report_at, statement = facts.describe(node), node, place.statement()
-            where = f"(its @tf.function method '{method}' is a new tf.function for each object) {where}"
         else:
             what, report_at, statement = facts.describe(node), node, place.statement()
         yield Violation(
@@ -524,6 +520,45 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             ),
             confidence=confidence,
             statement=statement,
+        )
+    yield from _per_object(facts, sites, traced, instances)
+
+
+def _decorator(facts: ModuleFacts, node: cst.FunctionDef) -> cst.BaseExpression:
+    return next(d.decorator for d in node.decorators if _is_tf_function(facts, d.decorator))
+
+
+def _per_object(
+    facts: ModuleFacts, sites: CallGraph, traced: set[cst.CSTNode], instances: dict[Place, _Runners]
+) -> Iterator[Violation]:
+    """A @tf.function method whose class is built again and again, each object running it: one
+    finding at the method's decorator (the creation, as for a decorated ``def``), naming the
+    most frequent place that builds the objects."""
+    best: dict[cst.FunctionDef, tuple[Confidence, str]] = {}
+    for place, runners in instances.items():
+        found = _frequency(facts, sites, place, traced, runners)
+        if found is None:
+            continue
+        confidence, where = found
+        method = min((runners.cls.find_method(name) for name in runners.traced), key=lambda m: facts.line_of(m) or 0)
+        if method is None:
+            continue
+        where = (
+            f"for each '{runners.cls.name}' object, and '{facts.describe(place.node)}' at line "
+            f"{facts.line_of(place.node)} builds one {where}"
+        )
+        if method not in best or confidence.rank > best[method][0].rank:
+            best[method] = (confidence, where)
+    for method, (confidence, where) in best.items():
+        decorator = _decorator(facts, method)
+        yield Violation(
+            node=decorator,
+            message=(
+                f"'@{facts.describe(decorator)} def {method.name.value}' creates a new tf.function {where}: "
+                "each one traces its graph again and keeps its concrete functions alive"
+            ),
+            confidence=confidence,
+            help="build the object once, before the loop, and reuse it",
         )
 
 
