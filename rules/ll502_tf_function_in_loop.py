@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator
 
 import libcst as cst
@@ -12,7 +13,7 @@ from leaklint.analysis.keras import keras_models
 from leaklint.analysis.names import dotted_names_in, names_read
 from leaklint.analysis.places import COMPREHENSIONS, Level, Place, per_iteration_names, step_level
 from leaklint.analysis.steps import is_per_step_hook
-from leaklint.analysis.structure import FunctionInfo
+from leaklint.analysis.structure import ClassInfo, FunctionInfo
 from leaklint.analysis.iterations import few_runs
 from leaklint.analysis.tensorflow import tf_api, tf_graph
 from leaklint.analysis.torch_api import CHECKPOINT_ITERATORS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
@@ -40,6 +41,16 @@ or attribute to be reused. Also a creation inside a function that the same file 
 loop — directly, or as a method of an object the file builds (`peaks.score_regions(data)`) —
 or from any other loop that does not build a model per iteration and runs more than three
 times, or inside a per-batch framework hook (medium confidence).
+
+An object of a class of the file with a `@tf.function` method counts as such a creation where it
+is built (`critic = Critic(net)`), when the object runs that method (`critic.value(x)`, or a
+method calling `self.value(...)`): the decorated method is bound anew to each object, as a new
+tf.function with an empty trace cache. It is reported at the method's decorator (the message
+names the line that builds the objects). The same rules then apply as to `tf.function(...)`: an
+object built per batch is reported, one built per configuration from what the iteration binds
+(`for config in sweep: learner = Learner(config)`, as `tf.function(make_step(config))`), kept in
+a container or an attribute, or built once per run is not, and Keras models are left out (a new
+model needs its own trace).
 
 It stays quiet for `@tf.function` at module level, in a class body or in `__init__` / `build`
 (loops and comprehensions there included: they run once per object), in a function called once
@@ -109,6 +120,8 @@ shapes is not looked for. bench/realcode has no finding: its tutorials define th
   https://github.com/tensorflow/tensorflow/issues/46012
 - Memory growing with repeated retracing: https://github.com/instadeepai/Mava/issues/346
 - `@tf.function` defined inside a function called in a loop: https://github.com/lshug/first-order-model-tf/issues/22
+- A `@tf.function` method makes a new function for each object it is bound to (`Function.__get__`,
+  kept weakly per instance): https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/eager/polymorphic_function/polymorphic_function.py
 - Runtime repro: `leaklint verify LL502` measures the leaky and the fixed loop body.
 """
     VALID = (
@@ -217,6 +230,51 @@ steps = {}
 for size in (128, 256):
     steps[size] = tf.function(make_step(size))
 """,
+        # the wrapper form of a whole run: the tf.function reads the model the run builds
+        """
+import tensorflow as tf
+def evaluate_variant(depth, images, labels):
+    classifier = make_classifier(depth)
+    predict = tf.function(lambda x: tf.argmax(classifier(x), -1))
+    hits = 0
+    for x, y in zip(images, labels):
+        hits += int(tf.reduce_sum(tf.cast(predict(x) == y, tf.int32)))
+    return hits
+for depth in depths:
+    print(depth, evaluate_variant(depth, test_images, test_labels))
+""",
+        # an object with a tf.function method per configuration of a sweep: each one is built
+        # from what the iteration binds (as tf.function(make_step(config)) would be)
+        """
+import tensorflow as tf
+class Learner:
+    def __init__(self, config):
+        self.net = build_net(config)
+        self.opt = tf.keras.optimizers.SGD(config.lr)
+    @tf.function
+    def update(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.net(x) - y))
+        self.opt.apply_gradients(zip(tape.gradient(loss, self.net.trainable_variables), self.net.trainable_variables))
+        return loss
+for config in sweep:
+    learner = Learner(config)
+    for x, y in dataset:
+        learner.update(x, y)
+""",
+        # one object built before the loop: its tf.function method traces once
+        """
+import tensorflow as tf
+class Scaler:
+    def __init__(self, mean, std):
+        self.mean, self.std = mean, std
+    @tf.function
+    def __call__(self, x):
+        return (x - self.mean) / self.std
+scale = Scaler(mean, std)
+for x, y in dataset:
+    train_step(scale(x), y)
+""",
         # one function per agent, built once in __init__ and kept
         """
 import tensorflow as tf
@@ -278,6 +336,38 @@ import tensorflow as tf
 outs = []
 for scale in scales:
     outs.append(tf.function(lambda t: t * scale)(image))  # expect: LL502
+""",
+        # a new object per batch: its tf.function method is a new tf.function, traced again
+        """
+import tensorflow as tf
+class Critic:
+    def __init__(self, net):
+        self.net = net
+    @tf.function  # expect: LL502
+    def value(self, states):
+        return tf.squeeze(self.net(states), -1)
+for step, (states, returns) in enumerate(replay_batches):
+    critic = Critic(value_net)
+    advantages = returns - critic.value(states)
+    policy_step(states, advantages)
+""",
+        # the same in a helper called per batch, through a method that calls the traced one
+        """
+import tensorflow as tf
+class Augmenter:
+    def __init__(self, strength):
+        self.strength = strength
+    @tf.function  # expect: LL502
+    def _jitter(self, images):
+        return tf.image.random_brightness(images, self.strength)
+    def apply(self, images):
+        return self._jitter(images)
+def prepare(images):
+    augmenter = Augmenter(0.2)
+    return augmenter.apply(images)
+for epoch in range(epochs):
+    for images, labels in train_ds:
+        train_step(prepare(images), labels)
 """,
         # a method called through an object from a loop, defining its tf.function each call
         """
@@ -371,16 +461,23 @@ def _stored(place: Place) -> bool:
     return False
 
 
-def _wraps_loop_item(facts: ModuleFacts, place: Place) -> bool:
+def _wraps_loop_item(facts: ModuleFacts, place: Place, runners: _Runners | None = None) -> bool:
     """``for model in models: fn = tf.function(model)``: each iteration wraps a different callable,
-    so a new function per iteration is needed (and the loop is not a training loop)."""
+    so a new function per iteration is needed (and the loop is not a training loop). An object
+    whose methods are tf.functions (``runners``) is a different one when built from what the
+    iteration binds (``Agent(config)``, as ``tf.function(make_step(config))``)."""
     call = place.node
-    if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None:
+    if not isinstance(call, cst.Call) or not call.args:
         return False
-    wrapped = call.args[0].value
-    if isinstance(wrapped, cst.Lambda):
+    if runners is not None:
+        wrapped = [arg.value for arg in call.args]  # everything the object is built from
+    elif call.args[0].keyword is not None:
+        return False
+    else:
+        wrapped = [call.args[0].value]
+    if any(isinstance(value, cst.Lambda) for value in wrapped):
         return False  # a lambda closing over the loop variable: pass it as an argument instead
-    heads = {name.split(".", 1)[0] for name in dotted_names_in(wrapped)}
+    heads = {name.split(".", 1)[0] for value in wrapped for name in dotted_names_in(value)}
     return any(heads & per_iteration_names(facts, loop) for loop in place.loop_nodes)
 
 
@@ -397,7 +494,8 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         for p in index.decorated_with("function")
         if any(_is_tf_function(facts, d.decorator) for d in p.node.decorators)  # type: ignore[attr-defined]
     ]
-    if not places:
+    instances = _traced_instantiations(facts)
+    if not places and not instances:
         return
     sites = call_graph(facts)
     traced = {p.node for p in places if isinstance(p.node, cst.FunctionDef)}
@@ -410,7 +508,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         confidence, where = found
         node = place.node
         if isinstance(node, cst.FunctionDef):
-            decorator = next(d.decorator for d in node.decorators if _is_tf_function(facts, d.decorator))
+            decorator = _decorator(facts, node)
             what, report_at, statement = f"@{facts.describe(decorator)} def {node.name.value}", decorator, None
         else:
             what, report_at, statement = facts.describe(node), node, place.statement()
@@ -423,11 +521,53 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             confidence=confidence,
             statement=statement,
         )
+    yield from _per_object(facts, sites, traced, instances)
+
+
+def _decorator(facts: ModuleFacts, node: cst.FunctionDef) -> cst.BaseExpression:
+    return next(d.decorator for d in node.decorators if _is_tf_function(facts, d.decorator))
+
+
+def _per_object(
+    facts: ModuleFacts, sites: CallGraph, traced: set[cst.CSTNode], instances: dict[Place, _Runners]
+) -> Iterator[Violation]:
+    """A @tf.function method whose class is built again and again, each object running it: one
+    finding at the method's decorator (the creation, as for a decorated ``def``), naming the
+    most frequent place that builds the objects."""
+    best: dict[cst.FunctionDef, tuple[Confidence, str]] = {}
+    for place, runners in instances.items():
+        found = _frequency(facts, sites, place, traced, runners)
+        if found is None:
+            continue
+        confidence, where = found
+        method = min((runners.cls.find_method(name) for name in runners.traced), key=lambda m: facts.line_of(m) or 0)
+        if method is None:
+            continue
+        where = (
+            f"for each '{runners.cls.name}' object, and '{facts.describe(place.node)}' at line "
+            f"{facts.line_of(place.node)} builds one {where}"
+        )
+        if method not in best or confidence.rank > best[method][0].rank:
+            best[method] = (confidence, where)
+    for method, (confidence, where) in best.items():
+        decorator = _decorator(facts, method)
+        yield Violation(
+            node=decorator,
+            message=(
+                f"'@{facts.describe(decorator)} def {method.name.value}' creates a new tf.function {where}: "
+                "each one traces its graph again and keeps its concrete functions alive"
+            ),
+            confidence=confidence,
+            help="build the object once, before the loop, and reuse it",
+        )
 
 
 def _frequency(
-    facts: ModuleFacts, sites: CallGraph, place: Place, traced: set[cst.CSTNode]
+    facts: ModuleFacts, sites: CallGraph, place: Place, traced: set[cst.CSTNode], runners: _Runners | None = None
 ) -> tuple[Confidence, str] | None:
+    """How often ``place`` makes a new tf.function (a ``tf.function(...)`` call, a decorated
+    ``def``, or, with ``runners``, an object whose class has @tf.function methods), or None when
+    it is made once, kept, or once per run."""
     if any(_is_cache_guard(test) for test in place.guards()):
         return None
     if any(node in traced for node in place.path):
@@ -436,7 +576,7 @@ def _frequency(
     if place.loops:
         if level in _PER_STEP_LEVELS:
             return Confidence.HIGH, "on every loop iteration"
-        if level is Level.OUTER or _stored(place) or _wraps_loop_item(facts, place):
+        if level is Level.OUTER or _stored(place) or _wraps_loop_item(facts, place, runners):
             return None
         info = place.function(facts)
         if info is not None and info.name in _ONCE_METHODS:
@@ -445,7 +585,7 @@ def _frequency(
     info = place.function(facts)
     if info is None or info.name in _ONCE_METHODS:
         return None
-    if _runs_it_in_a_loop(facts, place, info) and not _called_from_training_loop(facts, sites, info):
+    if _runs_it_in_a_loop(facts, place, info, runners) and not _called_from_training_loop(facts, sites, info):
         return None  # a whole run per call (`train_and_eval(config)`): one trace per run
     return _called_per_step(facts, sites, info)
 
@@ -477,26 +617,123 @@ def _over_checkpoints(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
     )
 
 
-def _runs_it_in_a_loop(facts: ModuleFacts, place: Place, info: FunctionInfo) -> bool:
+def _runs_it_in_a_loop(facts: ModuleFacts, place: Place, info: FunctionInfo, runners: _Runners | None = None) -> bool:
     """The function that creates the tf.function also calls it from a loop of its own (defines
-    ``train_step``, then loops over the epochs or the eval steps calling it), and the tf.function
-    reads what that call builds (its model, optimizer, metrics or dataset): each call is a whole
-    run with its own state, so one new trace per run, not per step."""
+    ``train_step``, then loops over the epochs or the eval steps calling it; builds ``agent =
+    Agent(model)``, then loops calling ``agent.train_step``), and the tf.function reads what that
+    call builds (its model, optimizer, metrics or dataset): each call is a whole run with its own
+    state, so one new trace per run, not per step."""
     node = place.node
     if isinstance(node, cst.FunctionDef):
         name, body = node.name.value, node.body
     else:
-        statement = place.statement()
-        if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)):
+        bound = _bound_name(place)
+        if bound is None:
             return False
-        name, body = statement.targets[0].target.value, node
+        name, body = bound, node
     made_here = {name for scope, name in tf_graph(facts).bound_here if scope is info.node} - set(info.params)
-    if info.node is None or not names_read(body) & made_here:
+    read = names_read(body)
+    for lambda_ in walk(body):  # tf.function(lambda x: classifier(x)) reads what its lambda reads
+        if isinstance(lambda_, cst.Lambda):
+            read |= names_read(lambda_.body)
+    if info.node is None or not read & made_here:
         return False  # it reads nothing the run makes (`self.model`): one function could serve every call
-    for call in facts.index.calls_named(name):
-        if isinstance(call.node.func, cst.Name) and call.function(facts) is info and call.loops:  # type: ignore[attr-defined]
+    for call in _uses(facts, name, runners):
+        if call.function(facts) is info and call.loops:
             return True
     return False
+
+
+def _uses(facts: ModuleFacts, name: str, runners: _Runners | None) -> list[Place]:
+    """The calls that run the tf.function bound to ``name``: ``name(...)``, or with ``runners``
+    (an object), ``name.method(...)`` of a method that runs one of its tf.functions."""
+    if runners is None:
+        return [call for call in facts.index.calls_named(name) if isinstance(call.node.func, cst.Name)]  # type: ignore[attr-defined]
+    found = [
+        call for call in facts.index.calls_named(*runners.methods)
+        if isinstance(call.node.func, cst.Attribute) and isinstance(call.node.func.value, cst.Name)  # type: ignore[attr-defined]
+        and call.node.func.value.value == name  # type: ignore[attr-defined]
+    ]
+    if "__call__" in runners.methods:
+        found += [call for call in facts.index.calls_named(name) if isinstance(call.node.func, cst.Name)]  # type: ignore[attr-defined]
+    return found
+
+
+@dataclass(frozen=True)
+class _Runners:
+    """A class of the file with @tf.function methods: those methods (``traced``) and every
+    method whose call runs one (``methods``: them and the methods calling them on ``self``)."""
+
+    cls: ClassInfo
+    traced: frozenset[str]
+    methods: frozenset[str]
+
+
+def _traced_instantiations(facts: ModuleFacts) -> dict[Place, _Runners]:
+    """Each ``Agent(...)`` of a class of the file with a @tf.function method, whose object runs
+    one (``agent.train_step(x)``). A tf.function method makes a new tf.function, with an empty
+    trace cache, for each object it is called on; Keras models are left out (a new model needs
+    its own trace)."""
+    found: dict[Place, _Runners] = {}
+    models = None
+    for name, cls in facts.structure.classes_by_name.items():
+        runners = _runners(facts, cls)
+        if runners is None:
+            continue
+        for place in facts.index.calls_named(name):
+            call = place.node
+            if not isinstance(call.func, cst.Name) or facts.imports.resolve(call.func) is not None:  # type: ignore[attr-defined]
+                continue
+            models = models or keras_models(facts)
+            if models.construction(call) is None and _runs_traced(facts, place, runners):  # type: ignore[arg-type]
+                found[place] = runners
+    return found
+
+
+def _runners(facts: ModuleFacts, cls: ClassInfo) -> _Runners | None:
+    methods: dict[str, cst.FunctionDef] = {}
+    pending = [cls]
+    while pending:  # the class's own methods win over its local bases'
+        current = pending.pop(0)
+        for name, node in current.methods.items():
+            methods.setdefault(name, node)
+        pending.extend(current.local_bases)
+    traced = frozenset(
+        name for name, node in methods.items() if any(_is_tf_function(facts, d.decorator) for d in node.decorators)
+    )
+    if not traced:
+        return None
+    callers = {
+        name for name, node in methods.items()
+        if any(
+            isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name)
+            and n.func.value.value == "self" and n.func.attr.value in traced
+            for n in walk(node.body)
+        )
+    }
+    return _Runners(cls, traced, traced | callers)
+
+
+def _runs_traced(facts: ModuleFacts, place: Place, runners: _Runners) -> bool:
+    """The object built at ``place`` runs one of its tf.functions: ``Agent(c).step(x)``, or
+    ``agent = Agent(c)`` then ``agent.step(x)`` in the same function."""
+    parent = place.parent
+    if isinstance(parent, cst.Attribute) and parent.attr.value in runners.methods:
+        return True
+    name = _bound_name(place)
+    if name is None:
+        return False
+    scope = place.function(facts)
+    return any(call.function(facts) is scope for call in _uses(facts, name, runners))
+
+
+def _bound_name(place: Place) -> str | None:
+    """``step`` for ``step = tf.function(...)``, ``agent`` for ``agent = Agent(...)``."""
+    parent = place.parent
+    if isinstance(parent, cst.Assign) and parent.value is place.node and len(parent.targets) == 1:
+        target = parent.targets[0].target
+        return target.value if isinstance(target, cst.Name) else None
+    return None
 
 
 def _called_per_step(facts: ModuleFacts, sites: CallGraph, info: FunctionInfo) -> tuple[Confidence, str] | None:

@@ -57,7 +57,9 @@ An op is any call of a TensorFlow or Keras-backend function that adds to the gra
 (`tf.assign`, `tf.no_op()`, `tf.constant`, `tf.image.encode_jpeg`, `tf.global_variables_initializer()`,
 `tf.train.Saver()`, `tf.data.TFRecordDataset(...)`, `K.gradients`, `K.function`...), a method
 that adds ops to a graph value (`var.assign(x)`, `iterator.get_next()`,
-`iterator.make_initializer(dataset)`, `dataset.map(f)`, `optimizer.minimize(loss)`), an operator
+`iterator.make_initializer(dataset)`, `dataset.map(f)`, `optimizer.minimize(loss)`), a custom
+op of a library the file loads (`ops = tf.load_op_library("op.so")`, then `ops.my_op(x)` or a name
+bound to `ops.my_op`: the wrapper builds its op as `tf.*` functions do), an operator
 on a graph tensor (`-t`, `t[0]`, `t * 2`, `t > 0.5`), or a call of a local function that builds
 ops. A helper that hands the ops it builds back to its caller is reported at the call (build it
 once, before the loop); one that builds and uses them without returning any (`saver =
@@ -70,6 +72,11 @@ function: calls made where the rebinding reaches run what it holds, which builds
 file shows, and what they return is not taken for a graph tensor. Only a rebinding that surely
 runs counts (not one under an `if`, in a loop or a `try`), `f = functools.partial(f, ...)` still
 means `f`, and a nested function sees what the name held where that function was defined.
+
+TensorFlow calls that build no op are known from a table with the documentation that says so
+(`leaklint/analysis/tensorflow.py`): sessions, configuration and protocol buffers, file writers,
+collections and scopes, `tf.load_op_library` itself, the TensorBoard projector plugin
+(`projector.visualize_embeddings(writer, config)` only writes `projector_config.pbtxt`).
 
 It stays quiet when the graph is finalized anywhere in the file (`sess.graph.finalize()`:
 building an op after it raises), when the loop or function resets the graph first
@@ -327,6 +334,40 @@ for layer_name in snapshot:
     kernel = graph.get_tensor_by_name(f"{layer_name}/kernel:0")
     sess.run(tf.assign(kernel, snapshot[layer_name]))
 """,
+        # the projector plugin writes a config file next to the event files: no op, however
+        # often the training loop links the embeddings again
+        """
+import tensorflow as tf
+from tensorflow.contrib.tensorboard.plugins import projector
+
+def link_embeddings(writer, table, labels_path):
+    config = projector.ProjectorConfig()
+    entry = config.embeddings.add()
+    entry.tensor_name = table.name
+    entry.metadata_path = labels_path
+    projector.visualize_embeddings(writer, config)
+
+word_vectors = tf.get_variable("word_vectors", [5000, 64])
+writer = tf.summary.FileWriter("logs")
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for step in range(20000):
+        sess.run(train_op)
+        if step % 1000 == 0:
+            link_embeddings(writer, word_vectors, "vocab.tsv")
+""",
+        # a custom op built once, on placeholders; the loop feeds it
+        """
+import tensorflow as tf
+nms_ops = tf.load_op_library("./build/fast_nms.so")
+boxes = tf.placeholder(tf.float32, [None, 4])
+scores = tf.placeholder(tf.float32, [None])
+keep = nms_ops.fast_nms(boxes, scores, iou_threshold=0.5)
+with tf.Session() as sess:
+    for frame in camera_frames():
+        b, s = propose(frame)
+        print(sess.run(keep, {boxes: b, scores: s}))
+""",
         # eager TensorFlow 2: ops run at once, no graph grows
         """
 import tensorflow as tf
@@ -516,6 +557,27 @@ with tf.Session() as sess:
         for v in tf.trainable_variables():
             sess.run(v.assign(v * 0.999))  # expect: LL504
 """,
+        # the wrappers of a loaded op library build their op like any tf.* function: one per frame
+        """
+import tensorflow as tf
+nms_ops = tf.load_op_library("./build/fast_nms.so")
+with tf.Session() as sess:
+    for frame in camera_frames():
+        b, s = propose(frame)
+        print(sess.run(nms_ops.fast_nms(b, s, iou_threshold=0.5)))  # expect: LL504
+""",
+        # the same through a name bound to the wrapper, in a helper that runs what it builds
+        """
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+_warp_module = tf.load_op_library("warp_ops.so")
+bilinear_warp = _warp_module.bilinear_warp
+def warped(sess, image, flow):
+    return sess.run(bilinear_warp(image, flow))  # expect: LL504
+sess = tf.Session()
+for image, flow in video_pairs():
+    save(warped(sess, image, flow))
+""",
         # a local function that only builds ops, called in the loop: reported at the call
         """
 import tensorflow as tf
@@ -627,6 +689,8 @@ class _Growth:
             if qualified is None and isinstance(func, cst.Attribute) and func.attr.value in OP_METHODS:
                 if tf.graph_kind(func.value, scopes) is not None:
                     return f"'.{func.attr.value}()'"
+            if qualified is None and tf.is_custom_op_call(node, scopes):
+                return f"the custom op '{self.facts.describe(func)}'"
             if qualified is None and tf.is_optimizer_call(node, scopes):
                 return f"the optimizer's '{func.attr.value}'"  # type: ignore[attr-defined]
             return None

@@ -11,7 +11,7 @@ from leaklint.analysis.names import dotted_name, dotted_names_in
 from leaklint.analysis.places import Place, walk_with_ancestors
 from leaklint.analysis.structure import bound_names
 from leaklint.analysis.syntax import call_argument, subscript_base
-from leaklint.analysis.iterations import few_runs
+from leaklint.analysis.iterations import few_runs, walks_equal_parts
 from leaklint.analysis.tensorflow import TfGraph, tf_api, tf_graph
 from leaklint.analysis.torch_api import LOOPS_OR_FUNCTIONS, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
@@ -53,7 +53,12 @@ binds the value afresh each iteration, in loops of at most five iterations, and 
 reads the growing value for more than its size or a printout (`x = np.concatenate([x,
 model.predict(x)])`: autoregressive generation and dense blocks need the whole sequence so far;
 the growth is the computation). `torch.cat` regrowth of device tensors is left to the rules about
-tensors kept on the device.
+tensors kept on the device. A loop that puts back together the `n` equal parts of one collection
+already in memory (`for i in range(n)` taking `items[size * i: size * (i + 1)]` with `size =
+len(items) // n`, as code that pads one batch per GPU does) into a local started afresh before it
+is low confidence: it runs once per part, `n` being the number of parts the code chose (devices,
+shards), not the size of the data, so the copies grow with `n` only (each pass copies the
+collection once), which is only quadratic if `n` is made large on purpose.
 
 ## Why it matters
 NumPy and TensorFlow arrays cannot grow in place: `np.append` and `tf.concat` allocate a new
@@ -142,6 +147,18 @@ def pad_by_repeating(audio, len_samples):
         audio = np.concatenate([audio, audio], axis=-1)  # doubles the clip: nothing new added
     return audio
 """,
+        # one batch cut into a part per replica and put back together, each part padded on its
+        # own: as many iterations as replicas, however big the batch (low confidence only)
+        """
+import numpy as np
+def shard_batch(examples, n_replicas):
+    per_replica = len(examples) // n_replicas
+    stacked = None
+    for r in range(n_replicas):
+        shard = pad_to_longest(examples[r * per_replica:(r + 1) * per_replica])
+        stacked = shard if stacked is None else np.concatenate([stacked, shard], axis=1)
+    return stacked
+""",
     )
     INVALID = (
         """
@@ -180,6 +197,25 @@ def pad_with_last(audio, len_samples):
     while audio.shape[-1] < len_samples:
         audio = np.concatenate([audio, audio[..., -1:]], axis=-1)  # expect: LL506
     return audio
+""",
+        # fixed-size chunks: their number grows with the recording
+        """
+import numpy as np
+def features(samples, hop=4096):
+    feats = np.zeros((0, 40))
+    for k in range(len(samples) // hop):
+        feats = np.vstack([feats, mel_frames(samples[k * hop:(k + 1) * hop])])  # expect: LL506
+    return feats
+""",
+        # split per device, but gathered across the whole loader: grows with every batch
+        """
+import numpy as np
+embeddings = np.zeros((0, 128))
+for batch in loader:
+    per_device = len(batch) // n_devices
+    for d in range(n_devices):
+        part = encode(batch[d * per_device:(d + 1) * per_device], device=d)
+        embeddings = np.concatenate([embeddings, part])  # expect: LL506
 """,
     )
 
@@ -413,6 +449,11 @@ def _where(facts: ModuleFacts, tf: TfGraph, place: Place, target: cst.BaseExpres
     if loops and name is not None:
         loop = loops[-1]
         if not _reset_in(loop, name) and not few_runs(facts, loops):
+            if _joins_parts(facts, place, loops, name):
+                return Confidence.LOW, (
+                    f"on every iteration of the loop at line {facts.line_of(loop)} (one per part of a collection "
+                    "split into equal parts: it copies the collection once per part)"
+                )
             return Confidence.HIGH, f"on every iteration of the loop at line {facts.line_of(loop)}"
     if name is None or not name.startswith("self."):
         return None
@@ -421,6 +462,16 @@ def _where(facts: ModuleFacts, tf: TfGraph, place: Place, target: cst.BaseExpres
     if repeated is None or repeated[0] is Confidence.LOW:
         return None
     return repeated[0], f"on every call of '{function.name}', which is {repeated[1]}, and is kept on the object"  # type: ignore[union-attr]
+
+
+def _joins_parts(facts: ModuleFacts, place: Place, loops: list[cst.CSTNode], name: str) -> bool:
+    """The loop puts back together the ``n`` equal parts of one collection already in memory
+    (``for i in range(n)`` taking ``items[size * i: size * (i + 1)]``, ``size = len(items) // n``),
+    into a local that starts afresh outside it: ``n`` is how many parts the code chose (devices,
+    shards), not how much data there is, so the copies do not grow with the data or the steps."""
+    if "." in name or not walks_equal_parts(facts, loops[-1], place.function(facts)):
+        return False
+    return len(loops) == 1 or _reset_in(loops[-2], name)
 
 
 def _reset_in(loop: cst.CSTNode, name: str) -> bool:

@@ -14,6 +14,10 @@ once per step. Rules that report work repeated per step ask here whether a loop 
   its ``.iterrows()``, a cross-validation splitter's ``n_splits``.
 
 Anything else is unbounded (None): a bound read from a config, a CLI argument or the data.
+
+Some unbounded loops are still not per step or per item: :func:`walks_variables` (one pass over
+a model's variables) and :func:`walks_equal_parts` (``for i in range(n)`` over the ``n`` equal
+slices of one collection in memory, such as one batch split per device).
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from typing import TYPE_CHECKING, Sequence
 
 import libcst as cst
 
+from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import COMPREHENSIONS
 from leaklint.analysis.structure import IterationReader, inner_iterable, int_literal, literal_iterations
 from leaklint.analysis.syntax import call_argument
+from leaklint.analysis.walk import not_into_scopes, walk
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
@@ -147,3 +153,97 @@ def integer_at_most(facts: ModuleFacts, expr: cst.BaseExpression, scope: Functio
     values = facts.index.visible_values(scope, expr.value) if scope is not None else facts.index.module_values(expr.value)
     found = [integer_at_most(facts, value, scope, depth + 1) for value in values if not isinstance(value, cst.Name)]
     return max(found) if found and None not in found else None  # type: ignore[type-var]
+
+
+def walks_equal_parts(facts: ModuleFacts, loop: cst.CSTNode, scope: FunctionInfo | None = None) -> bool:
+    """``for i in range(n)`` whose body takes the i-th of ``n`` equal slices of a collection held
+    in memory (``size = len(items) // n`` ... ``items[size * i: size * (i + 1)]``): the loop runs
+    once per part, and ``n`` is how many parts the code splits one collection into (devices,
+    shards), not how much data there is, which goes into the size of each part."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+        return False
+    iterable = loop.iter
+    if not (
+        isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
+        and len(iterable.args) == 1 and iterable.args[0].keyword is None and not iterable.args[0].star
+    ):
+        return False
+    count, index = iterable.args[0].value, loop.target.value
+    for node in walk(loop.body, into=not_into_scopes):
+        if not isinstance(node, cst.Subscript) or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+            continue
+        bounds = node.slice[0].slice
+        size = _times_index(bounds.lower, index)
+        if size is not None and _end_of_part(bounds.upper, index, size) and _size_of_part(facts, size, count, scope):
+            return True
+    return False
+
+
+def _same(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """The same name or the same code (spacing aside)."""
+    name = dotted_name(a)
+    if name is not None:
+        return name == dotted_name(b)
+    return a.deep_equals(b)
+
+
+def _factors(expr: cst.BaseExpression | None) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return expr.left, expr.right
+    return None
+
+
+def _is_name(expr: cst.BaseExpression, name: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == name
+
+
+def _times_index(expr: cst.BaseExpression | None, index: str) -> cst.BaseExpression | None:
+    """``size`` for ``size * i`` or ``i * size``."""
+    factors = _factors(expr)
+    if factors is None:
+        return None
+    left, right = factors
+    return right if _is_name(left, index) else left if _is_name(right, index) else None
+
+
+def _end_of_part(expr: cst.BaseExpression | None, index: str, size: cst.BaseExpression) -> bool:
+    """``size * (i + 1)`` (either order, ``1 + i`` too) or ``size * i + size``."""
+    factors = _factors(expr)
+    if factors is not None:
+        for next_index, other in (factors, factors[::-1]):
+            if _same(other, size) and isinstance(next_index, cst.BinaryOperation) and isinstance(next_index.operator, cst.Add):
+                terms = (next_index.left, next_index.right)
+                if any(_is_name(t, index) for t in terms) and any(int_literal(t) == 1 for t in terms):
+                    return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        for start, step in ((expr.left, expr.right), (expr.right, expr.left)):
+            found = _times_index(start, index)
+            if found is not None and _same(found, size) and _same(step, size):
+                return True
+    return False
+
+
+def _size_of_part(facts: ModuleFacts, size: cst.BaseExpression, count: cst.BaseExpression, scope: FunctionInfo | None) -> bool:
+    """``size`` is (or is bound only to) the length of a collection divided by ``count``:
+    ``len(items) // n``, ``int(len(items) / n)``, ``items.shape[0] // n``."""
+    values = [size]
+    if isinstance(size, cst.Name):
+        values = facts.index.visible_values(scope, size.value) if scope is not None else facts.index.module_values(size.value)
+    return bool(values) and all(_length_over(value, count) for value in values)
+
+
+def _length_over(expr: cst.BaseExpression, count: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "int" and len(expr.args) == 1:
+        expr = expr.args[0].value
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Divide, cst.FloorDivide))):
+        return False
+    if not _same(expr.right, count):
+        return False
+    length = expr.left
+    if isinstance(length, cst.Call):
+        return isinstance(length.func, cst.Name) and length.func.value == "len" and len(length.args) == 1
+    # items.shape[0]
+    return (
+        isinstance(length, cst.Subscript) and isinstance(length.value, cst.Attribute) and length.value.attr.value == "shape"
+        and len(length.slice) == 1 and isinstance(length.slice[0].slice, cst.Index) and int_literal(length.slice[0].slice.value) == 0
+    )

@@ -49,8 +49,17 @@ _KERAS_BACKEND_PREFIXES = (
 
 #: APIs (under ``tensorflow.``, compat prefixes removed) that add nothing to the graph: sessions,
 #: configuration, protocol buffers, file I/O, collections and scopes, lookups of existing
-#: variables, Keras (layers and models are LL503's business).
+#: variables, Keras (layers and models are LL503's business). Among them, as their documentation
+#: says:
+#: - the TensorBoard projector plugin (``ProjectorConfig`` is a protocol buffer, and
+#:   ``visualize_embeddings(writer, config)`` "stores a config file used by the embedding
+#:   projector", ``projector_config.pbtxt`` in the writer's log directory):
+#:   https://www.tensorflow.org/versions/r1.15/api_docs/python/tf/contrib/tensorboard/plugins/projector/visualize_embeddings
+#: - ``load_op_library(path)`` loads a plugin's kernels and returns a Python module of op
+#:   wrappers (calling a wrapper builds an op, loading builds none; see
+#:   :meth:`TfGraph.is_custom_op_call`): https://www.tensorflow.org/api_docs/python/tf/load_op_library
 _NON_OP_PREFIXES = (
+    "contrib.tensorboard.plugins.projector.",
     "keras.", "estimator.", "app.", "flags.", "logging.", "gfile.", "io.gfile.", "python_io.", "errors.",
     "sysconfig.", "test.", "compat.", "distribute.", "tpu.", "lite.", "config.", "feature_column.",
     "saved_model.utils.", "saved_model.signature_def_utils.", "saved_model.builder.", "profiler.",
@@ -78,7 +87,7 @@ _NON_OP_APIS = frozenset(
         "train.ExponentialMovingAverage", "train.summary_iterator", "summary.FileWriterCache",
         "summary.record_if", "summary.should_record_summaries", "summary.flush", "debugging.set_log_device_placement",
         "reset_default_graph", "get_seed", "print_function", "contrib.training.HParams", "placeholder_with_default_spec",
-        "VERSION", "version", "global_norm_spec",
+        "VERSION", "version", "global_norm_spec", "load_op_library",
     }
 )
 #: Classes whose construction adds ops or variables to the graph (other classes do not).
@@ -485,6 +494,8 @@ class TfGraph:
                 return COLLECTION
             if qualified is not None:
                 return None
+            if self.is_custom_op_call(expr, scopes):
+                return TENSOR
             if isinstance(func, cst.Attribute):
                 method = func.attr.value
                 if method in _LOOKUP_METHODS:
@@ -672,6 +683,33 @@ class TfGraph:
                 return max(before)[1]
             return True
         return max(events)[1]
+
+    def is_custom_op_call(self, call: cst.Call, scopes: Site) -> bool:
+        """A call of a custom op's wrapper: ``ops.ring_conv(x)`` where ``ops =
+        tf.load_op_library(path)`` (also ``tf.load_op_library(path).ring_conv(x)``, and a name
+        bound to ``ops.ring_conv``). The wrappers of a loaded library build their op in the
+        default graph, as ``tf.*`` ops do."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            bound = self._lookup(func.value, scopes) if self.facts.imports.resolve(func) is None else None
+            return bool(bound) and all(
+                b.value is not None and not b.element and isinstance(b.value, cst.Attribute)
+                and self._is_op_library(b.value.value, b.scopes, 0)
+                for b in bound  # type: ignore[union-attr]
+            )
+        return isinstance(func, cst.Attribute) and self._is_op_library(func.value, scopes, 0)
+
+    def _is_op_library(self, expr: cst.BaseExpression, scopes: Site, depth: int) -> bool:
+        """``tf.load_op_library(path)``, or a name every binding of which is one."""
+        if isinstance(expr, cst.Call):
+            return tf_api(self.facts.imports.resolve(expr.func)) == "load_op_library"
+        name = dotted_name(expr)
+        if name is None or depth > 4 or self.facts.imports.resolve(expr) is not None:
+            return False
+        bound = self._lookup(name, scopes)
+        return bool(bound) and all(
+            b.value is not None and not b.element and self._is_op_library(b.value, b.scopes, depth + 1) for b in bound  # type: ignore[union-attr]
+        )
 
     def is_optimizer_call(self, call: cst.Call, scopes: Site) -> bool:
         """A method of a Keras model's optimizer called with graph tensors (``model.optimizer.
