@@ -13,6 +13,7 @@ from leaklint.analysis.containers import Store, stores
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.graph_use import GraphUse, frozen_models, graph_use
 from leaklint.analysis.names import dotted_name
+from leaklint.analysis.places import COMPREHENSIONS
 from leaklint.analysis.structure import FunctionInfo
 from leaklint.analysis.values import Kind, Role
 from leaklint.analysis.provenance import ModelCall
@@ -131,7 +132,12 @@ Evaluation that needs gradients (adversarial examples, saliency maps, input attr
 reported unless the code asks for them: a forward under `with torch.enable_grad():`,
 `torch.set_grad_enabled(True)` or an `@torch.enable_grad()` decorator records a graph on purpose
 and is not reported (even after `model.eval()` or inside an outer `no_grad`); otherwise suppress
-it with `# noqa: LL201` on the call. `torch.set_grad_enabled(flag)` with a runtime flag is taken as
+it with `# noqa: LL201` on the call. A function that runs one forward after `model.eval()` and returns
+its output (`model.eval(); return model(x, t)`, a model function a sampler or a trace estimator
+calls) is reported at high confidence only when its callers in the file never differentiate what
+it returns; when a caller does, or the callers are elsewhere (a closure handed to other modules),
+the graph is theirs to use and the finding is low confidence. A function that runs the model over
+a loop and returns what it collected is evaluation itself, and stays reported. `torch.set_grad_enabled(flag)` with a runtime flag is taken as
 a deliberate choice and not reported. Lightning's `validation_step`,
 `test_step` and `predict_step` are not reported (Lightning disables gradients around them). A model
 that leaklint cannot recognise as a model (no `.eval()`, `.parameters()`, known constructor or
@@ -153,7 +159,9 @@ its callers, and the function is reported (README, "How leaklint decides").
 For forwards whose output nothing differentiates: a module of the file whose `forward` neither
 calls a model nor returns a graph-attached value (it delegates to code leaklint cannot see, such
 as a task's `inference_step` that disables gradients) is not reported, and neither is a module
-without parameters called on inputs without a graph (`nn.ReLU()`, a `GELU` class), nor a model
+without parameters called on inputs without a graph (`nn.ReLU()`, a `GELU` class, a class whose
+only parameters are built with `requires_grad=False` or frozen with `.requires_grad_(False)` in its
+`__init__`, an `nn.Sequential` of such modules), nor a model
 called on strings or numbers only (`model("image.jpg")`: a wrapper that prepares its own input and
 often runs without gradients, as YOLOv5's hub models do). A model from a `torch.hub.load` entry
 point known to return a wrapper that runs without gradients is not reported, whatever it is called
@@ -829,6 +837,77 @@ if __name__ == "__main__":
     dice.eval()
     print(dice(pred, ref))
 """,
+        # A model function that returns its forward's output after .eval(): what the callers do
+        # with it decides (a sampler elsewhere may run it under no_grad, a trace estimator
+        # differentiates it); here one caller takes its gradient. Only shown at low confidence.
+        """
+import torch
+
+
+def make_denoiser(net, sigma_scale):
+    def denoise(x, sigma):
+        net.eval()
+        return net(x, sigma * sigma_scale)
+
+    return denoise
+
+
+def score(classifier, images):
+    classifier.eval()
+    logits = classifier(images)
+    return logits.log_softmax(-1)
+
+
+def saliency(classifier, images, labels):
+    images = images.clone().requires_grad_(True)
+    with torch.enable_grad():
+        picked = score(classifier, images).gather(1, labels[:, None]).sum()
+        (grad,) = torch.autograd.grad(picked, images)
+    return grad.abs().amax(1)
+""",
+        # Fixed feature extractors whose only parameters never require grad (a window built with
+        # requires_grad=False, a basis frozen in __init__), chained in nn.Sequential and run on
+        # plain audio: nothing is recorded
+        """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Framer(nn.Module):
+    def __init__(self, size=400, hop=160):
+        super().__init__()
+        self.taper = nn.Parameter(torch.hamming_window(size), requires_grad=False)
+        self.size = size
+        self.hop = hop
+
+    def forward(self, wave):
+        return wave.unfold(-1, self.size, self.hop) * self.taper
+
+
+class MelBands(nn.Module):
+    def __init__(self, size=400, bands=40):
+        super().__init__()
+        self.basis = nn.Parameter(torch.rand(size, bands))
+        self.basis.requires_grad_(False)
+
+    def forward(self, frames):
+        return (frames @ self.basis).clamp_min(1e-6).log()
+
+
+def band_stats(clips):
+    features = nn.Sequential(Framer(), MelBands())
+    rows = []
+    for clip in clips:
+        bands = features(clip[None])[0]
+        rows.append(np.asarray(bands))
+    table = np.concatenate(rows)
+    return table.mean(0), table.std(0)
+
+
+if __name__ == "__main__":
+    print(band_stats([torch.randn(16000) for _ in range(8)]))
+""",
     )
     INVALID = (
         # a distillation loss helper shared by training and validation: the teacher is frozen,
@@ -1184,6 +1263,60 @@ def evaluate(loader):
         scores.append(out.mean().item() + logits.mean().item())
     return scores
 """,
+        # A returned forward whose only callers in the file never differentiate it
+        """
+import torch
+
+
+def classify(net, x):
+    net.eval()
+    return net(x).softmax(-1)  # expect: LL201
+
+
+def report(net, loader):
+    for x, _ in loader:
+        print(classify(net, x).argmax(-1).tolist())
+""",
+        # The same extractor with a basis that stays trainable: the forward records a graph
+        """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Framer(nn.Module):
+    def __init__(self, size=400, hop=160):
+        super().__init__()
+        self.taper = nn.Parameter(torch.hamming_window(size), requires_grad=False)
+        self.size = size
+        self.hop = hop
+
+    def forward(self, wave):
+        return wave.unfold(-1, self.size, self.hop) * self.taper
+
+
+class MelBands(nn.Module):
+    def __init__(self, size=400, bands=40):
+        super().__init__()
+        self.basis = nn.Parameter(torch.rand(size, bands))
+
+    def forward(self, frames):
+        return (frames @ self.basis).clamp_min(1e-6).log()
+
+
+def band_stats(clips):
+    features = nn.Sequential(Framer(), MelBands())
+    rows = []
+    for clip in clips:
+        bands = features(clip[None])[0]  # expect: LL201
+        rows.append(np.asarray(bands))
+    table = np.concatenate(rows)
+    return table.mean(0), table.std(0)
+
+
+if __name__ == "__main__":
+    print(band_stats([torch.randn(16000) for _ in range(8)]))
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -1258,7 +1391,11 @@ def _eval_mode_finding(facts: ModuleFacts, call: ModelCall) -> Violation | None:
         return None  # not evaluation code, or its output is differentiated: training
     if call.statement is not None and _records_nothing(facts, call, call.statement.function):
         return None
-    if call.eval_reason == "eval-mode" and not _wrapper_forward(call):
+    returned = call.eval_reason == "eval-mode" and _returned_to_differentiating_callers(facts, call)
+    if returned:
+        confidence = Confidence.LOW  # `model.eval(); return model(x)` in a closure or helper others call
+        why = f"after {call.callee}.eval() in a function that returns its output"
+    elif call.eval_reason == "eval-mode" and not _wrapper_forward(call):
         confidence = Confidence.HIGH
         why = f"after {call.callee}.eval()"
     elif call.eval_reason == "eval-mode":
@@ -1275,12 +1412,28 @@ def _eval_mode_finding(facts: ModuleFacts, call: ModelCall) -> Violation | None:
         node=call.node,
         message=(
             f"'{name}' runs {why} with gradients enabled; every forward pass records an "
-            "autograd graph that is never used"
+            + ("autograd graph that only its callers could use" if returned else "autograd graph that is never used")
         ),
         confidence=confidence,
         statement=call.statement.line if call.statement is not None else None,
         fix=_no_grad_fix(facts, call),
     )
+
+
+def _returned_to_differentiating_callers(facts: ModuleFacts, call: ModelCall) -> bool:
+    """The function runs one forward and returns its output (``model.eval(); return model(x)``
+    in a model function handed to samplers), and where it goes from there is used: some caller in
+    the file differentiates it, or the callers are not in the file (a closure returned to other
+    modules). Whether the graph is wasted is then the callers' affair, decided where they call.
+    Not a function that runs the model over a loop's items and returns what it collected
+    (``return [model(x) for x in loader]``): that is an evaluation pass itself."""
+    if call.statement is None or call.statement.loops:
+        return False
+    if any(inner is call.node for node in walk(call.statement.line) if isinstance(node, COMPREHENSIONS) for inner in walk(node)):
+        return False
+    use = graph_use(facts)
+    function = call.statement.function
+    return use.returned_by(call.node, function) and use.expression_flow(call.node, function)[0]
 
 
 def _records_nothing(facts: ModuleFacts, call: ModelCall, function: FunctionInfo) -> bool:

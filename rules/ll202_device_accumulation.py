@@ -153,7 +153,10 @@ means to end on the device (chunks of one input concatenated for the caller).
 Not reported: a store in `__init__`; writes into slots that exist already (`d[k] = d[k].to(device)`,
 `for k in d: d[k] = ...`, `buf[i] = out` into a preallocated tensor); a tensor a generation loop
 grows and feeds back to its model (`ids = torch.cat([ids, next_id])`); loops over a few layers,
-heads or boxes.
+heads or boxes; a `range` loop whose counter only slices what a loop around it binds afresh
+every iteration (`for i in range(0, batch_size, mini_batch_size): batch[i : i + mini_batch_size]`,
+with `batch` drawn by the step loop): it walks the mini-batches of one batch, and what it keeps is
+bounded by that batch (when the list outlives the outer loop, that loop is the one reported).
 
 ## Why it matters
 Each stored tensor stays on the accelerator until the container goes. Collecting an evaluation's
@@ -784,6 +787,23 @@ def test(model, item_loader, user_loader, device, k=20):
         hits += (top == targets.to(device)[:, None]).any(-1).sum().item()
     return hits
 """,
+        # The rewards of one batch scored chunk by chunk: the inner loop walks the slices of the
+        # batch the update loop draws afresh, and the list is rebuilt every update, so it holds
+        # one batch's scores at most, which the update consumes right after
+        """
+import torch
+
+
+def collect_and_update(agent, reward_model, batches, num_updates, batch_size, chunk_size):
+    reward_model = reward_model.cuda().eval()
+    for update in range(num_updates):
+        batch = next(batches).cuda()
+        rewards = []
+        for start in range(0, batch_size, chunk_size):
+            with torch.no_grad():
+                rewards.append(reward_model(batch[start : start + chunk_size]))
+        agent.update(batch, torch.cat(rewards))
+""",
     )
     INVALID = (
         # an evaluate override that logs around the Trainer's own loop (super().evaluate): the
@@ -1122,6 +1142,20 @@ class Embedder(pl.LightningModule):
         labels = torch.cat([o["label"] for o in outputs])
         self.log("recall_at_1", recall_at_1(emb, labels))
 """,
+        # Chunks of a whole data set bound before the loop (not of one batch of an outer loop):
+        # every chunk's embeddings pile up on the device until the loop ends
+        """
+import torch
+
+
+@torch.no_grad()
+def embed_corpus(encoder, token_ids, batch_size=64):
+    encoder = encoder.cuda().eval()
+    vectors = []
+    for start in range(0, token_ids.shape[0], batch_size):
+        vectors.append(encoder(token_ids[start : start + batch_size].cuda()))  # expect: LL202
+    return torch.cat(vectors).cpu().numpy()
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -1273,7 +1307,10 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
     if lifetime.consumed_by_backward:
         return None
     once = _once_per_loop(facts, fact)
-    loops = [loop for loop in lifetime.carried_by if _runs_over_inputs(loop, facts) and loop.node not in once]
+    loops = [
+        loop for loop in lifetime.carried_by
+        if _runs_over_inputs(loop, facts) and loop.node not in once and not _walks_parts_of_item(fact, loop)
+    ]
     if not loops:
         # A loop over items the model runs on one by one (the frames of a video, the crops of an
         # image, the texts of a list): bounded, often meant to end on the device together, unless
@@ -1427,6 +1464,34 @@ def _runs_over_inputs(loop: LoopInfo, facts: ModuleFacts) -> bool:
         loop.iterates_data or loop.contains_data_loop or loop.has_backward or loop.has_optimizer_step
         or loop.counts_steps or _iterates_files(loop, facts)
     )
+
+
+def _walks_parts_of_item(fact: StatementFact, loop: LoopInfo) -> bool:
+    """``for i in range(0, batch_size, mini_batch_size):`` whose counter only indexes values that
+    a loop around it binds afresh every iteration (``batch["ids"][i : i + mini_batch_size]``, with
+    ``batch = next(it)`` in the step loop): it walks the parts of one outer iteration's item (the
+    mini-batches of one batch), so what it keeps is bounded by that item, not by the data. Not a
+    loop over a data source itself, nor one whose counter is read anywhere else (``model(x, t)``,
+    ``data[i : i + n]`` over a whole data set bound before the loops)."""
+    node = loop.node
+    if loop.iterates_data or loop.contains_data_loop or not isinstance(node, cst.For) or not isinstance(node.target, cst.Name):
+        return False
+    if not (isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) and node.iter.func.value == "range"):
+        return False
+    outer = fact.loops[: next((i for i, around in enumerate(fact.loops) if around is loop), 0)]
+    items = set().union(*(around.rebound for around in outer)) - loop.rebound
+    counter = node.target.value
+    reads = {id(name) for name in walk(node.body, into=not_into_scopes) if isinstance(name, cst.Name) and name.value == counter}
+    indexing: set[int] = set()
+    for subscript in walk(node.body, into=not_into_scopes):
+        if not isinstance(subscript, cst.Subscript):
+            continue
+        indexed = subscript.value
+        while isinstance(indexed, cst.Subscript):
+            indexed = indexed.value
+        if dotted_name(indexed) in items:
+            indexing.update(id(name) for element in subscript.slice for name in walk(element) if isinstance(name, cst.Name) and name.value == counter)
+    return bool(reads) and reads <= indexing
 
 
 def _iterates_files(loop: LoopInfo, facts: ModuleFacts) -> bool:

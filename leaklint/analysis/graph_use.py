@@ -33,6 +33,7 @@ from leaklint.analysis import torch_api
 from leaklint.analysis.arguments import is_staticmethod, parameter_for
 from leaklint.analysis.containers import literal_key
 from leaklint.analysis.names import dotted_name
+from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, backward_target, bound_names
 from leaklint.analysis.values import UNKNOWN, Kind, Role
 from leaklint.analysis.walk import children, not_into_scopes, walk
@@ -148,6 +149,26 @@ class GraphUse:
         used, reached = self._explore(successors)
         return used, frozenset(node for node in reached if not (isinstance(node, _NameNode) and not isinstance(node.scope, FunctionInfo)))
 
+    def returned_by(self, expr: cst.BaseExpression, function: FunctionInfo) -> bool:
+        """Whether the value of ``expr`` (evaluated in ``function``) flows, directly or through
+        the names of ``function``, into what ``function`` returns: its callers get it, and what
+        they do with it decides whether its graph is used."""
+        _, successors = self._expr_flow(expr, function)
+        seen: set[FlowNode] = set()
+        queue = deque(successors)
+        while queue and len(seen) <= _MAX_NODES:
+            node = queue.popleft()
+            if node in seen:
+                continue
+            seen.add(node)
+            if isinstance(node, _ReturnNode):
+                if node.function is function:
+                    return True
+                continue
+            if self._scope_function(node.scope) is function:
+                queue.extend(self._node_flow(node)[1])
+        return False
+
     def name_flow(self, function: FunctionInfo, name: str) -> tuple[bool, frozenset[FlowNode]]:
         """(whether the value of local ``name`` of ``function`` may reach a backward, the names it flows into)."""
         return self._explore({_NameNode(function, name)})
@@ -239,6 +260,9 @@ class GraphUse:
             return False
         qualified = facts.imports.resolve(value.func) or ""
         module, _, leaf = qualified.rpartition(".")
+        if module.startswith("torch.nn") and leaf in torch_api.CONTAINER_MODULES:
+            # `nn.Sequential(STFT(...), Magnitude())`: as parameterless as what it holds
+            return bool(value.args) and all(arg.keyword is None and not arg.star and self._builds_parameterless(arg.value, depth + 1) for arg in value.args)
         if module.startswith("torch.nn"):
             return leaf in torch_api.PARAMETERLESS_MODULES
         cls = _constructed_class(value, facts)
@@ -258,12 +282,14 @@ class GraphUse:
         init = cls.methods.get("__init__") or (None if cls.local_bases else cls.find_method("__init__"))
         if init is None:
             return bool(cls.local_bases)  # the parameterless base's `__init__` runs
-        for fact in facts.index.statements_of(facts.structure.functions[init]):
+        statements = facts.index.statements_of(facts.structure.functions[init])
+        frozen = _frozen_attributes(statements)
+        for fact in statements:
             node = fact.node
             if type(node) is cst.Expr and type(node.value) is cst.Call:
                 call = node.value
-                if _registers_plain_buffer(call):
-                    continue  # `self.register_buffer("logits", torch.zeros(shape))`: not a parameter
+                if _registers_plain_buffer(call) or _freezes(call) is not None:
+                    continue  # `self.register_buffer("logits", torch.zeros(shape))`, `self.w.requires_grad_(False)`: not a parameter
                 if not (type(call.func) is cst.Attribute and call.func.attr.value == "__init__"):
                     return False  # register_parameter, add_module, a helper: maybe a layer
                 continue
@@ -281,8 +307,19 @@ class GraphUse:
                 continue  # `SoftDiceLoss(apply_nonlin=softmax_helper)`: given a function, not a layer
             if type(assigned) is cst.Call and self._builds_parameterless(assigned, depth + 1):
                 continue
+            if type(assigned) is cst.Call and self._frozen_parameter(assigned, {dotted_name(t) for t in targets} & frozen):
+                continue  # `self.window = nn.Parameter(hann_window(n), requires_grad=False)`: never trained
             return False
         return True
+
+    def _frozen_parameter(self, call: cst.Call, frozen_later: set) -> bool:
+        """``nn.Parameter(t, requires_grad=False)`` (or a parameter ``__init__`` freezes after
+        building it, ``frozen_later``): it requires no grad, so a forward records nothing
+        through it."""
+        if self.facts.imports.resolve(call.func) not in torch_api.PARAMETER_CLASSES:
+            return False
+        flag = call_argument(call, 1, "requires_grad")
+        return bool(frozen_later) or type(flag) is cst.Name and flag.value == "False"
 
     def _given_no_module(self, built: cst.Call, init: FunctionInfo, parameter: str) -> bool:
         """The constructor call passes nothing, a literal or a function of the file (not a
@@ -1036,6 +1073,34 @@ def _plain_annotation(annotation: cst.BaseExpression) -> bool:
     names = [node.value for node in nodes if type(node) is cst.Name]
     strings = any(type(node) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString) for node in nodes)
     return bool(names) and not strings and all(name in _PLAIN_TYPES for name in names)
+
+
+def _freezes(call: cst.Call) -> str | None:
+    """``self.w.requires_grad_(False)``: the attribute it freezes (``self.w``), else None."""
+    func = call.func
+    if not (type(func) is cst.Attribute and func.attr.value == "requires_grad_" and call.args):
+        return None
+    owner = dotted_name(func.value)
+    flag = call.args[0].value
+    return owner if owner is not None and owner.startswith("self.") and type(flag) is cst.Name and flag.value == "False" else None
+
+
+def _frozen_attributes(statements) -> set[str]:
+    """The attributes of ``self`` that these statements (an ``__init__``'s) freeze:
+    ``self.w.requires_grad_(False)`` or ``self.w.requires_grad = False``."""
+    found: set[str] = set()
+    for fact in statements:
+        node = fact.node
+        if type(node) is cst.Expr and type(node.value) is cst.Call:
+            owner = _freezes(node.value)
+            if owner is not None:
+                found.add(owner)
+        elif type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value == "False":
+            for target in node.targets:
+                name = dotted_name(target.target) or ""
+                if name.startswith("self.") and name.endswith(".requires_grad"):
+                    found.add(name[: -len(".requires_grad")])
+    return found
 
 
 def _registers_plain_buffer(call: cst.Call) -> bool:

@@ -164,6 +164,10 @@ PARAMETERLESS_MODULES = frozenset(
 )
 
 
+#: ``torch.nn`` containers built from the modules they are given: they add no parameter of their own.
+CONTAINER_MODULES = frozenset({"Sequential", "ModuleList"})
+
+
 def is_parameterless_module(qualified: str) -> bool:
     """``torch.nn.ReLU``, ``torch.nn.CosineSimilarity``...: a module class with no parameter of
     its own (an output has a graph only through a graph-attached input)."""

@@ -462,3 +462,59 @@ def test_a_parameterless_module_run_only_on_plain_tensors_is_fed_no_graph():
     )
     cls = next(c for c in inside.structure.classes.values() if c.name == "DotProductAttention")
     assert graph_use(inside).fed_no_graph(cls) is False
+
+
+def test_returned_by_follows_names_to_the_function_return():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        model = nn.Linear(4, 4)
+        def direct(x):
+            return model(x)
+        def through_a_name(x):
+            y = model(x) * 2
+            return y
+        def only_logged(x):
+            y = model(x)
+            print(y.mean().item())
+            return x
+        """
+    )
+    use = graph_use(facts)
+    returned = {}
+    for call in facts.model_calls():
+        returned[call.statement.function.name] = use.returned_by(call.node, call.statement.function)
+    assert returned == {"direct": True, "through_a_name": True, "only_logged": False}
+
+
+def test_frozen_parameters_and_sequential_containers_are_parameterless():
+    facts = facts_of(
+        """
+        import torch
+        import torch.nn as nn
+        class Window(nn.Module):
+            def __init__(self, n=64):
+                super().__init__()
+                self.w = nn.Parameter(torch.hann_window(n), requires_grad=False)
+        class Basis(nn.Module):
+            def __init__(self, n=64):
+                super().__init__()
+                self.b = nn.Parameter(torch.rand(n, n))
+                self.b.requires_grad_(False)
+        class Trained(nn.Module):
+            def __init__(self, n=64):
+                super().__init__()
+                self.b = nn.Parameter(torch.rand(n, n))
+        fixed = nn.Sequential(Window(), Basis(), nn.ReLU())
+        mixed = nn.Sequential(Window(), Trained())
+        a = fixed(x)
+        b = mixed(x)
+        """
+    )
+    use = graph_use(facts)
+    classes = facts.structure.classes_by_name
+    assert use.class_parameterless(classes["Window"]) and use.class_parameterless(classes["Basis"])
+    assert not use.class_parameterless(classes["Trained"])
+    calls = {call.callee: call for call in facts.model_calls()}
+    assert use.parameterless(calls["fixed"].node.func, facts.structure.top)
+    assert not use.parameterless(calls["mixed"].node.func, facts.structure.top)
