@@ -125,8 +125,9 @@ after the loop (or later in an enclosing loop) is taken to need the graph and si
 `retain_graph` flag that is not the literal `True` (`retain_graph=i < n - 1`) is not reported.
 Other backward calls earlier in the same iteration lower the confidence to medium: leaklint cannot
 always tell whether they share the graph. Outside a loop, `retain_graph=True` costs one step's
-activations once and is not reported. On bench/realcode (32 repositories) the rule reports
-nothing: its `retain_graph=True` calls are followed by a backward through the same graph.
+activations once and is not reported. On bench/realcode the rule reports nothing: its
+`retain_graph=True` calls (GAN and RL training steps, gradient penalties) are followed by a
+backward through the same graph in the same step.
 
 ## References
 - `torch.Tensor.backward`, `retain_graph` ("Note that in nearly all cases setting this option to

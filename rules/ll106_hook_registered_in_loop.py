@@ -92,7 +92,7 @@ cannot follow. A hook that removes itself from inside its own body is not recogn
 with `# noqa: LL106`. A helper class that removes its hooks in a method called every iteration is
 recognised by the method's name (`remove...`, `release`, `close`, `unregister...`) or because the
 method calls `.remove()`. A removal that exists but never runs (a branch whose condition is never
-true) is taken at its word. On bench/realcode (32 repositories) the rule reports nothing.
+true) is taken at its word. On bench/realcode the rule reports nothing.
 
 ## References
 - peft: one forward hook registered per `generate` step accumulated because only the last was

@@ -97,8 +97,8 @@ optimizers) is a runtime choice and not reported; neither is a call with `inputs
 fills the `.grad` of the tensors it names. A single call outside any loop or per-step function is
 reported with medium confidence: it keeps one graph, not one per step. Code that sets every
 parameter's `.grad` to `None` right after use breaks the cycle itself and is still reported;
-suppress it with `# noqa: LL110`. On bench/realcode (32 repositories) the rule reports nothing: the
-training code there computes gradients of gradients with `torch.autograd.grad`.
+suppress it with `# noqa: LL110`. On bench/realcode the rule reports nothing: the training code
+there computes gradients of gradients with `torch.autograd.grad`.
 
 ## References
 - "backward(create_graph=True) should raise a warning for potential memory leak", and the warning

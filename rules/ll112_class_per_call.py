@@ -102,8 +102,9 @@ cache (StyleGAN2-ADA's `_bias_act_cuda` defines its CUDA `Function` once per con
 stores it in a module-level dict), stored on an object or passed to another call. A function called
 only a few times (set-up code) defines only a few classes; the rule cannot always tell, and reports
 it with low confidence when nothing in the file shows it repeating and the class closes over nothing.
-On bench/realcode (32 repositories) the rule reports nothing: the only classes defined inside
-functions there are StyleGAN2-ADA's cached ones.
+On bench/realcode the rule reports nothing: the `autograd.Function` classes defined inside
+functions there leave them (StyleGAN2-ADA's and stylegan2-pytorch's cached CUDA ops and
+`conv2d_gradfix`, LLaMA-Factory's returned Unsloth checkpointing function).
 
 ## References
 - POT's `emd2` defined its `autograd.Function` inside the function and leaked GPU memory on every

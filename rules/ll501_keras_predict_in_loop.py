@@ -112,10 +112,16 @@ that the file does not show stays reported: a loss function that calls `K.gradie
 graph under both engines, and a helper of another module that reads a tensor's
 `_keras_history` is out of sight. leaklint cannot tell a Keras model passed in from
 another module: such models are only found when the file builds, loads or compiles them, or
-passes them to the helper that predicts. On bench/realcode the rule reports 14 calls: 8 true
-(per-token generation loops, per-batch feature extraction), 6 debatable (notebooks written for
-standalone Keras 2.0 on the TF1 backend, where `predict` builds no `tf.data` pipeline; loops
-that run three or four times).
+passes them to the helper that predicts.
+
+On bench/realcode most findings are true: per-token or per-character generation loops, per-batch
+feature extraction, a `predict` per environment step in RL agents and per batch in GAN training
+loops, a `predict` per time step in forecasting notebooks, per image in evaluation scripts. The
+debatable ones are notebooks written for standalone Keras 2.0 on the TF1 backend (there `predict`
+builds no `tf.data` pipeline), bert4keras examples that may run on either engine, and loops that
+run a handful of times (three or four images, files picked by hand in an upload widget). The
+false ones at first (a script that switches eager execution off at import, bert4keras examples
+that can only run on graph-mode Keras 2.3) are fixed.
 
 ## References
 - `Model.predict` ("not intended for use inside of loops"):

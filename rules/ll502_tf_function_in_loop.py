@@ -110,8 +110,10 @@ Creating a handful of functions in a loop over configurations and keeping them i
 accepts it when they are stored (`steps[name] = tf.function(...)`). A function whose caller runs
 it a few times only, from a loop leaklint cannot bound, is still reported. Retracing caused by
 passing Python values to one long-lived `tf.function` is LL505's business; retracing on changing
-shapes is not looked for. bench/realcode has no finding: its tutorials define their
-`tf.function`s once.
+shapes is not looked for. On bench/realcode the rule reports nothing: the tutorials there define
+their `tf.function`s once. At first it reported SimCLR's colab and evaluation code, which define
+a `tf.function` once per training run of a sweep or once per evaluation call, closing over the
+model and metrics that run builds; these are no longer reported.
 
 ## References
 - TensorFlow guide, "Better performance with tf.function", controlling retracing:

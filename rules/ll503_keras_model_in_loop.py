@@ -109,15 +109,21 @@ keeps.
 A model built in a loop but never compiled, fitted, evaluated or run there is low confidence: it is
 as often a block of a bigger model assembled layer by layer (`keras.Sequential` per repeated
 block) as a leak. Loops of a handful of iterations (`k = 4` folds, five values of a parameter)
-are low confidence too: the growth is bounded; on bench/realcode this is all the rule finds
-(the 4-fold cross-validations of *Deep Learning with Python*, a five-value compression sweep).
+are low confidence too: the growth is bounded (on bench/realcode: the 4-fold cross-validations of
+*Deep Learning with Python*, a five-value compression sweep, and model blocks built per layer).
 `clear_session()` also invalidates models built earlier in the same session: a loop that must
 keep using an earlier model (a teacher built before the loop) cannot call it, and the growth may
 be acceptable for a few iterations — suppress with `# noqa: LL503`. Some TensorFlow releases leak
 across `fit()` calls even with `clear_session()`; that is a TensorFlow bug, not this pattern.
 A `compile()` per iteration whose loop runs a handful of times (fine-tuning in stages, a few
-learning rates) is low confidence. On bench/realcode the rule reports nothing at the default
-confidence (the recompile check adds nothing there either).
+learning rates) is low confidence.
+
+On bench/realcode the findings at the default confidence are course notebooks that build, compile
+and fit a new model per round without `clear_session()`: bootstraps of 50 or 100 rounds, a
+training loop rerun until a small network converges, a sweep over ten window sizes. Debatable:
+a 5-fold cross-validation of small models, bounded growth that leaklint does not read from the
+`KFold` object. A hyperparameter search whose model builder calls `clear_session()` itself was
+reported at first and is fixed. The recompile check finds nothing there.
 
 ## References
 - `tf.keras.backend.clear_session` ("If you are creating many models in a loop, this global state

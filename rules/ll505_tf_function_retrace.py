@@ -96,8 +96,8 @@ changes too.
 A number that takes only a few values (a phase flag 0/1 counted as a loop counter over two
 iterations) retraces only a few times; suppress with `# noqa: LL505`. Retracing caused by
 tensors whose shape changes from call to call is not detected (shapes are not known
-statically). On bench/realcode the rule reports one call, true: a filter-visualization loop
-passing the filter index as a Python int, 64 traces.
+statically). On bench/realcode the rule's finding is true: a filter-visualization loop passing
+the filter index as a Python int, one trace per filter.
 
 ## References
 - TensorFlow guide, "Better performance with tf.function", rules of tracing and controlling

@@ -85,7 +85,7 @@ epoch's array on disk) is the author's choice.
 ## Known false positives
 A callback that keeps every epoch's outputs on purpose, for a short run, is reported too;
 suppress with `# noqa: LL507`. A list emptied by a helper function of another module is not
-seen. bench/realcode has no callback of this kind.
+seen. On bench/realcode the rule reports nothing.
 
 ## References
 - Keras callbacks: a callback object lives for the whole `fit()` call and across calls:

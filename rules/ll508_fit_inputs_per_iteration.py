@@ -77,7 +77,7 @@ directory) to be computed differently.
 
 ## Known false positives
 Keras releases differ in what a finished `fit()` releases; with a Sequence that holds little and
-a few hundred rounds the growth may stay small. bench/realcode has no such loop.
+a few hundred rounds the growth may stay small. On bench/realcode the rule reports nothing.
 
 ## References
 - `keras.utils.Sequence` ("`on_epoch_end`: method called at the end of every epoch", the place

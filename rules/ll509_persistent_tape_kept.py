@@ -77,7 +77,8 @@ its last use, means changing where the object that kept it uses it.
 
 ## Known false positives
 A method resolved only by its name (the file defines one method of that name) may not be the one
-the call runs. bench/realcode has no persistent tape kept by an object.
+the call runs. On bench/realcode the rule reports nothing: its persistent tapes (the autodiff
+guides, CycleGAN's training step) are local variables of one step or cell.
 
 ## References
 - `tf.GradientTape` ("the resources held by a GradientTape are released as soon as
