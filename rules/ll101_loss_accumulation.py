@@ -123,9 +123,14 @@ cannot see and no `.backward()` is called on it, the finding has low confidence 
 in another module of the linted project (README, "How leaklint decides"); linted alone, a script
 cannot know what an imported meter keeps, and says nothing about it. A value summed afresh
 in the same iteration (`loss = f(x)` then `loss = loss + g(x)` in one branch) is not an
-accumulation across iterations, even when another branch binds it too. Measured on bench/realcode:
-no finding at the default confidence (the five earlier false positives, integer counters and
-fairseq's logging sums, stay quiet).
+accumulation across iterations, even when another branch binds it too.
+
+On bench/realcode the findings at the default confidence are true: `train_loss += loss` over an
+epoch in course notebooks (and their exercise solutions), a validation loss summed with its graph,
+and training scripts that add every step's loss to a running total only to print it. One is
+debatable: a deliberate error demo whose loop raises before the sum on a GPU machine. The false
+positives at first (integer counters such as `num_samples += batch_size`, fairseq's logging sums,
+meters fed `.item()` values and integer lengths, a reward from the environment) are fixed.
 
 ## References
 - PyTorch FAQ, "Don't accumulate history across your training loop":

@@ -172,14 +172,19 @@ that is only accumulated (`avg = 0.9 * avg + 0.1 * loss`, `total = torch.add(tot
 the next computation is this rule's (and LL101 then stays quiet). If you really mean to
 backpropagate through every batch so far, suppress the finding with `# noqa: LL103`.
 
-On bench/realcode the rule reports two findings at the default confidence, both true (a
-sampling loop of Practical_RL's char-RNN seminar), and three low-confidence ones, all false:
+On bench/realcode the true findings at the default confidence are a sampling loop of
+Practical_RL's char-RNN seminar (low impact: a few dozen steps). The debatable ones are BigGAN's
+hand-written batch norm (also copied into a Kaggle GAN), whose slice write of a graph-attached
+mean into its `stored_mean` buffer really chains every training step's graph, but only when that
+layer is switched on, which no script there does. The low-confidence findings are false:
 yolov5's running mean of `loss_items`, which its `compute_loss` returns detached in another file
 (the name alone looks like a loss), and fairseq's Transformer-XL wrapper feeding `self._mems` back
-into the model, whose library code (transformers' `TransfoXL`) returns the memories detached. On
-bench/leaks 26 findings, all on marked lines (25 of the 26 lines marked LL103, and sampling loops
-marked for other rules), with no finding elsewhere. Still missed there: an unrolled sampler
-trained end to end (its graph is used).
+into the model, whose library code (transformers' `TransfoXL`) returns the memories detached.
+The false positives at first at the default confidence (a char-RNN `predict` that detaches the
+state it is given, an unrolled RNN forward differentiated afterwards, a loop variable rebound by
+the `for`, a generator expression's own variable) are fixed. On bench/leaks every finding is on a
+marked line, with no finding elsewhere. Still missed there: an unrolled sampler trained end to
+end (its graph is used).
 
 ## References
 - PyTorch word language model example, `repackage_hidden` ("Wraps hidden states in new Tensors, to

@@ -152,9 +152,18 @@ rebinds the slot to a detached copy, on every path and before any forward runs
 drops the last step's graph before the next one is built: not reported. A method of another class that keeps what it is
 given in a slot (a logging mixin's `self.log_image(key, img)` doing `self.images[key] = img`) is
 reported at the call that hands the graph over, unless the same call also adds it up or appends it
-(LL101's or LL102's growth). Measured on bench/realcode: no finding at the default confidence in
-the scripts and notebooks; the two earlier false positives (hooks installed for one call and removed
-before it returns) are fixed. In the library code 2 debatable findings (peft's X-LoRA pre-hook
+(LL101's or LL102's growth).
+
+On bench/realcode the true findings are recommender models (RecBole) that keep an output nothing
+differentiates: a distillation teacher run with gradients on every step whose output only its
+`.data` is read from, a score matrix kept on `self` into the next step. Most findings are
+debatable: intended slots that keep one small tensor (a batch of probabilities, d2l's
+`attention_weights` kept for plotting, CycleGAN-style `self.fake` read by the same step's losses)
+from one step into the next, after the backward freed its saved tensors, or an LSTM aggregator's
+unused state in a configuration no script selects. The false positives at first (KV caches filled
+only when `use_cache=True`, BLIP's attention maps saved only under a flag no code turns on, losses
+stored after the helper that returns them ran their backward, hooks installed for one call and
+removed before it returns) are fixed. In the library code 2 debatable findings (peft's X-LoRA pre-hook
 keeps one small scalings tensor until the next forward, on purpose; trl's GOLD trainer keeps the
 last step's 0-d loss), and the truncated-BPTT false positive (the slot detached before each
 forward) is fixed.

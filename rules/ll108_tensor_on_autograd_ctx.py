@@ -103,7 +103,7 @@ A workspace the forward keeps on `ctx` on purpose (detectron2's deformable convo
 `ctx.bufs_ = [input.new_empty(0), ...]`, which its C++ kernels resize in place and its backward
 reuses) is reported like any other tensor; the memory is really held until the graph dies, but
 `save_for_backward` is no fix there (the in-place resize would trip its version check): `del
-ctx.bufs_` at the end of `backward` is. Those are the only findings on bench/realcode (2, judged
+ctx.bufs_` at the end of `backward` is. Those are the only findings on bench/realcode (judged
 debatable). An attribute that `backward` deletes (`del ctx.next_state`) or sets to `None` is not
 reported: once backward has run, ctx lets go of it and the cycle is broken (it still holds the
 tensor until then, and forever if the output is never differentiated). Parameters of `forward` are not reported unless leaklint can tell they are tensors, so

@@ -193,16 +193,20 @@ graphs pile up at the keep, which LL102 reports (naming this forward), and the f
 shown with low confidence; when the forward runs in the keeping function itself, or is part of a
 sampler's chain, the forward is the finding and LL102 shows the keep with low confidence.
 
-Measured on bench/realcode (32 repositories, 748k lines): 82 findings at the default confidence,
-all true (56 of them forwards whose output nothing differentiates: GAN sample grids written from
-the training loop, one of them, dcgan's, to a name the next iteration binds again before its
-backward reads it, DQN action selection, an RND predictor read through `.data`, a discriminator
-loss that is never backpropagated, notebook and smoke-test forwards). On the generalization set
-added at stop 31 (12 repositories of course notebooks and research code, 108k lines) it reports 77,
-71 true. The 6 false then: a module class that holds only buffers (a prior net of registered zeros, a
-dequantization layer) records no graph, but is taken for a model (5); an output differentiated in
-a notebook cell that does not parse. Buffers that cannot require grad and settings-only bases are
-recognised since; the false positives left are listed in bench/RESULTS.md. A method of the model's class counts as a forward only when
+On bench/realcode this is the rule with the most findings, and nearly all are true: evaluation
+and test loops after `model.eval()` without `no_grad`, many of them forwards whose output nothing
+differentiates (GAN sample grids written from the training loop, one of them, dcgan's, to a name
+the next iteration binds again before its backward reads it, DQN action selection, an RND
+predictor read through `.data`, a discriminator loss that is never backpropagated, notebook and
+smoke-test forwards). The debatable ones are single forwards of demo cells on toy inputs (d2l's
+shape checks, one sentence pair, one image): real but harmless. The false ones: modules with no
+trainable parameter called on inputs without a graph where leaklint does not see it (asteroid's
+fixed STFT, built in another module; prior nets chosen at run time; a dequantization layer), a
+`validation_step` of d2l's notebooks that the `d2l` package's `Trainer` calls under `no_grad`,
+and an output differentiated in a notebook cell that does not parse. At first it also reported
+validation through diffusers pipelines and yolov5's `@smart_inference_mode()` runs, policy API
+methods that Stable-Baselines3 calls under `no_grad`, and the training forward of a
+`training_step`; since fixed. A method of the model's class counts as a forward only when
 it runs the model with gradients on: not `@torch.no_grad() def sample`, nor a `sample()` that only
 calls a helper whose body is under `torch.no_grad()`.
 

@@ -110,7 +110,8 @@ check (`if hasattr(model, "_make_predict_function"):`), or an attribute of that 
 assigns itself, is no such evidence: the file may run on eager tf.keras as well. Graph-only code
 that the file does not show stays reported: a loss function that calls `K.gradients` runs in a
 graph under both engines, and a helper of another module that reads a tensor's
-`_keras_history` is out of sight. leaklint cannot tell a Keras model passed in from
+`_keras_history` is out of sight (bert4keras's gradient-penalty example, written for Keras 2.3,
+is reported for this reason). leaklint cannot tell a Keras model passed in from
 another module: such models are only found when the file builds, loads or compiles them, or
 passes them to the helper that predicts.
 
@@ -120,8 +121,9 @@ loops, a `predict` per time step in forecasting notebooks, per image in evaluati
 debatable ones are notebooks written for standalone Keras 2.0 on the TF1 backend (there `predict`
 builds no `tf.data` pipeline), bert4keras examples that may run on either engine, and loops that
 run a handful of times (three or four images, files picked by hand in an upload widget). The
-false ones at first (a script that switches eager execution off at import, bert4keras examples
-that can only run on graph-mode Keras 2.3) are fixed.
+false ones are the gradient-penalty example above; those at first in a script that switches eager
+execution off at import, and in bert4keras's adversarial-training examples, which override Keras
+2.3's train function, are fixed.
 
 ## References
 - `Model.predict` ("not intended for use inside of loops"):

@@ -137,9 +137,7 @@ A loop that builds a new model on purpose for each configuration without resetti
 reset the graph per configuration or suppress with `# noqa: LL504`. A function called from a
 loop only a few times (not once per step) is still reported: check how often it really runs.
 leaklint cannot see ops built by another module's functions, nor objects whose class it cannot
-find in the file. A TensorFlow function that adds nothing to the graph is still taken for an op
-when leaklint does not know it: Tacotron-2's `projector.visualize_embeddings(writer, config)` only
-writes a config file, but is reported each time the training loop calls it.
+find in the file.
 
 On bench/realcode most findings are true: a sampling helper of a TF1 seminar that builds a
 `tf.assign` and a `tf.variables_initializer` on every call, DDPG agents that build their
@@ -148,7 +146,8 @@ target-update `tf.assign` ops inside `learn()`, and visualization tutorials (Hva
 channel they optimize. Most TF1 training code there (Spinning Up, the TF1 tutorials) builds its
 graph before the loop and is not reported. The false findings at first (a one-off gradient check
 over a model's few weights, MTCNN's weight loading with one assign per variable, deepdream's
-`tffunc` wrappers that return numpy arrays) are fixed.
+`tffunc` wrappers that return numpy arrays, Tacotron-2's `projector.visualize_embeddings`, which
+only writes a config file) are fixed.
 
 ## References
 - `tf.Graph.finalize` (makes a graph read-only, to catch ops added while it runs):

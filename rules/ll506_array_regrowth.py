@@ -93,9 +93,7 @@ in the loop that reads it (its length, a progress printout) has to change too.
 Growth that the loop needs is reported when the loop only hands the value to something leaklint
 cannot see using it (a helper that reads the whole array every step). Doubling, where nothing new
 is added (`audio = np.concatenate([audio, audio])` until it is long enough: log2 iterations, O(n)
-copied in all), is not regrowth and not reported. A loop over a small number leaklint cannot
-read is reported like a loop over data: Tacotron-2's feeder and synthesizer concatenate one slice
-of the batch per GPU (`for i in range(hparams.tacotron_num_gpus)`, one to four).
+copied in all), is not regrowth and not reported.
 
 On bench/realcode many findings are true: embeddings or logits concatenated once per batch or per
 window of a whole split or recording (a speaker-verification recipe, an audio tutorial), face
@@ -103,7 +101,9 @@ crops appended once per image of a batch, a point-cloud loader stacking every bl
 tf.data benchmark helper concatenating per-step timings. About as many are real but harmless,
 judged debatable: loops over the scales of an image pyramid, the classes of one image's
 detections, the heads of an SSD model, the rows of a 10 x 10 sample grid, or in a helper nothing
-calls.
+calls. At first Tacotron-2's feeder and synthesizer were reported too, falsely: they concatenate
+one slice of the batch per GPU (`for i in range(hparams.tacotron_num_gpus)`, one to four); since
+fixed.
 
 ## References
 - `numpy.append` ("a copy of arr with values appended... append does not occur in-place: a new
