@@ -100,8 +100,9 @@ No automatic fix: replacing the `functools` cache means choosing a new home and 
 dict on the instance, a smaller `maxsize`, a weak reference, or no cache at all), a design decision.
 
 ## Known false positives
-On bench/realcode's scripts and notebooks (32 repositories, 748k lines) it reports nothing at the
-default confidence; in its library code, one debatable finding (accelerate's `warning_once`
+On bench/realcode's scripts and notebooks it reports nothing at the default confidence (at low
+confidence: nnU-Net's bounded method caches on its plans managers, and the tokenizer cache below);
+in its library code, one debatable finding (accelerate's `warning_once`
 cache on logger adapters that live as long as the process anyway). The
 three findings it used to report were all misleading: Whisper's `mel_filters(device, n_mels)`, an
 unbounded cache whose keys are one device and an asserted `n_mels` (one small filterbank per

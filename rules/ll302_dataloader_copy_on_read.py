@@ -115,9 +115,10 @@ label map), `IterableDataset` subclasses, or datasets only used with `num_worker
 `spawn` method (the default on Windows and macOS) receive a pickled copy up front instead of
 copying on read: the total is the same. What a list is extended with is judged by its elements
 (`self.images.extend(pairs)` with `pairs = [(path, prompt) for ...]` stores tuples, low
-confidence), not as a list stored whole. On bench/realcode the rule reports 4 datasets, all true
-(json-loaded lists of dicts read per sample by 4 forked workers); the one false finding it had (a
-few-shot concept list of `(path, prompt)` tuples, extended from a local list) is low confidence now.
+confidence), not as a list stored whole. On bench/realcode the rule's findings at the default
+confidence are true (json-loaded lists of dicts read per sample by 4 forked workers, in the
+IP-Adapter training tutorials); the one false finding it had (a few-shot concept list of
+`(path, prompt)` tuples, extended from a local list) is low confidence now.
 
 ## References
 - PyTorch data docs, multi-process data loading ("After several iterations, the loader worker

@@ -117,13 +117,14 @@ No automatic fix: where a reset belongs (after each `compute()`, at the end of e
 never, for a metric meant to cover the whole run) depends on what the metric should measure.
 
 ## Known false positives
-Measured on bench/realcode (748k lines of training code) and on the library code of lightning,
+Measured on bench/realcode and on the library code of lightning,
 accelerate, peft, timm, torch_geometric, torchmetrics and trl: no finding at the default confidence
 (one, lightning's spike detector updating a `Running(MeanMetric(), window=n)` every batch, was false
 until the rule learned that torchmetrics' `Running` wrapper keeps a sliding window: its state is
 bounded and `compute()` covers the last `n` updates; other wrappers keep what their base keeps).
-The low-confidence findings there (2, both in lightning's fine-tuning example) are fixed-size metrics
-called for their per-batch value and never reset (`self.log("acc", self.train_acc(preds, y))`): no
+The low-confidence findings there (lightning's fine-tuning example, course notebooks, a speech
+model's evaluation loop) are fixed-size metrics called for their per-batch value
+(`self.log("acc", self.train_acc(preds, y))`) or built per evaluation, and never reset: no
 memory grows, and they stay hidden unless `--min-confidence low`. Fixed-size metrics computed in an
 epoch-end hook, or built per call, and never reset (medium): none on bench/realcode. A metric reset by code the rule cannot see (a helper of another file that
 receives the metric's owner, a framework that resets attributes by name) is reported; suppress it

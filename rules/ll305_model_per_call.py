@@ -114,7 +114,7 @@ No automatic fix: what to keep instead of the object (a score, a checkpoint path
 the CPU, only the best model) is a decision about the program.
 
 ## Known false positives
-Measured on bench/realcode (748k lines of training code) and on the library code of lightning,
+Measured on bench/realcode and on the library code of lightning,
 accelerate, peft, timm, torch_geometric, torchmetrics and trl: no finding left after the fixes
 below (a list rebound at the top of each loop iteration in a tuple assignment was counted as
 growing). A collection of models kept on purpose and bounded by the program (an ensemble of a few

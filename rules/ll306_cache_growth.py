@@ -113,7 +113,7 @@ No automatic fix: whether to drop the store, bound the container, move its tenso
 clear it at the end of a request or video depends on what the program reads back.
 
 ## Known false positives
-Measured on bench/realcode (748k lines of training code) and on the library code of lightning,
+Measured on bench/realcode and on the library code of lightning,
 accelerate, peft, timm, torch_geometric, torchmetrics and trl: no finding. A near miss found on the
 leak benchmark's negatives and fixed: a logging mix-in whose dict is read by another class through
 the instance (`cb.image_logs.items()`) counts as read. A container read only by code in another

@@ -124,14 +124,14 @@ free the Accelerator's references first depends on what the rest of the run stil
 `free_memory()` also forgets the objects of the current run).
 
 ## Known false positives
-On bench/realcode (32 repositories, 748k lines, 104 files calling `accelerator.prepare`) it
-reports nothing at the default confidence: every `prepare` there runs once per run, or once per
+On bench/realcode (over a hundred files calling `accelerator.prepare`) it reports nothing at the
+default confidence: every `prepare` there runs once per run, or once per
 concept of a DreamBooth prior-preservation step (two diffusers examples prepare a loader of prompt
 strings per concept: low confidence, hidden by default). On bench/leaks, at first, 5 of its 6 findings were on
 marked lines. A sixth was in the fixed version of the DreamBooth case, which still prepared a new
 `DataLoader` every epoch over a dataset of latents it cached on the device that epoch: the
 Accelerator keeps each of them (its `_dataloaders` list), so the finding was true and the fixed
-version was corrected (bench/leaks/HELDOUT.md); all 5 findings are on marked lines now, which puts
+version was corrected (bench/leaks/HELDOUT.md); all its findings there are on marked lines now, which puts
 the rule on by default. A loop that re-prepares on purpose with a bounded, small
 number of iterations written as literals (`for stage in ("warmup", "main"):`) is not reported; one
 bounded by a variable is. Accelerators reached through other objects (`self.trainer.accelerator`)
