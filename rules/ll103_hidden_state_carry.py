@@ -172,7 +172,7 @@ that is only accumulated (`avg = 0.9 * avg + 0.1 * loss`, `total = torch.add(tot
 the next computation is this rule's (and LL101 then stays quiet). If you really mean to
 backpropagate through every batch so far, suppress the finding with `# noqa: LL103`.
 
-On bench/realcode the true findings at the default confidence are a sampling loop of
+On bench/realcode the true findings at the default confidence are in a sampling loop of
 Practical_RL's char-RNN seminar (low impact: a few dozen steps). The debatable ones are BigGAN's
 hand-written batch norm (also copied into a Kaggle GAN), whose slice write of a graph-attached
 mean into its `stored_mean` buffer really chains every training step's graph, but only when that

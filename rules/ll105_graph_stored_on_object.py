@@ -155,8 +155,8 @@ reported at the call that hands the graph over, unless the same call also adds i
 (LL101's or LL102's growth).
 
 On bench/realcode the true findings are recommender models (RecBole) that keep an output nothing
-differentiates: a distillation teacher run with gradients on every step whose output only its
-`.data` is read from, a score matrix kept on `self` into the next step. Most findings are
+differentiates: a distillation teacher run with gradients every step, though only the `.data`
+of its logits is read, and a score matrix kept on `self` into the next step. Most findings are
 debatable: intended slots that keep one small tensor (a batch of probabilities, d2l's
 `attention_weights` kept for plotting, CycleGAN-style `self.fake` read by the same step's losses)
 from one step into the next, after the backward freed its saved tensors, or an LSTM aggregator's

@@ -100,18 +100,14 @@ calls it from a `no_grad` block: the base class calls it too, with gradients on.
 A tensor another name shares (`kept = x.detach()`, `flat = x.view(-1)`, `first = x[0]`) is not
 fresh either: an in-place update would change what that name reads.
 
-A tensor created without history and then filled in place from tensors that have one
-(`w = torch.zeros_like(p)` then `w.scatter_(1, idx, top_k)`) is still taken for one without
-history: LLaMA-Factory's MoE block is reported for the `clamp` of such a tensor's sum, which
-runs with gradients (its backward keeps the old value anyway).
-
-On bench/realcode nearly all findings are true and most are small (a fresh tensor rewritten under
-`no_grad`, a mask product, a logits tensor in a generation step): the rule is off by default for
-that reason. At first it also reported trl's GRPO loss code, falsely (a tensor autograd saved, or
-one whose detached alias is logged afterwards); that code is now seen to run with gradients, and
-a few tiny true findings went with it (0-d losses with history, `scales * conditioning_scale`
-where the float factor is a value leaklint cannot place, a beam-search helper of a
-`transformers` model class, which the base class may call). On the library code of
+On bench/realcode nearly all findings are true, and most save little (a fresh tensor rewritten
+under `no_grad`, a mask product, a logits tensor in a generation step). The false ones at first
+are fixed: trl's GRPO loss code (a tensor autograd saved, or one whose detached alias is logged
+afterwards), now seen to run with gradients, and the `clamp` of a sum in LLaMA-Factory's MoE block,
+whose tensor was filled in place (`scatter_`) from the gate's softmax and so has history. A few
+tiny true findings went with the first fix (0-d losses with history, `scales *
+conditioning_scale` where the float factor is a value leaklint cannot place, a beam-search helper
+of a `transformers` model class, which the base class may call). On the library code of
 `bench/corpus.sh` (`bench/realcode/triage-libraries.jsonl`) the findings are true or debatable.
 Still unseen: shapes (a `(B, 1)` loss times a `(B, T)` mask broadcasts, and the in-place form
 raises) and dtypes.

@@ -104,7 +104,11 @@ and fragmentation, not a leak, runs the device out of memory; prefer
 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, or throttle the call (`if step % 100 == 0`),
 which this rule accepts. A loop is judged by what it does and by its names: a loop over
 `batch_sizes` counts as a batch loop (medium confidence). Suppress a deliberate call with
-`# noqa: LL402`.
+`# noqa: LL402`. The false findings on bench/realcode: a batch-size search
+that builds a model per trial, runs it and deletes it before `empty_cache()` (one call per trial,
+reported like a training loop), and BLIP's retrieval script, whose epoch loop runs a whole
+epoch and two evaluations through helper calls and then calls `empty_cache()` once, but is
+taken for a step loop.
 
 ## References
 - `torch.cuda.empty_cache` ("doesn't increase the amount of GPU memory available for PyTorch"):

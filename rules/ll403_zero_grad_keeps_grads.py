@@ -84,7 +84,9 @@ part of code that wants the zeros.
 ## Known false positives
 Code that reads `p.grad` after zeroing and expects a tensor rather than `None` (logging the norm of
 every parameter's gradient, including those that received none; custom optimizers written for
-zero-filled gradients) needs the zeros: keep it and add `# noqa: LL403`. Note that `torch.optim`
+zero-filled gradients, a parameter server that adds its workers' gradients into `p.grad` with
+`+=`, as PyTorch's RPC example does after `zero_grad(set_to_none=False)`) needs the zeros: keep it
+and add `# noqa: LL403`. Note that `torch.optim`
 optimizers skip a parameter whose gradient is `None` but step one whose gradient is zero, which
 matters for weight decay and momentum on parameters unused in a step.
 
