@@ -16,8 +16,8 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import COMPREHENSIONS
 from leaklint.analysis.structure import FunctionInfo
 from leaklint.analysis.values import Kind, Role
-from leaklint.analysis.provenance import ModelCall
-from leaklint.analysis.structure import GradMode, bound_names
+from leaklint.analysis.provenance import ModelCall, StatementFact
+from leaklint.analysis.structure import GradMode, backward_calls, backward_target, bound_names
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, TORCH_CODE, is_eval_function_name
 from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
@@ -947,6 +947,26 @@ def train(student, optimizer, train_loader, val_loader, epochs=10):
 net = nn.Linear(16, 4)
 train(net, torch.optim.SGD(net.parameters(), lr=0.1), train_loader, val_loader)
 """,
+        # a function that returns its eval-mode forward, whose callers in the file only log or
+        # keep the output: nobody differentiates it, so the graph is wasted (the return alone
+        # does not make it the callers' affair)
+        """
+import torch
+
+
+def classify(net, x):
+    net.eval()
+    return net(x).softmax(-1)  # expect: LL201
+
+
+def report(net, loader, writer):
+    history = []
+    for step, (x, _) in enumerate(loader):
+        probs = classify(net, x)
+        writer.add_histogram("probs", probs, step)
+        history.append(probs.max(-1).values.mean())
+    return history
+""",
         # torch.hub models that record a graph: YOLOv5 without its AutoShape wrapper
         # (autoshape=False, or a head retrained for other classes), and any other hub model
         """
@@ -1300,9 +1320,11 @@ class Framer(nn.Module):
 
 
 class MelBands(nn.Module):
-    def __init__(self, size=400, bands=40):
+    def __init__(self, size=400, bands=40, learnable=True):
         super().__init__()
         self.basis = nn.Parameter(torch.rand(size, bands))
+        if not learnable:  # trainable by default: only a flag freezes it
+            self.basis.requires_grad_(False)
 
     def forward(self, frames):
         return (frames @ self.basis).clamp_min(1e-6).log()
@@ -1426,10 +1448,11 @@ def _eval_mode_finding(facts: ModuleFacts, call: ModelCall) -> Violation | None:
 
 def _returned_to_differentiating_callers(facts: ModuleFacts, call: ModelCall) -> bool:
     """The function runs one forward and returns its output (``model.eval(); return model(x)``
-    in a model function handed to samplers), and where it goes from there is used: some caller in
-    the file differentiates it, or the callers are not in the file (a closure returned to other
-    modules). Whether the graph is wasted is then the callers' affair, decided where they call.
-    Not a function that runs the model over a loop's items and returns what it collected
+    in a model function handed to samplers), and a caller differentiates it: the callers are
+    not in the file (a closure returned to other modules), or one in the file runs a backward or
+    ``autograd.grad`` on what the call gives. Whether the graph is wasted is then the callers'
+    affair. A caller that only logs or keeps the output leaves the finding as it is. Not a
+    function that runs the model over a loop's items and returns what it collected
     (``return [model(x) for x in loader]``): that is an evaluation pass itself."""
     if call.statement is None or call.statement.loops:
         return False
@@ -1437,7 +1460,27 @@ def _returned_to_differentiating_callers(facts: ModuleFacts, call: ModelCall) ->
         return False
     use = graph_use(facts)
     function = call.statement.function
-    return use.returned_by(call.node, function) and use.expression_flow(call.node, function)[0]
+    if not use.returned_by(call.node, function):
+        return False
+    return not use.callers_shown(function) or any(
+        _differentiates_call(facts, site, statement) for site, statement in call_graph(facts).sites_of(function)
+    )
+
+
+def _differentiates_call(facts: ModuleFacts, site: cst.Call, statement: StatementFact) -> bool:
+    """The statement that makes the call ``site`` differentiates its result: inside a backward's
+    target (``score(x).sum().backward()``), or bound to a name a backward of the caller consumes
+    (``picked = score(x).sum()`` ... ``torch.autograd.grad(picked, x)``)."""
+    node = statement.node
+    for backward in backward_calls(node, facts.imports):
+        target = backward_target(backward, facts.imports)
+        if target is not None and any(part is site for part in walk(target)):
+            return True
+    if isinstance(node, (cst.Assign, cst.AnnAssign)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        consumed = facts.summary(statement.function).backward_consumed
+        return any(name in consumed for target in targets for name in bound_names(target))
+    return False
 
 
 def _records_nothing(facts: ModuleFacts, call: ModelCall, function: FunctionInfo) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import libcst as cst
 
@@ -1162,6 +1162,32 @@ def embed_corpus(encoder, token_ids, batch_size=64):
         vectors.append(encoder(token_ids[start : start + batch_size].cuda()))  # expect: LL202
     return torch.cat(vectors).cpu().numpy()
 """,
+        # chunks of one batch, but the list outlives the batch (every update's chunks are kept),
+        # and chunks of a whole corpus that the loop around loads from each file
+        """
+import torch
+
+
+@torch.no_grad()
+def collect_all(reward_model, batches, num_updates, batch_size, chunk_size):
+    rewards = []
+    for update in range(num_updates):
+        batch = next(batches).cuda()
+        for start in range(0, batch_size, chunk_size):
+            rewards.append(reward_model(batch[start : start + chunk_size]))  # expect: LL202
+    return torch.cat(rewards).cpu()
+
+
+@torch.no_grad()
+def embed_files(encoder, paths, batch_size=64):
+    encoder = encoder.cuda().eval()
+    for path in paths:
+        token_ids = torch.load(path)
+        vectors = []
+        for start in range(0, token_ids.shape[0], batch_size):
+            vectors.append(encoder(token_ids[start : start + batch_size].cuda()))  # expect: LL202
+        torch.save(torch.cat(vectors).cpu(), path + ".vec")
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -1315,7 +1341,7 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
     once = _once_per_loop(facts, fact)
     loops = [
         loop for loop in lifetime.carried_by
-        if _runs_over_inputs(loop, facts) and loop.node not in once and not _walks_parts_of_item(fact, loop)
+        if _runs_over_inputs(loop, facts) and loop.node not in once and not _walks_parts_of_item(fact, loop, lifetime.carried_by)
     ]
     if not loops:
         # A loop over items the model runs on one by one (the frames of a video, the crops of an
@@ -1472,20 +1498,25 @@ def _runs_over_inputs(loop: LoopInfo, facts: ModuleFacts) -> bool:
     )
 
 
-def _walks_parts_of_item(fact: StatementFact, loop: LoopInfo) -> bool:
-    """``for i in range(0, batch_size, mini_batch_size):`` whose counter only indexes values that
-    a loop around it binds afresh every iteration (``batch["ids"][i : i + mini_batch_size]``, with
-    ``batch = next(it)`` in the step loop): it walks the parts of one outer iteration's item (the
-    mini-batches of one batch), so what it keeps is bounded by that item, not by the data. Not a
-    loop over a data source itself, nor one whose counter is read anywhere else (``model(x, t)``,
-    ``data[i : i + n]`` over a whole data set bound before the loops)."""
+def _walks_parts_of_item(fact: StatementFact, loop: LoopInfo, carried_by: Sequence[LoopInfo]) -> bool:
+    """``for i in range(0, batch_size, mini_batch_size):`` whose counter only indexes the item a
+    loop around it draws afresh every iteration (its own target, or ``batch = next(it)`` in the
+    step loop: ``batch["ids"][i : i + mini_batch_size]``): it walks the parts of one outer
+    iteration's item (the mini-batches of one batch), so what it keeps is bounded by that item,
+    not by the data, as long as the list does not outlive the outer iteration too
+    (``carried_by``: the loops the list lives across). Not a loop over a data source itself, nor
+    one whose counter is read anywhere else (``model(x, t)``, ``data[i : i + n]`` over a whole data
+    set bound before the loops), nor one over a whole data set the outer loop loads
+    (``tokens = torch.load(path)``)."""
     node = loop.node
     if loop.iterates_data or loop.contains_data_loop or not isinstance(node, cst.For) or not isinstance(node.target, cst.Name):
         return False
     if not (isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) and node.iter.func.value == "range"):
         return False
     outer = fact.loops[: next((i for i, around in enumerate(fact.loops) if around is loop), 0)]
-    items = set().union(*(around.rebound for around in outer)) - loop.rebound
+    if any(around in carried_by for around in outer):
+        return False  # the list outlives the item: it gathers every outer iteration's parts
+    items = set().union(*(_drawn_items(around) for around in outer)) - loop.rebound
     counter = node.target.value
     reads = {id(name) for name in walk(node.body, into=not_into_scopes) if isinstance(name, cst.Name) and name.value == counter}
     indexing: set[int] = set()
@@ -1498,6 +1529,23 @@ def _walks_parts_of_item(fact: StatementFact, loop: LoopInfo) -> bool:
         if dotted_name(indexed) in items:
             indexing.update(id(name) for element in subscript.slice for name in walk(element) if isinstance(name, cst.Name) and name.value == counter)
     return bool(reads) and reads <= indexing
+
+
+def _drawn_items(loop: LoopInfo) -> set[str]:
+    """The names ``loop`` draws a new item into each iteration: its target (``for batch in
+    loader``) and names bound from ``next(...)`` in its body (``batch = next(data_iter)``, also
+    moved: ``next(data_iter).cuda()``)."""
+    header = loop.node
+    names = set(bound_names(header.target)) if isinstance(header, cst.For) else set()
+    for node in walk(header.body, into=not_into_scopes):
+        if not isinstance(node, cst.Assign):
+            continue
+        value = node.value
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            value = value.func.value  # next(it).cuda().float()
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "next":
+            names |= {name for target in node.targets for name in bound_names(target.target)}
+    return names
 
 
 def _iterates_files(loop: LoopInfo, facts: ModuleFacts) -> bool:

@@ -14,7 +14,7 @@ from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
 from leaklint.analysis.places import Level, Place, loop_level, per_iteration_names, walk_with_ancestors
 from leaklint.analysis.structure import FunctionInfo, bound_names
 from leaklint.analysis.torch_api import TENSORFLOW_CODE, TENSORFLOW_ROOTS
-from leaklint.analysis.walk import walk
+from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import Names
 from leaklint.rule import Measured, Rule, Violation
@@ -106,8 +106,9 @@ running them always reads a member that only the graph-mode training engine give
 (`model._make_predict_function()`, `model._make_train_function()`, `model.total_loss`,
 `model._feed_targets`, `model._feed_sample_weights`), in top-level code or in a top-level
 function that top-level code calls, outside any branch, loop or `try`. Such a read behind a
-check (`if hasattr(model, "_make_predict_function"):`), or an attribute of that name the file
-assigns itself, is no such evidence: the file may run on eager tf.keras as well. Graph-only code
+check (`if hasattr(model, "_make_predict_function"):`) or after a `return` that may come first
+(`if tf.executing_eagerly(): return`), or an attribute of that name the file assigns or defines
+itself (a `total_loss` property of its own model class), is no such evidence: the file may run on eager tf.keras as well. Graph-only code
 that the file does not show stays reported: a loss function that calls `K.gradients` runs in a
 graph under both engines, and a helper of another module that reads a tensor's
 `_keras_history` is out of sight (bert4keras's gradient-penalty example, written for Keras 2.3,
@@ -380,6 +381,38 @@ if hasattr(model, "_make_predict_function"):
 for path in image_paths:
     probs = model.predict(load_image(path)[None])  # expect: LL501
 """,
+        # the member read in a warm-up that returns first under eager execution, and a property
+        # of that name the file's own model class defines
+        """
+import tensorflow as tf
+from tensorflow import keras
+
+def warm_up(m):
+    if tf.executing_eagerly():
+        return
+    m._make_predict_function()
+
+class Forecaster(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.head = keras.layers.Dense(1)
+        self.tracker = keras.metrics.Mean()
+    def call(self, x):
+        return self.head(x)
+    @property
+    def total_loss(self):
+        return self.tracker.result()
+
+model = tf.keras.models.load_model("classifier.h5")
+warm_up(model)
+for path in image_paths:
+    probs = model.predict(load_image(path)[None])  # expect: LL501
+forecaster = Forecaster()
+forecaster.compile(optimizer="adam", loss="mse")
+print("final loss", float(forecaster.total_loss))
+for window in windows:
+    forecast = forecaster.predict(window[None])  # expect: LL501
+""",
         # the script's own attribute of that name, not Keras's compiled loss
         """
 import tensorflow as tf
@@ -527,8 +560,9 @@ def _uses_graph_engine(facts: ModuleFacts, models: KerasModels, sites: CallGraph
 
 
 def _assigned_attributes(facts: ModuleFacts) -> set[str]:
-    """The attribute names the file assigns (``self.total_loss = ...``): its own, not Keras's."""
-    names = set()
+    """The attribute names the file assigns (``self.total_loss = ...``) or defines in a class
+    (a ``total_loss`` property or method of its own model): its own, not Keras's."""
+    names = {name for cls in facts.structure.classes.values() for name in cls.methods}
     for place in facts.index.assignments:
         node = place.node
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[attr-defined]
@@ -545,12 +579,27 @@ def _always_reached(facts: ModuleFacts, sites: CallGraph, place: Place) -> bool:
     if place.scope is None:
         return True
     info = place.function(facts)
-    if info is None or info.parent is not None or info.cls is not None:
+    if info is None or info.parent is not None or info.cls is not None or info.node is None:
+        return False
+    if _may_leave_before(info.node, place):
         return False
     return any(
         site.scope is None and not any(isinstance(node, _CONDITIONAL) for node in site.path)
         for site in sites.places_of(info)
     )
+
+
+def _may_leave_before(function: cst.FunctionDef, place: Place) -> bool:
+    """A ``return`` or ``raise`` comes before ``place`` in ``function`` (``if
+    tf.executing_eagerly(): return``): a run may leave the function without reaching it."""
+    on_path = {id(node) for node in place.chain}
+    statements = function.body.body if isinstance(function.body, cst.IndentedBlock) else [function.body]
+    for statement in statements:
+        if id(statement) in on_path:
+            return False
+        if any(isinstance(node, (cst.Return, cst.Raise)) for node in walk(statement, into=not_into_scopes)):
+            return True
+    return False
 
 
 def find_violations(facts: ModuleFacts) -> Iterator[Violation]:

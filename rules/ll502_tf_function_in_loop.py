@@ -277,6 +277,21 @@ scale = Scaler(mean, std)
 for x, y in dataset:
     train_step(scale(x), y)
 """,
+        # a static tf.function method is never bound to the object: every object built per
+        # batch shares the class's one function and its trace
+        """
+import tensorflow as tf
+class Ops:
+    def __init__(self, scale):
+        self.scale = scale
+    @staticmethod
+    @tf.function
+    def normalize(x):
+        return (x - tf.reduce_mean(x)) / tf.math.reduce_std(x)
+for images, labels in dataset:
+    ops = Ops(0.5)
+    train_step(ops.normalize(images) * ops.scale, labels)
+""",
         # one function per agent, built once in __init__ and kept
         """
 import tensorflow as tf
@@ -701,7 +716,8 @@ def _runners(facts: ModuleFacts, cls: ClassInfo) -> _Runners | None:
             methods.setdefault(name, node)
         pending.extend(current.local_bases)
     traced = frozenset(
-        name for name, node in methods.items() if any(_is_tf_function(facts, d.decorator) for d in node.decorators)
+        name for name, node in methods.items()
+        if any(_is_tf_function(facts, d.decorator) for d in node.decorators) and not _unbound_method(node)
     )
     if not traced:
         return None
@@ -714,6 +730,12 @@ def _runners(facts: ModuleFacts, cls: ClassInfo) -> _Runners | None:
         )
     }
     return _Runners(cls, traced, traced | callers)
+
+
+def _unbound_method(node: cst.FunctionDef) -> bool:
+    """``@staticmethod`` / ``@classmethod``: never bound to the object, so every object shares the
+    class's one tf.function (and its traces)."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod") for d in node.decorators)
 
 
 def _runs_traced(facts: ModuleFacts, place: Place, runners: _Runners) -> bool:

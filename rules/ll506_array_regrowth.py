@@ -58,7 +58,8 @@ already in memory (`for i in range(n)` taking `items[size * i: size * (i + 1)]` 
 len(items) // n`, as code that pads one batch per GPU does) into a local started afresh before it
 is low confidence: it runs once per part, `n` being the number of parts the code chose (devices,
 shards), not the size of the data, so the copies grow with `n` only (each pass copies the
-collection once), which is only quadratic if `n` is made large on purpose.
+collection once), which is only quadratic if `n` is made large on purpose. A count computed from
+the data's size (`n = len(samples) // 4096`) is not such a choice: that loop stays reported.
 
 ## Why it matters
 NumPy and TensorFlow arrays cannot grow in place: `np.append` and `tf.concat` allocate a new
@@ -211,6 +212,15 @@ import numpy as np
 def features(samples, hop=4096):
     feats = np.zeros((0, 40))
     for k in range(len(samples) // hop):
+        feats = np.vstack([feats, mel_frames(samples[k * hop:(k + 1) * hop])])  # expect: LL506
+    return feats
+
+def windows(samples):
+    # equal parts, but as many as the recording holds: their number is computed from its length
+    n_windows = len(samples) // 4096
+    hop = len(samples) // n_windows
+    feats = np.zeros((0, 40))
+    for k in range(n_windows):
         feats = np.vstack([feats, mel_frames(samples[k * hop:(k + 1) * hop])])  # expect: LL506
     return feats
 """,

@@ -109,9 +109,11 @@ class CallGraph:
         """Where ``function`` is called, with ancestors: like :meth:`sites_of`, but for calls in
         any expression (loop headers, decorators, comprehensions) too."""
         facts = self._facts
+        # an object's __call__ runs through calls of whatever names the object (`scale(x)`)
+        candidates = facts.index.ordered_calls if function.name == "__call__" else facts.index.calls_named(function.name)
         return [
             place
-            for place in facts.index.calls_named(function.name)
+            for place in candidates
             if local_callee(place.node, caller_of(place, facts), facts) is function  # type: ignore[arg-type]
         ]
 

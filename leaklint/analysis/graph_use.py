@@ -169,6 +169,11 @@ class GraphUse:
                 queue.extend(self._node_flow(node)[1])
         return False
 
+    def callers_shown(self, function: FunctionInfo) -> bool:
+        """The file shows every call of ``function`` (not a framework hook, not passed around as
+        a value, not a module's ``forward``), and there is at least one."""
+        return bool(self._call_sites(function))
+
     def name_flow(self, function: FunctionInfo, name: str) -> tuple[bool, frozenset[FlowNode]]:
         """(whether the value of local ``name`` of ``function`` may reach a backward, the names it flows into)."""
         return self._explore({_NameNode(function, name)})
@@ -283,7 +288,7 @@ class GraphUse:
         if init is None:
             return bool(cls.local_bases)  # the parameterless base's `__init__` runs
         statements = facts.index.statements_of(facts.structure.functions[init])
-        frozen = _frozen_attributes(statements)
+        frozen = _frozen_attributes(init)
         for fact in statements:
             node = fact.node
             if type(node) is cst.Expr and type(node.value) is cst.Call:
@@ -1085,21 +1090,25 @@ def _freezes(call: cst.Call) -> str | None:
     return owner if owner is not None and owner.startswith("self.") and type(flag) is cst.Name and flag.value == "False" else None
 
 
-def _frozen_attributes(statements) -> set[str]:
-    """The attributes of ``self`` that these statements (an ``__init__``'s) freeze:
-    ``self.w.requires_grad_(False)`` or ``self.w.requires_grad = False``."""
+def _frozen_attributes(init: cst.FunctionDef) -> set[str]:
+    """The attributes of ``self`` that ``__init__`` always freezes: ``self.w.requires_grad_(False)``
+    or ``self.w.requires_grad = False`` as a statement of its body, not under an ``if`` (a
+    ``learnable`` flag may keep the parameter trainable) or in a loop."""
     found: set[str] = set()
-    for fact in statements:
-        node = fact.node
-        if type(node) is cst.Expr and type(node.value) is cst.Call:
-            owner = _freezes(node.value)
-            if owner is not None:
-                found.add(owner)
-        elif type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value == "False":
-            for target in node.targets:
-                name = dotted_name(target.target) or ""
-                if name.startswith("self.") and name.endswith(".requires_grad"):
-                    found.add(name[: -len(".requires_grad")])
+    body = init.body.body if isinstance(init.body, cst.IndentedBlock) else [init.body]
+    for line in body:
+        if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            continue
+        for node in line.body:
+            if type(node) is cst.Expr and type(node.value) is cst.Call:
+                owner = _freezes(node.value)
+                if owner is not None:
+                    found.add(owner)
+            elif type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value == "False":
+                for target in node.targets:
+                    name = dotted_name(target.target) or ""
+                    if name.startswith("self.") and name.endswith(".requires_grad"):
+                        found.add(name[: -len(".requires_grad")])
     return found
 
 

@@ -169,6 +169,8 @@ def walks_equal_parts(facts: ModuleFacts, loop: cst.CSTNode, scope: FunctionInfo
     ):
         return False
     count, index = iterable.args[0].value, loop.target.value
+    if _measures_data(facts, count, scope):
+        return False  # n_chunks = len(samples) // 4096: the number of parts grows with the data
     for node in walk(loop.body, into=not_into_scopes):
         if not isinstance(node, cst.Subscript) or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
             continue
@@ -176,6 +178,21 @@ def walks_equal_parts(facts: ModuleFacts, loop: cst.CSTNode, scope: FunctionInfo
         size = _times_index(bounds.lower, index)
         if size is not None and _end_of_part(bounds.upper, index, size) and _size_of_part(facts, size, count, scope):
             return True
+    return False
+
+
+def _measures_data(facts: ModuleFacts, count: cst.BaseExpression, scope: FunctionInfo | None) -> bool:
+    """``count`` (or a binding of the name) is computed from the size of data: a ``len(...)`` or
+    a ``.shape``/``.size``/``.numel()`` of something."""
+    values = [count]
+    if isinstance(count, cst.Name):
+        values += facts.index.visible_values(scope, count.value) if scope is not None else facts.index.module_values(count.value)
+    for value in values:
+        for node in walk(value):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+                return True
+            if isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size", "numel"):
+                return True
     return False
 
 

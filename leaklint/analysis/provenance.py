@@ -1674,7 +1674,7 @@ class FunctionInterpreter:
             values = self._under_grad_mode(replace(combine([receiver], origin=origin), deps=deps), frame)
             return replace(values, items=(values, replace(DETACHED, deps=deps, fresh=True)), fresh=False)
         if method.endswith("_") and not method.startswith("_"):
-            receiver = self._written_in_place(receiver, receiver_name, args, frame)
+            receiver = self._written_in_place(method, receiver, receiver_name, args, frame)
             return replace(receiver, deps=deps, fresh=False)  # in place: returns the receiver
         if receiver.kind is Kind.NOT_TENSOR and not receiver.is_graph:
             if any(a.is_graph for a in args):
@@ -1687,12 +1687,14 @@ class FunctionInterpreter:
             return replace(UNKNOWN, deps=deps, fresh=False)
         return self._under_grad_mode(result, frame)
 
-    def _written_in_place(self, receiver: Value, name: str | None, args: list[Value], frame: Frame) -> Value:
+    def _written_in_place(self, method: str, receiver: Value, name: str | None, args: list[Value], frame: Frame) -> Value:
         """``weights.scatter_(1, idx, probs)`` / ``buf.copy_(h)`` with gradients on: autograd
         records the write, and the tensor that had no history now carries the argument's graph
         (what is computed from it afterwards does too), as ``x += y`` does."""
         if receiver.kind is not Kind.DETACHED or name is None or name not in frame.env or frame.grad is GradMode.DISABLED:
             return receiver
+        if method in torch_api.SHAPE_ONLY_INPLACE_METHODS:
+            return receiver  # buf.resize_as_(out): the shape, not the values
         written = [a for a in args if a.is_graph]
         if not written:
             return receiver

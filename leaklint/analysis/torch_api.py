@@ -399,6 +399,10 @@ INTEGER_DTYPES = frozenset(
     f"torch.{name}"
     for name in ("uint8", "int8", "int16", "int32", "int64", "short", "int", "long", "bool", "uint16", "uint32", "uint64")
 )
+#: In-place methods that change a tensor's shape or storage, not its values from their argument:
+#: ``buf.resize_as_(out)`` takes only the shape of ``out``, so ``buf`` gets no history from it
+#: (``requires_grad`` stays False); ``set_`` points at another storage.
+SHAPE_ONLY_INPLACE_METHODS = frozenset({"resize_", "resize_as_", "set_"})
 #: Tensor methods that create a new tensor with no history (``x.new_zeros(n)``).
 NEW_TENSOR_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided"})
 #: Module-level torch functions that create tensors from nothing (no history).

@@ -595,6 +595,7 @@ def test_a_value_copy_changes_only_known_fields():
         ("buf.copy_(out)", Kind.GRAPH),  # autograd records the write: buf carries out's graph
         ("buf.scatter_(0, idx, out)", Kind.GRAPH),
         ("buf.copy_(out.detach())", Kind.DETACHED),  # a detached source leaves buf without history
+        ("buf.resize_as_(out)", Kind.DETACHED),  # only out's shape: requires_grad stays False
         ("buf.fill_(1.0)", Kind.DETACHED),
     ],
 )

@@ -213,6 +213,28 @@ def test_calls_resolve_to_nested_functions_methods_and_inherited_methods():
     assert len(graph.places_of(module_helper)) == 2  # the syntax view also sees the loop header
 
 
+def test_calling_an_object_of_a_local_class_runs_its_dunder_call():
+    facts = facts_of(
+        """\
+        class Scaler:
+            def __init__(self, mean):
+                self.mean = mean
+            def __call__(self, x):
+                return x - self.mean
+        def main(batches):
+            scale = Scaler(0.5)
+            for x in batches:
+                print(scale(x))
+            return [scale(x) for x in batches]
+        """
+    )
+    graph = call_graph(facts)
+    dunder = function(facts, "__call__")
+    assert len(graph.sites_of(dunder)) == 2  # the statement view: the print and the return
+    assert len(graph.places_of(dunder)) == 2  # the syntax view: the same two calls
+    assert "__call__" in {callee.name for _, callee in graph.callees_of(function(facts, "main"))}
+
+
 def test_local_callee_ignores_calls_it_cannot_see():
     facts = facts_of("import os\ndef f():\n    os.getcwd()\n    obj.method()\n")
     calls = [call for call, _ in facts.index.statement_calls]
