@@ -107,7 +107,7 @@ running them always reads a member that only the graph-mode training engine give
 `model._feed_targets`, `model._feed_sample_weights`), in top-level code or in a top-level
 function that top-level code calls, outside any branch, loop or `try`. Such a read behind a
 check (`if hasattr(model, "_make_predict_function"):`) or after a `return` that may come first
-(`if tf.executing_eagerly(): return`), or an attribute of that name the file assigns or defines
+(`if tf.executing_eagerly(): return`; an error path that raises does not count), or an attribute of that name the file assigns or defines
 itself (a `total_loss` property of its own model class), is no such evidence: the file may run on eager tf.keras as well. Graph-only code
 that the file does not show stays reported: a loss function that calls `K.gradients` runs in a
 graph under both engines, and a helper of another module that reads a tensor's
@@ -259,6 +259,8 @@ from keras.models import Sequential
 net = Sequential([Dense(16, input_shape=(8,)), Dense(1)])
 net.compile(optimizer="sgd", loss="mse")
 def loss_function(model):
+    if not model.outputs:
+        raise ValueError("compile a built model first")  # an error path, not a way the run takes
     feeds = model._feed_inputs + model._feed_targets + model._feed_sample_weights
     return K.function(feeds, [model.total_loss])
 batch_loss = loss_function(net)
@@ -590,14 +592,15 @@ def _always_reached(facts: ModuleFacts, sites: CallGraph, place: Place) -> bool:
 
 
 def _may_leave_before(function: cst.FunctionDef, place: Place) -> bool:
-    """A ``return`` or ``raise`` comes before ``place`` in ``function`` (``if
-    tf.executing_eagerly(): return``): a run may leave the function without reaching it."""
+    """A ``return`` comes before ``place`` in ``function`` (``if tf.executing_eagerly():
+    return``): a run may leave the function without reaching it. A ``raise`` is an error path,
+    not a way a working run takes (``if layer is None: raise ...``)."""
     on_path = {id(node) for node in place.chain}
     statements = function.body.body if isinstance(function.body, cst.IndentedBlock) else [function.body]
     for statement in statements:
         if id(statement) in on_path:
             return False
-        if any(isinstance(node, (cst.Return, cst.Raise)) for node in walk(statement, into=not_into_scopes)):
+        if any(isinstance(node, cst.Return) for node in walk(statement, into=not_into_scopes)):
             return True
     return False
 
