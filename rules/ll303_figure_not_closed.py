@@ -51,7 +51,7 @@ class FigureNotClosed(Rule):
     help = "close it when done: plt.close(fig) after savefig/logging (or plt.close('all') at the end of the iteration)"
     needs = Words("matplotlib", "pyplot", "seaborn", "pylab") & Names(*{creator.rsplit(".", 1)[-1] for creator in FIGURE_CREATORS})
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
-    measured = Measured(realcode=(4, 0, 2), leaks=(4, 0))
+    measured = Measured(realcode=(4, 0, 3), leaks=(4, 0))
     docs = """
 ## What it finds
 A new pyplot figure — `plt.figure()`, `plt.subplots()`, `plt.subplot_mosaic()`, or a seaborn
