@@ -61,12 +61,17 @@ def local_callee(call: cst.Call, scope: FunctionInfo, facts: ModuleFacts) -> Fun
         cls = facts.value(func.value).cls
         if isinstance(cls, ClassInfo):
             node = cls.find_method(func.attr.value)
-    if node is None and isinstance(func, (cst.Name, cst.Attribute)):
+    if node is None and isinstance(func, (cst.Name, cst.Attribute)) and _defines_call(facts):
         # embed(texts) / self.embed(texts), where embed = Encoder(...): the class's __call__
         cls = facts.value(func).cls
         if isinstance(cls, ClassInfo):
             node = cls.find_method("__call__")
     return facts.structure.functions.get(node) if node is not None else None
+
+
+def _defines_call(facts: ModuleFacts) -> bool:
+    """Some class of the file defines ``__call__`` (most files have none: nothing to look up)."""
+    return any("__call__" in cls.methods for cls in facts.structure.classes.values())
 
 
 class CallGraph:
