@@ -912,6 +912,30 @@ def band_stats(clips):
 if __name__ == "__main__":
     print(band_stats([torch.randn(16000) for _ in range(8)]))
 """,
+        # the same wrapper, but the training loop differentiates what the object returns
+        """
+import torch
+import torch.nn.functional as F
+import torchvision
+
+
+class Predictor:
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, images):
+        return self.model(images).log_softmax(-1)
+
+
+net = torchvision.models.resnet18(weights="DEFAULT")
+predictor = Predictor(net)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+for images, labels in loader:
+    loss = F.nll_loss(predictor(images), labels)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
     )
     INVALID = (
         # a distillation loss helper shared by training and validation: the teacher is frozen,
@@ -966,6 +990,26 @@ def report(net, loader, writer):
         writer.add_histogram("probs", probs, step)
         history.append(probs.max(-1).values.mean())
     return history
+""",
+        # a wrapper object's __call__ runs the model; the file's calls of the object only read
+        # the predicted classes
+        """
+import torch
+import torchvision
+
+
+class Predictor:
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, images):
+        return self.model(images).softmax(-1)  # expect: LL201
+
+
+net = torchvision.models.resnet18(weights="DEFAULT")
+predictor = Predictor(net)
+for images, _ in loader:
+    print(predictor(images).argmax(-1).tolist())
 """,
         # torch.hub models that record a graph: YOLOv5 without its AutoShape wrapper
         # (autoshape=False, or a head retrained for other classes), and any other hub model

@@ -846,7 +846,8 @@ class GraphUse:
         info = local_callee(call, function, facts)
         func = call.func
         if info is not None:
-            bound = 1 if isinstance(func, cst.Attribute) and info.is_method and not _is_static(info) else 0
+            # self is bound by `obj.method(...)`, and by `obj(...)` running the class's __call__
+            bound = 1 if (isinstance(func, cst.Attribute) or info.name == "__call__") and info.is_method and not _is_static(info) else 0
             return info, bound
         if type(func) is cst.Attribute:
             cls = self._class_of_receiver(func.value, function)
@@ -898,7 +899,9 @@ class GraphUse:
         if function.node in facts._recording.escaping:
             return None  # passed around as a value: called from anywhere
         sites = []
-        for place in facts.index.calls_named(function.name):
+        # an object's __call__ runs through calls of whatever names the object (`predictor(x)`)
+        candidates = facts.index.ordered_calls if function.name == "__call__" else facts.index.calls_named(function.name)
+        for place in candidates:
             call = place.node
             caller = caller_of(place, facts)
             resolved = self._local_callee(call, caller)  # type: ignore[arg-type]
