@@ -10,14 +10,14 @@ import libcst as cst
 from leaklint.analysis.calls import call_graph
 from leaklint.analysis.carry import carried_states, detached_each_iteration
 from leaklint.analysis.containers import Store, stores
-from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.facts import ModuleFacts, result_backpropagated
 from leaklint.analysis.graph_use import GraphUse, frozen_models, graph_use
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import COMPREHENSIONS
 from leaklint.analysis.structure import FunctionInfo
 from leaklint.analysis.values import Kind, Role
-from leaklint.analysis.provenance import ModelCall, StatementFact
-from leaklint.analysis.structure import GradMode, backward_calls, backward_target, bound_names
+from leaklint.analysis.provenance import ModelCall
+from leaklint.analysis.structure import GradMode, bound_names
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, TORCH_CODE, is_eval_function_name
 from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
@@ -1507,24 +1507,8 @@ def _returned_to_differentiating_callers(facts: ModuleFacts, call: ModelCall) ->
     if not use.returned_by(call.node, function):
         return False
     return not use.callers_shown(function) or any(
-        _differentiates_call(facts, site, statement) for site, statement in call_graph(facts).sites_of(function)
+        result_backpropagated(site, statement, facts) for site, statement in call_graph(facts).sites_of(function)
     )
-
-
-def _differentiates_call(facts: ModuleFacts, site: cst.Call, statement: StatementFact) -> bool:
-    """The statement that makes the call ``site`` differentiates its result: inside a backward's
-    target (``score(x).sum().backward()``), or bound to a name a backward of the caller consumes
-    (``picked = score(x).sum()`` ... ``torch.autograd.grad(picked, x)``)."""
-    node = statement.node
-    for backward in backward_calls(node, facts.imports):
-        target = backward_target(backward, facts.imports)
-        if target is not None and any(part is site for part in walk(target)):
-            return True
-    if isinstance(node, (cst.Assign, cst.AnnAssign)):
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-        consumed = facts.summary(statement.function).backward_consumed
-        return any(name in consumed for target in targets for name in bound_names(target))
-    return False
 
 
 def _records_nothing(facts: ModuleFacts, call: ModelCall, function: FunctionInfo) -> bool:

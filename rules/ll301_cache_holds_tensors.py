@@ -8,6 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis import torch_api
+from leaklint.analysis.arguments import is_bound_to_object
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.heavy import model_holders
 from leaklint.analysis.names import dotted_name
@@ -441,16 +442,6 @@ def _suppressed_elsewhere(function: cst.FunctionDef, cache: CacheDecorator) -> b
     return any(code in text for text in texts for code in _OTHER_LINTER_CODES)
 
 
-def _decorator_names(function: cst.FunctionDef) -> set[str]:
-    """Last components of the decorators' names (``staticmethod``, ``classmethod``...)."""
-    names = set()
-    for decorator in function.decorators:
-        expr = decorator.decorator
-        name = dotted_name(expr.func if isinstance(expr, cst.Call) else expr) or ""
-        names.add(name.rsplit(".", 1)[-1])
-    return names
-
-
 def _is_enum(cls: ClassInfo, facts: ModuleFacts) -> bool:
     if any(facts.imports.qualify(base) in _ENUM_BASES for base in cls.base_names):
         return True
@@ -557,8 +548,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             continue
         if info.parent is not None:
             continue  # a closure's cache dies with the closure
-        bound_to_instance = not _decorator_names(node) & {"staticmethod", "classmethod"}
-        if info.is_method and bound_to_instance and info.params[:1] == ("self",):
+        if info.is_method and is_bound_to_object(node) and info.params[:1] == ("self",):
             finding = _method_finding(info, cache, facts)
         else:
             finding = _function_finding(info, cache, facts)

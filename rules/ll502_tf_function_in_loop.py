@@ -7,6 +7,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from leaklint.analysis.arguments import is_bound_to_object
 from leaklint.analysis.calls import CallGraph, call_graph
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.keras import keras_models
@@ -717,7 +718,7 @@ def _runners(facts: ModuleFacts, cls: ClassInfo) -> _Runners | None:
         pending.extend(current.local_bases)
     traced = frozenset(
         name for name, node in methods.items()
-        if any(_is_tf_function(facts, d.decorator) for d in node.decorators) and not _unbound_method(node)
+        if any(_is_tf_function(facts, d.decorator) for d in node.decorators) and is_bound_to_object(node)
     )
     if not traced:
         return None
@@ -730,12 +731,6 @@ def _runners(facts: ModuleFacts, cls: ClassInfo) -> _Runners | None:
         )
     }
     return _Runners(cls, traced, traced | callers)
-
-
-def _unbound_method(node: cst.FunctionDef) -> bool:
-    """``@staticmethod`` / ``@classmethod``: never bound to the object, so every object shares the
-    class's one tf.function (and its traces)."""
-    return any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod") for d in node.decorators)
 
 
 def _runs_traced(facts: ModuleFacts, place: Place, runners: _Runners) -> bool:

@@ -126,6 +126,14 @@ def is_staticmethod(function: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
 
 
+def is_bound_to_object(function: cst.FunctionDef) -> bool:
+    """A method bound to each object it is called through: not a ``@staticmethod`` nor a
+    ``@classmethod`` (those are shared by every object of the class, and so is what they keep)."""
+    return not any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod") for d in function.decorators
+    )
+
+
 def parameter_for(function: cst.FunctionDef, call: cst.Call, arg: cst.Arg, skip: int = 0) -> str | None:
     """The parameter of ``function`` that ``arg`` of ``call`` binds; ``skip``: how many leading
     parameters the call does not fill by position (1 for ``self`` in a bound call). None for an

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
 
 if TYPE_CHECKING:

@@ -28,7 +28,16 @@ from leaklint.analysis.provenance import (
     StoredArgument,
 )
 from leaklint.analysis.rounds import Rounds, same
-from leaklint.analysis.structure import FunctionInfo, GradMode, LoopInfo, ModuleStructure, bound_names, scan_imports_and_structure
+from leaklint.analysis.structure import (
+    FunctionInfo,
+    GradMode,
+    LoopInfo,
+    ModuleStructure,
+    backward_calls,
+    backward_target,
+    bound_names,
+    scan_imports_and_structure,
+)
 from leaklint.analysis.values import UNKNOWN, Value, replace
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence
@@ -453,10 +462,26 @@ def _backpropagated_through_returns(facts: ModuleFacts) -> frozenset[tuple[objec
         node = fact.node
         if callee is None or not callee.is_method or not isinstance(node, cst.Assign) or node.value is not call:
             continue
-        names = {name for target in node.targets for name in bound_names(target.target)}
-        if names & facts.summary(fact.function).backward_consumed:
+        if result_backpropagated(call, fact, facts):
             found |= {(callee.cls, name) for name in facts.summary(callee).returned_names if name.startswith("self.")}
     return frozenset(found)
+
+
+def result_backpropagated(call: cst.Call, fact: StatementFact, facts: ModuleFacts) -> bool:
+    """The statement making ``call`` sends its result into a backward of the calling function:
+    the call is inside a backward's target (``score(x).sum().backward()``), or the statement binds
+    names that a backward there consumes (``loss = policy_loss()`` ... ``loss.backward()``,
+    ``picked = score(x).sum()`` ... ``torch.autograd.grad(picked, x)``)."""
+    node = fact.node
+    for backward in backward_calls(node, facts.imports):
+        target = backward_target(backward, facts.imports)
+        if target is not None and any(part is call for part in walk(target)):
+            return True
+    if isinstance(node, (cst.Assign, cst.AnnAssign)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        names = {name for target in targets for name in bound_names(target)}
+        return bool(names & facts.summary(fact.function).backward_consumed)
+    return False
 
 
 def _result_dropped(call: cst.Call, fact: StatementFact, facts: ModuleFacts) -> bool:
