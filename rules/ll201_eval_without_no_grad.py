@@ -77,6 +77,15 @@ code, a framework hook, or a caller that does not disable them), low confidence 
 are elsewhere. A graph that an inference loop carries into its next iteration is LL103's finding,
 at the line that carries it.
 
+A model put in evaluation mode and then run through **a method of its own class** other than
+`forward` (`actor.eval()` then `actor.predict(obs)` or `model.inference(x)` per step) is reported
+at the call, high confidence, as a direct call would be: the method runs the forward with
+gradients on. Not when the method is decorated with `no_grad`, runs its own backward, or the call's
+result feeds a backward; not when the method's own forward already has a finding (one finding per
+graph); and not when the method (or a function it calls) steps a state through a loop, as a
+sampler does (`x = x - step * self(x)`): that chain is LL103's to judge, and a sampler may cut
+it on purpose every step.
+
 ## Why it matters
 `model.eval()` changes how dropout and batch norm behave; it does not stop autograd. Without
 `no_grad`, each forward pass saves its activations for a backward pass that never comes: the peak
@@ -936,6 +945,68 @@ for images, labels in loader:
     loss.backward()
     optimizer.step()
 """,
+        # A method run after .eval() whose output the same step differentiates (a frozen-BN
+        # fine-tune: eval mode for the statistics, gradients for the weights), and one whose
+        # method disables gradients itself
+        """
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def loss(self, x, y):
+        return nn.functional.cross_entropy(self(x), y)
+
+    @torch.no_grad()
+    def act(self, x):
+        return self(x).argmax(-1)
+
+
+def finetune(policy, optimizer, loader, env):
+    policy.eval()
+    for x, y in loader:
+        loss = policy.loss(x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        env.send(policy.act(x).tolist())
+""",
+        # A sampler method that steps its state through a loop and cuts the history each step,
+        # called after .eval(): the chain is LL103's to judge, and this one is cut on purpose
+        """
+import torch
+import torch.nn as nn
+
+
+class Denoiser(nn.Module):
+    def __init__(self, steps=50):
+        super().__init__()
+        self.net = nn.Linear(32, 32)
+        self.steps = steps
+
+    def forward(self, x):
+        return self.net(x)
+
+    def sample(self, n):
+        x = torch.randn(n, 32)
+        for _ in range(self.steps):
+            x = x - 0.1 * self(x)
+            x = x.detach()
+        return x
+
+
+def preview(model, rounds):
+    model.eval()
+    for r in range(rounds):
+        torch.save(model.sample(16), f"preview_{r}.pt")
+""",
     )
     INVALID = (
         # a distillation loss helper shared by training and validation: the teacher is frozen,
@@ -1387,6 +1458,73 @@ def band_stats(clips):
 if __name__ == "__main__":
     print(band_stats([torch.randn(16000) for _ in range(8)]))
 """,
+        # An actor put in eval mode and run per step through a method of its own that calls
+        # the forward (SAC-Q style): the call records a graph every step
+        """
+import torch
+import torch.nn as nn
+
+
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 4)
+
+    def forward(self, obs):
+        return self.net(obs).softmax(-1)
+
+    def sample_action(self, obs):
+        probs = self(obs)
+        return torch.distributions.Categorical(probs).sample(), probs
+
+
+def rollout(actor, env, steps):
+    actor.eval()
+    obs = env.reset()
+    visited = []
+    for _ in range(steps):
+        action, probs = actor.sample_action(torch.as_tensor(obs))  # expect: LL201
+        obs = env.send(action.item())
+        visited.append(probs.max().item())
+    return visited
+""",
+        # A run_epoch() shared by training and validation, which puts the model in eval mode
+        # on one branch: the method that runs the forward for a metric records a graph that
+        # nothing differentiates, in either mode; reported at the call, where no_grad goes
+        """
+import torch
+import torch.nn as nn
+
+
+class PitchModel(nn.Module):
+    def __init__(self, stats):
+        super().__init__()
+        self.net = nn.Linear(16, 1)
+        self.stats = stats
+
+    def forward(self, x):
+        return self.net(x).squeeze(-1)
+
+    def denormalize(self, x, speakers):
+        pitch = self(x)
+        for i in range(pitch.shape[0]):
+            mean = self.stats[speakers[i].item()].mean
+            pitch[i] = pitch[i] + mean
+        return pitch
+
+
+def run_epoch(model, loader, optimizer, train):
+    model.train() if train else model.eval()
+    error = 0.0
+    for x, y, speakers in loader:
+        loss = nn.functional.mse_loss(model(x), y)
+        error += (model.denormalize(x, speakers) - y).abs().mean().item()  # expect: LL201
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return error
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -1433,6 +1571,7 @@ def _wrapper_forward(call: ModelCall) -> bool:
 def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     """The violations in one file."""
     reported = set()
+    judged_in: set[FunctionInfo] = set()  # functions with a finding at the default confidence
     unused = _unused_forwards(facts)
     for call in facts.model_calls():
         if call.grad is not GradMode.ENABLED:
@@ -1446,10 +1585,24 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         if finding is None:
             continue
         reported.add(where)
+        if call.statement is not None and finding.confidence is not Confidence.LOW:
+            judged_in.add(call.statement.function)
         yield finding
     for call, finding in unused.items():
         where = call.statement.line if call.statement is not None else call.node
         if isinstance(call, (_MethodForward, _HelperForward)) and where not in reported:
+            reported.add(where)
+            yield finding
+    use = graph_use(facts)
+    for call in _model_method_calls(facts, use, in_eval_mode=True):
+        where = call.statement.line  # type: ignore[union-attr]
+        methods = _methods_named(facts, call.method)  # type: ignore[attr-defined]
+        if where in reported or methods & judged_in:
+            continue  # the method's own forward is already the finding for this graph
+        if _steps_a_chain(facts, methods):
+            continue  # a sampler's own loop: LL103 judges the chain it carries (or cuts)
+        finding = _eval_mode_finding(facts, call)
+        if finding is not None:
             reported.add(where)
             yield finding
 
@@ -1478,6 +1631,8 @@ def _eval_mode_finding(facts: ModuleFacts, call: ModelCall) -> Violation | None:
         confidence = Confidence.LOW
         why = f"in function '{call.statement.function.name}' (named like evaluation)" if call.statement else "in evaluation code"
     name = call.callee or facts.describe(call.node.func)
+    if isinstance(call, _MethodForward):
+        name = f"{name}.{call.method}"
     return Violation(
         node=call.node,
         message=(
@@ -1593,10 +1748,26 @@ def _helper_forward_calls(facts: ModuleFacts, use: GraphUse) -> list[ModelCall]:
     return found
 
 
-def _model_method_calls(facts: ModuleFacts, use: GraphUse) -> list[ModelCall]:
+def _methods_named(facts: ModuleFacts, name: str) -> set[FunctionInfo]:
+    """The methods called ``name`` of the module classes of this file (what ``model.name(...)``
+    may run when the model's class is not known at the call)."""
+    return {
+        facts.structure.functions[node]
+        for cls in facts.structure.classes.values()
+        if cls.is_module
+        for method, node in cls.methods.items()
+        if method == name
+    }
+
+
+def _model_method_calls(facts: ModuleFacts, use: GraphUse, *, in_eval_mode: bool = False) -> list[ModelCall]:
     """``policy.value(obs)``: a method of a module class of this file, called on a model, that
     runs the model through ``self.forward`` or another method: a forward under another name. (A
-    method that calls a model itself, ``self.net(x)``, has that call judged instead.)"""
+    method that calls a model itself, ``self.net(x)``, has that call judged instead.)
+
+    With ``in_eval_mode``: the calls made after ``.eval()`` on their receiver
+    (``actor.eval(); actor.predict(obs)``), whatever the method runs its forward through:
+    evaluation code calling the model under another name, judged at the call."""
     own_calls = {call.statement.function for call in facts.model_calls() if call.statement is not None}
     methods = {
         name
@@ -1604,7 +1775,7 @@ def _model_method_calls(facts: ModuleFacts, use: GraphUse) -> list[ModelCall]:
         if cls.is_module
         for name, node in cls.methods.items()
         if name not in ("forward", "__init__", "__call__")
-        and facts.structure.functions[node] not in own_calls
+        and (in_eval_mode or facts.structure.functions[node] not in own_calls)
         and not facts.structure.functions[node].backward_names
         and facts.summary(facts.structure.functions[node]).runs_model_with_grad  # not @torch.no_grad() def sample
     }
@@ -1615,13 +1786,19 @@ def _model_method_calls(facts: ModuleFacts, use: GraphUse) -> list[ModelCall]:
         func = call.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in methods or fact.grad is not GradMode.ENABLED:
             continue
+        receiver_name = dotted_name(func.value) or ""
+        if in_eval_mode != (receiver_name in fact.eval_mode):
+            continue
         receiver = facts.value(func.value)
-        if (dotted_name(func.value) or "") == "self" or use.model_confidence(func.value, fact.function) is Confidence.LOW:
+        if receiver_name == "self" or use.model_confidence(func.value, fact.function) is Confidence.LOW:
             continue
         method = use.local_forward(func.value, fact.function, func.attr.value)
-        if isinstance(method, FunctionInfo) and method in own_calls:
+        if method is False and in_eval_mode:
+            continue  # the receiver's class has no such method
+        if isinstance(method, FunctionInfo) and method in own_calls and not in_eval_mode:
             continue  # the receiver's own `sample` calls its model itself: that call is judged
-        found.append(_MethodForward(call, fact, dotted_name(func.value), receiver, fact.grad, None, func.attr.value))
+        eval_reason = "eval-mode" if in_eval_mode else None
+        found.append(_MethodForward(call, fact, receiver_name or None, receiver, fact.grad, eval_reason, func.attr.value))
     return found
 
 
@@ -1706,6 +1883,17 @@ def _carries_inside(facts: ModuleFacts, use: GraphUse, call: ModelCall, function
         return False
     inside = {method} | {callee for _, callee in call_graph(facts).callees_of(method)}
     return any(carry.function in inside for carry in carried)
+
+
+def _steps_a_chain(facts: ModuleFacts, methods: set[FunctionInfo]) -> bool:
+    """Whether one of ``methods``, or a local function it calls, steps a state through a loop
+    (``x = step(model(x))``, carried or detached each iteration): a sampler or a generator, whose
+    graph LL103 judges at the line that carries it, and which may cut it on purpose."""
+    calls = call_graph(facts)
+    inside = set(methods) | {callee for method in methods for _, callee in calls.callees_of(method)}
+    return any(carry.function in inside for carry in carried_states(facts)) or any(
+        owner in inside for owner, _ in detached_each_iteration(facts)
+    )
 
 
 def _keep_reported(facts: ModuleFacts, store: Store) -> bool:

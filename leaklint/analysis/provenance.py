@@ -70,6 +70,8 @@ class StatementFact:
     loops: tuple[LoopInfo, ...]  # outermost first
     grad: GradMode
     env: Mapping[str, Value]  # before the statement
+    #: The models put in evaluation mode (``model.eval()``) earlier in the function.
+    eval_mode: frozenset[str] = frozenset()
 
 
 @dataclass(eq=False)
@@ -509,7 +511,7 @@ class FunctionInterpreter:
             frame.env.pop(statement.name.value, None)
 
     def _enter(self, node: cst.BaseSmallStatement, line: cst.CSTNode | None, frame: Frame) -> StatementFact:
-        fact = StatementFact(node, line, self.function, frame.loops, frame.grad, frame.env.view())  # type: ignore[arg-type]
+        fact = StatementFact(node, line, self.function, frame.loops, frame.grad, frame.env.view(), frame.eval_mode)  # type: ignore[arg-type]
         self.rec.statements[node] = fact
         self._statement = fact
         return fact
@@ -518,7 +520,7 @@ class FunctionInterpreter:
         """Expressions in a compound statement's header (``if model(x):``, ``for b in f(x):``)
         belong to that statement, not to the simple statement before it. Not registered as a
         statement fact: rules iterate those expecting simple statements."""
-        self._statement = StatementFact(node, node, self.function, frame.loops, frame.grad, frame.env.view())  # type: ignore[arg-type]
+        self._statement = StatementFact(node, node, self.function, frame.loops, frame.grad, frame.env.view(), frame.eval_mode)  # type: ignore[arg-type]
 
     def _small(self, node: cst.BaseSmallStatement, line: cst.SimpleStatementLine | None, frame: Frame) -> None:
         self._enter(node, line, frame)
