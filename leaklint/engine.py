@@ -240,6 +240,8 @@ def _apply_rules(
         errors: list[FileError] = []
         try:
             for rule in rules:
+                if rule.autograd and not facts.records_autograd:
+                    continue
                 try:
                     violations.extend((rule, v) for v in rule().check(facts))
                 except RecursionError:

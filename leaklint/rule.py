@@ -133,6 +133,10 @@ class Rule:
     needs: ClassVar[Need] = NOTHING
     #: What a finding above low confidence needs besides (the evidence it rests on); None: nothing more.
     needs_above_low: ClassVar[Need | None] = None
+    #: The rule's findings are torch autograd graphs kept alive or recorded for nothing: it does
+    #: not run on a file that imports TensorFlow or Keras and nothing of torch
+    #: (:attr:`ModuleFacts.records_autograd`), where a model's output is no autograd graph.
+    autograd: ClassVar[bool] = False
     #: Whether the rule proposes fixes (its docs then say how safe they are under "Fix safety").
     fixable: ClassVar[bool] = False
     #: Code snippets that must produce no finding of this rule.

@@ -31,6 +31,7 @@ class LossAccumulation(Rule):
     summary = "A tensor that carries its autograd graph is accumulated across loop iterations."
     help = "accumulate the value's .item() (a float) or .detach() (a tensor)"
     needs = TORCH_CODE & (Syntax(ast.AugAssign, ast.BinOp) | Names("add", "add_", "sum")) & LOOPS_OR_FUNCTIONS
+    autograd = True
     needs_above_low = GRAPH_EVIDENCE
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(12, 0, 1), leaks=(32, 0))

@@ -31,6 +31,7 @@ class TensorCollection(Rule):
     summary = "A tensor that carries its autograd graph is stored in a container that outlives the iteration."
     help = "store the tensor's .detach() (add .cpu() to free device memory, or use .item() for a scalar)"
     needs = TORCH_CODE & LOOPS_OR_FUNCTIONS
+    autograd = True
     needs_above_low = GRAPH_EVIDENCE
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(8, 0, 0), leaks=(35, 1))
@@ -169,6 +170,25 @@ logging flag set in `__init__` (now low confidence) are fixed.
 - Runtime repro: `leaklint verify LL102` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # A TensorFlow file that imports nothing of torch: a TF model's outputs kept in a list
+        # carry no autograd graph (whether they pin GPU memory is another question)
+        """
+import numpy as np
+import tensorflow as tf
+from transformers import TFAutoModelForSequenceClassification
+
+
+class PoolScorer:
+    def __init__(self, name):
+        self.model = TFAutoModelForSequenceClassification.from_pretrained(name)
+
+    def score(self, batches):
+        outputs = []
+        for batch in batches:
+            outputs.append(self.model(batch, training=False))
+        logits = tf.concat([o.logits for o in outputs], axis=0)
+        return np.asarray(tf.nn.softmax(logits, axis=-1))
+""",
         # a history object of the file whose record() appends the loss detached, inside a tuple
         """
 import torch

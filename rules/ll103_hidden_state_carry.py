@@ -29,6 +29,7 @@ class HiddenStateCarry(Rule):
     summary = "A state (an RNN hidden state, a kv-cache, a sampler's x, a module's running statistic) carries its autograd graph into the next iteration or call, so the graphs chain up and memory grows."
     help = "detach the state before feeding it back: hidden = hidden.detach() (an LSTM's (h, c): tuple(v.detach() for v in hidden))"
     needs = TORCH_CODE & LOOPS_OR_FUNCTIONS
+    autograd = True
     needs_above_low = GRAPH_EVIDENCE
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(2, 0, 4), leaks=(26, 0))

@@ -31,6 +31,7 @@ class RetainGraphInLoop(Rule):
     summary = "backward(retain_graph=True) in a loop where no later backward goes through the graph it keeps."
     help = "drop retain_graph=True: it is only needed when a second backward goes through the same graph"
     needs = TORCH_CODE & Words("retain_graph")
+    autograd = True
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(0, 0, 0), leaks=(6, 0))
     docs = """

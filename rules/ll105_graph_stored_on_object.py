@@ -35,6 +35,7 @@ class GraphStoredOnObject(Rule):
     summary = "A graph-attached tensor is kept in an attribute, a global or a hook's store from one step to the next."
     help = "store the tensor's .detach() (add .cpu() to move it off the device)"
     needs = TORCH_CODE & LOOPS_OR_FUNCTIONS
+    autograd = True
     needs_above_low = GRAPH_EVIDENCE | Names(*HOOK_METHODS, *GLOBAL_HOOK_FUNCTIONS)
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(3, 0, 12), leaks=(11, 0))

@@ -32,6 +32,7 @@ class TensorOnAutogradCtx(Rule):
     help = "pass the tensor to ctx.save_for_backward(...) and read it back from ctx.saved_tensors in backward"
     #: A custom Function subclasses torch.autograd.Function (or InplaceFunction...): the name is in the file.
     needs = TORCH_CODE & Names("Function", "InplaceFunction", "NestedIOFunction")
+    autograd = True
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(0, 0, 2), leaks=(6, 0))
     docs = """

@@ -33,6 +33,7 @@ class CreateGraphBackward(Rule):
         "returns them instead of storing them in .grad"
     )
     needs = TORCH_CODE & Names("create_graph", "grad")
+    autograd = True
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
     measured = Measured(realcode=(0, 0, 0), leaks=(2, 0))
     docs = """

@@ -36,6 +36,7 @@ class EvalWithoutNoGrad(Rule):
     #: Evaluation code (by ``.eval()`` or a function's name), or a torch import: a forward whose
     #: output nothing differentiates is found by dataflow wherever it is.
     needs = TORCH_CODE & (Names("eval", "train", "torch", matching=is_eval_function_name))
+    autograd = True
     #: Above low confidence a finding follows .eval() (or .train(False)) on the model, or rests
     #: on the dataflow of a file that imports torch and has a model.
     needs_above_low = GRAPH_EVIDENCE & Names("eval", "train", "torch")

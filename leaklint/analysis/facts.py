@@ -175,6 +175,14 @@ class ModuleFacts:
         return Lines(self.module)
 
     @cached_property
+    def records_autograd(self) -> bool:
+        """Whether torch's autograd may record graphs in this module: not in a file that imports
+        TensorFlow or Keras and nothing of torch, where a model's output (a Keras model's, a
+        ``TFAutoModel``'s) is a tensor with no graph attached, whatever the code looks like."""
+        imports = self.imports
+        return not imports.imports_anything_from(*torch_api.TENSORFLOW_ROOTS) or imports.imports_anything_from(*torch_api.TORCH_ROOTS)
+
+    @cached_property
     def index(self) -> ModuleIndex:
         """Statements, calls and bindings grouped the ways rules look them up (built on first use)."""
         return ModuleIndex(self)

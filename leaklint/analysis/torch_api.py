@@ -557,6 +557,11 @@ GLOBAL_HOOK_FUNCTIONS = {
 
 #: Packages whose import makes a file a TensorFlow/Keras file (LL501-LL503).
 TENSORFLOW_ROOTS = ("tensorflow", "keras", "tf_keras")
+#: Packages whose import makes a file torch code: torch itself and the libraries built on it.
+TORCH_ROOTS = (
+    "torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning", "lightning_fabric",
+    "timm", "diffusers", "accelerate", "torch_geometric", "ignite",
+)
 
 
 # --- what the gate asks of a file (leaklint/gate.py) -------------------------------------------
