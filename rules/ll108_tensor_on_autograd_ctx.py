@@ -8,9 +8,10 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.names import dotted_name
+from leaklint.analysis.calls import local_callee
+from leaklint.analysis.names import dotted_name, names_read
 from leaklint.analysis.provenance import StatementFact
-from leaklint.analysis.structure import ClassInfo, FunctionInfo
+from leaklint.analysis.structure import ClassInfo, FunctionInfo, bound_names
 from leaklint.analysis import torch_api
 from leaklint.analysis.torch_api import TORCH_CODE
 from leaklint.analysis.values import Kind, Value
@@ -34,7 +35,7 @@ class TensorOnAutogradCtx(Rule):
     needs = TORCH_CODE & Names("Function", "InplaceFunction", "NestedIOFunction")
     autograd = True
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
-    measured = Measured(realcode=(0, 0, 2), leaks=(6, 0))
+    measured = Measured(realcode=(0, 0, 2), leaks=(7, 0))
     docs = """
 ## What it finds
 In the `forward` (or `setup_context`) of a class that subclasses `torch.autograd.Function`, an
@@ -46,8 +47,12 @@ makes is known as one), or an output of the forward, whatever leaklint knows of 
 a tuple or list kept on ctx counts when it holds one of those (`ctx.cache = (x, index, out)`).
 Numbers, shapes, flags and the parameters of the forward that leaklint cannot tell are tensors are
 left alone (`ctx.scale = scale`, `ctx.shape = x.shape`, `ctx.inputs = (x, index)`), and so is an
-input the forward returns as it is. High confidence when the tensor is an output of the forward
-(`ctx.out = out` with `return out`); medium for other tensors the forward computes.
+input the forward returns as it is. A closure counts when it reads an output: `ctx.vjp_fn =
+vjp_fn` where `new_pos, vjp_fn = sim.step(...)` and `step`, a function of the file (also a method
+of the one class of the file whose objects the `Function.apply(...)` calls pass for `sim`),
+returns `new_pos` next to a nested function that reads it. High confidence when the tensor is an
+output of the forward (`ctx.out = out` with `return out`) or such a closure; medium for other
+tensors the forward computes.
 
 ## Why it matters
 `ctx` is the graph node of the call. A tensor passed to `save_for_backward` is released as soon
@@ -200,6 +205,44 @@ class Helper:
         ctx.out = torch.relu(x)
         return ctx.out
 """,
+        # A closure the helper builds over its input only, and one over the output that backward
+        # deletes: neither keeps an output alive from ctx after backward
+        """
+import torch
+
+class Renderer:
+    def shade(self, albedo):
+        image = albedo.clamp(min=0) ** 2.2
+        scale = albedo.clamp(min=1e-6)
+
+        def pullback(grad):
+            return grad * 2.2 / scale
+
+        def exact(grad):
+            return grad * 2.2 * image / scale
+
+        return image, pullback, exact
+
+
+class Shade(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, renderer, albedo):
+        image, pullback, exact = renderer.shade(albedo.detach())
+        ctx.pullback = pullback
+        ctx.exact = exact
+        return image
+
+    @staticmethod
+    def backward(ctx, grad):
+        out = ctx.exact(grad)
+        del ctx.exact
+        return None, out
+
+
+renderer = Renderer()
+for albedo in batches:
+    Shade.apply(renderer, albedo).mean().backward()
+""",
     )
     INVALID = (
         # An output made from an input (leaklint cannot tell the input is a tensor, but forward
@@ -263,6 +306,40 @@ class Recurrence(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_h, grad_last):
         return grad_h, grad_h
+""",
+        # A closure over the output, built by a helper of the file that returns both: the
+        # closure kept on ctx keeps the output, whose graph node is this ctx
+        """
+import torch
+
+class Renderer:
+    def __init__(self, gamma):
+        self.gamma = gamma
+
+    def shade(self, albedo):
+        image = albedo.clamp(min=0) ** self.gamma
+
+        def pullback(grad):
+            return grad * self.gamma * image / albedo.clamp(min=1e-6)
+
+        return image, pullback
+
+
+class Shade(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, renderer, albedo):
+        image, pullback = renderer.shade(albedo.detach())
+        ctx.pullback = pullback  # expect: LL108
+        return image
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, ctx.pullback(grad)
+
+
+renderer = Renderer(2.2)
+for albedo in batches:
+    Shade.apply(renderer, albedo).mean().backward()
 """,
     )
 
@@ -365,10 +442,12 @@ def _ctx_stores(
             computed = any(_is_tensor(facts.value(part)) and _made_by_torch(part, info, facts, 0) for part in _parts(expr))
             # What forward returns is a tensor whatever leaklint knows of how it was made (autograd
             # wraps it as the Function's output): kept on ctx, it closes the cycle.
-            if not computed and not (returned and facts.value(expr).kind is not Kind.NOT_TENSOR):
+            closure = not computed and not returned and _closure_over_output(expr, info, facts, outputs)
+            if not computed and not closure and not (returned and facts.value(expr).kind is not Kind.NOT_TENSOR):
                 continue
+            returned = returned or closure
             confidence = Confidence.HIGH if returned else Confidence.MEDIUM
-            what = "an output of forward" if returned else "a tensor"
+            what = "a closure over an output of forward" if closure else "an output of forward" if returned else "a tensor"
             if isinstance(expr, (cst.Tuple, cst.List)):
                 what = f"holding {what}"
             yield Violation(
@@ -385,8 +464,81 @@ def _ctx_stores(
                 ),
                 confidence=confidence,
                 statement=fact.line,
+                help=f"delete it at the end of backward (del {name}), or save the tensors it needs with ctx.save_for_backward()" if closure else None,
             )
             return
+
+
+def _closure_over_output(expr: cst.BaseExpression, info: FunctionInfo, facts: ModuleFacts, outputs: set[str]) -> bool:
+    """``ctx.vjp_fn = vjp_fn`` where ``reward, new_pos, vjp_fn = sim.step(...)`` and ``step`` is a
+    function of the file that returns, next to ``new_pos``, a nested function reading it: the
+    closure keeps an output of forward alive from ctx, the same cycle as keeping the output."""
+    if not isinstance(expr, cst.Name) or not outputs:
+        return False
+    for fact in facts.index.statements_of(info):
+        node = fact.node
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Call)):
+            continue
+        target = node.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            continue
+        names = [dotted_name(element.value) for element in target.elements]
+        if expr.value not in names:
+            continue
+        helper = _helper(node.value, info, facts)
+        if helper is None or helper.node is None:
+            continue
+        for returned in _returned_tuples(helper.node):
+            if len(returned) != len(names):
+                continue
+            captured = _captured(returned[names.index(expr.value)], helper, facts)
+            if any(name in captured and names[index] in outputs for index, name in enumerate(returned)):
+                return True
+    return False
+
+
+def _helper(call: cst.Call, info: FunctionInfo, facts: ModuleFacts) -> FunctionInfo | None:
+    """The function of the file ``call`` runs: a local callee, or a method of the one class of the
+    file whose objects every ``Function.apply(...)`` call of the file passes for the receiver, a
+    parameter of forward (``sim.step(...)`` with ``SimStep.apply(sim, ...)``)."""
+    callee = local_callee(call, info, facts)
+    if callee is not None or not isinstance(call.func, cst.Attribute) or info.cls is None:
+        return callee
+    receiver = dotted_name(call.func.value)
+    if receiver not in info.params[1:]:
+        return None
+    position = info.params.index(receiver) - 1  # apply(...) passes no ctx
+    classes = set()
+    for place in facts.index.calls_named("apply"):
+        apply = place.node
+        if not (isinstance(apply.func, cst.Attribute) and dotted_name(apply.func.value) == info.cls.name):  # type: ignore[attr-defined]
+            continue
+        args = apply.args  # type: ignore[attr-defined]
+        if position >= len(args) or args[position].keyword is not None or args[position].star:
+            return None
+        classes.add(facts.value(args[position].value).cls)
+    if len(classes) != 1:
+        return None
+    cls = classes.pop()
+    method = cls.find_method(call.func.attr.value) if isinstance(cls, ClassInfo) else None
+    return facts.structure.functions.get(method) if method is not None else None
+
+
+def _returned_tuples(function: cst.FunctionDef) -> Iterator[list[str | None]]:
+    """The names of each ``return a, b, c`` of ``function``, element by element."""
+    for node in walk(function.body, into=not_into_scopes):
+        if isinstance(node, cst.Return) and isinstance(node.value, (cst.Tuple, cst.List)):
+            yield [dotted_name(element.value) for element in node.value.elements]
+
+
+def _captured(name: str | None, helper: FunctionInfo, facts: ModuleFacts) -> set[str]:
+    """The local names of ``helper`` that its nested function ``name`` reads (its free names)."""
+    nested = facts.structure.nested_functions.get((helper, name)) if name is not None else None
+    if nested is None or helper.node is None:
+        return set()
+    own = {param.name.value for param in (*nested.params.posonly_params, *nested.params.params, *nested.params.kwonly_params)}
+    locals_ = {bound for node in walk(helper.node.body, into=not_into_scopes) if isinstance(node, cst.AssignTarget) for bound in bound_names(node.target)}
+    return (names_read(nested.body) - own) & locals_
 
 
 def _parts(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
