@@ -66,7 +66,9 @@ of a method that the file calls from one place only (an early stopper's `update_
 logger's `log_stat`): that call and the append are one fix apart, and the append is the line that
 keeps the graph; the message names the call. A write by position into a list the class built
 (`self.outputs[t] = out` into `[None] * steps`, or `self.slots, self.cursor = [], 0` of a ring
-buffer) keeps one entry per position, like an append.
+buffer) keeps one entry per position, like an append. An object whose other attributes a
+backward reads (`loss` computed from `storage.rewards`) does not make the graphs a method keeps
+in an attribute that nothing in the file reads (`storage.hidden`) consumed.
 
 ## Why it matters
 Every stored tensor keeps its whole autograd graph alive, and with it the activations saved for
@@ -125,6 +127,8 @@ depends on whether those callers record gradients, which leaklint does not follo
 `self` whose graphs another method of the class backpropagates through (REINFORCE's
 `saved_log_probs`, summed and `.backward()`-ed at the end of the episode) is kept on purpose and
 not reported.
+An attribute that only code outside the file reads (a storage object handed to another module's
+update that backpropagates through it) looks unread here: its graphs are taken as kept for nothing.
 Collecting losses on purpose and calling `.backward()` on their sum or stack in the same function
 is recognised and not reported, as is a store under a constant key (`stats["last"] = loss` keeps
 one graph, not one per step), as is a `forward` that gathers per-layer features in a loop and
@@ -626,6 +630,31 @@ histories = []
 for h0, inputs in loader:
     histories.append(unroll(h0, inputs))
 """,
+        # what the storage keeps by position is read back into the loss that is backpropagated
+        """
+import torch
+import torch.nn as nn
+class Storage:
+    def __init__(self, steps):
+        self.rewards = torch.zeros(steps)
+        self.hidden = [None] * steps
+    def insert(self, t, reward, hidden):
+        self.rewards[t] = reward
+        self.hidden[t] = hidden
+cell, head = nn.GRUCell(8, 8), nn.Linear(8, 1)
+optimizer = torch.optim.Adam(list(cell.parameters()) + list(head.parameters()))
+storage = Storage(64)
+for update in range(1000):
+    h = torch.zeros(1, 8)
+    for t in range(64):
+        h = cell(observe(t), h)
+        storage.insert(t, reward_at(t), h)
+    values = head(torch.cat(storage.hidden)).squeeze(-1)
+    loss = -(storage.rewards * values).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
     )
     INVALID = (
         # a helper that unrolls a cell, gathering each step's output in a local list, returns
@@ -688,6 +717,31 @@ for x, y in loader:
     z = encoder(x)
     ring.put(z)
     loss = (z - y).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        # the loss reads the storage's rewards, never the hidden states it keeps by position:
+        # nothing differentiates those, whatever else of the object the backward uses
+        """
+import torch
+import torch.nn as nn
+class Storage:
+    def __init__(self, steps):
+        self.rewards = torch.zeros(steps)
+        self.hidden = [None] * steps
+    def insert(self, t, reward, hidden):
+        self.rewards[t] = reward
+        self.hidden[t] = hidden  # expect: LL102
+cell, head = nn.GRUCell(8, 8), nn.Linear(8, 1)
+optimizer = torch.optim.Adam(list(cell.parameters()) + list(head.parameters()))
+storage = Storage(64)
+for update in range(1000):
+    h = torch.zeros(1, 8)
+    for t in range(64):
+        h = cell(observe(t), h)
+        storage.insert(t, reward_at(t), h)
+    loss = -(storage.rewards * head(h.detach()).squeeze()).mean()
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
