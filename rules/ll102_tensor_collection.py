@@ -53,8 +53,7 @@ for nothing and reported. Values are followed through the file's own code: what 
 (`store_metrics(metrics)` called with a dict of losses), what a local function or method returns,
 the keys of a dict built with literal keys (`{"loss": loss.detach(), "n": x.size(0)}` carries no
 graph), a local list that graphs are appended to (it holds them as the literal `[cell(x, h)]`
-would, so a helper's `return torch.stack(states)` carries them), the result of a custom
-`torch.autograd.Function`'s `apply` run with gradients on (an op written to be differentiated),
+would, so a helper's `return torch.stack(states)` carries them),
 objects built by classes of the file and handed around (constructors, `defaultdict(Cls)`),
 and a function handed to a call in a training loop (an L-BFGS `closure` the optimizer calls) runs
 every step. A store made by a method of another class that keeps what it is given
@@ -595,27 +594,6 @@ def run(rank, x_all, loader, epochs):
             out = model.module.inference(x_all, loader, rank)
         print(epoch, out.shape)
 """,
-        # a custom autograd Function run without gradients records nothing
-        """
-import torch
-class SoftDice(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, probs, target):
-        ctx.save_for_backward(probs, target)
-        return 1 - 2 * (probs * target).sum() / (probs + target).sum()
-    @staticmethod
-    def backward(ctx, grad):
-        probs, target = ctx.saved_tensors
-        return grad * (target - probs), None
-class DiceTracker:
-    def __init__(self):
-        self.history = []
-    def validation(self, probs, target):
-        with torch.no_grad():
-            dice = SoftDice.apply(probs, target)
-        self.history.append(dice)
-        return dice
-""",
         # a rollout helper whose list holds detached states: its stack carries no graph
         """
 import torch
@@ -678,26 +656,6 @@ histories = []
 for h0, inputs in loader:
     trajectory = unroll(cell, h0, inputs)
     histories.append(trajectory)  # expect: LL102
-""",
-        # the output of a custom autograd Function, applied with gradients on, is graph-attached
-        """
-import torch
-class SoftDice(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, probs, target):
-        ctx.save_for_backward(probs, target)
-        return 1 - 2 * (probs * target).sum() / (probs + target).sum()
-    @staticmethod
-    def backward(ctx, grad):
-        probs, target = ctx.saved_tensors
-        return grad * (target - probs), None
-class DiceTracker:
-    def __init__(self):
-        self.history = []
-    def training_step(self, probs, target):
-        dice = SoftDice.apply(probs, target)
-        self.history.append(dice)  # expect: LL102
-        return dice
 """,
         # a ring buffer whose list `__init__` builds in a tuple assignment, written by position
         """

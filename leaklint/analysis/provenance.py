@@ -1585,16 +1585,6 @@ class FunctionInterpreter:
             return None
         return replace(role(Role.MODEL, Confidence.HIGH), cls=cls) if cls.is_module else instance(cls)
 
-    def _autograd_function_result(self, args: list[Value], frame: Frame) -> Value:
-        """``Fn.apply(x, w)`` of a custom ``torch.autograd.Function`` of the file: an op written to
-        be differentiated (it has its own ``backward``), run inside a forward on activations and
-        weights. With gradients on its output records the call's ``ctx`` (and what ``forward``
-        put there): graph-attached, as a model's output is, unless run without gradients."""
-        deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
-        if any(a.is_graph for a in args):
-            return self._under_grad_mode(combine(args), frame)
-        return self._under_grad_mode(graph(Evidence.DERIVED, Confidence.MEDIUM, deps=deps), frame)
-
     def _local_class(self, name: str) -> ClassInfo | None:
         return self.structure.classes_by_name.get(name)
 
@@ -1645,10 +1635,6 @@ class FunctionInterpreter:
             if effect is not None:
                 frame.grad = effect
                 return NOT_TENSOR
-        if method == "apply" and receiver_name is not None:
-            function_class = self._local_class(receiver_name)
-            if function_class is not None and function_class.is_autograd_function:
-                return self._autograd_function_result(args, frame)
         if receiver_name == "self" and self.function.cls is not None:
             nested = self._nested_class(self.function.cls, method)
             if nested is not None:
