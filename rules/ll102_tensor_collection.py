@@ -34,7 +34,7 @@ class TensorCollection(Rule):
     autograd = True
     needs_above_low = GRAPH_EVIDENCE
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
-    measured = Measured(realcode=(8, 0, 0), leaks=(35, 1))
+    measured = Measured(realcode=(8, 0, 0), leaks=(38, 1))
     docs = """
 ## What it finds
 A graph-attached tensor (a loss, a model output, or something computed from one outside
@@ -53,7 +53,9 @@ followed through its helpers, none does (retrieval scores, metrics), the chunks'
 for nothing and reported. Values are followed through the file's own code: what a helper or method is passed by its callers
 (`store_metrics(metrics)` called with a dict of losses), what a local function or method returns,
 the keys of a dict built with literal keys (`{"loss": loss.detach(), "n": x.size(0)}` carries no
-graph), objects built by classes of the file and handed around (constructors, `defaultdict(Cls)`),
+graph), a local list that graphs are appended to (it holds them as the literal `[cell(x, h)]`
+would, so a helper's `return torch.stack(states)` carries them),
+objects built by classes of the file and handed around (constructors, `defaultdict(Cls)`),
 and a function handed to a call in a training loop (an L-BFGS `closure` the optimizer calls) runs
 every step. A store made by a method of another class that keeps what it is given
 (`collector.add("loss", loss)` where `add` appends to `self.statistics[key]`, a replay buffer's
@@ -63,7 +65,10 @@ of the calling class (`self.store_metrics(metrics)`), or a method that tests for
 of a method that the file calls from one place only (an early stopper's `update_values`, a
 logger's `log_stat`): that call and the append are one fix apart, and the append is the line that
 keeps the graph; the message names the call. A write by position into a list the class built
-(`self.outputs[t] = out` into `[None] * steps`) keeps one entry per position, like an append.
+(`self.outputs[t] = out` into `[None] * steps`, or `self.slots, self.cursor = [], 0` of a ring
+buffer) keeps one entry per position, like an append. An object whose other attributes a
+backward reads (`loss` computed from `storage.rewards`) does not make the graphs a method keeps
+in an attribute that nothing in the file reads (`storage.hidden`) consumed.
 
 ## Why it matters
 Every stored tensor keeps its whole autograd graph alive, and with it the activations saved for
@@ -122,6 +127,8 @@ depends on whether those callers record gradients, which leaklint does not follo
 `self` whose graphs another method of the class backpropagates through (REINFORCE's
 `saved_log_probs`, summed and `.backward()`-ed at the end of the episode) is kept on purpose and
 not reported.
+An attribute that only code outside the file reads (a storage object handed to another module's
+update that backpropagates through it) looks unread here: its graphs are taken as kept for nothing.
 Collecting losses on purpose and calling `.backward()` on their sum or stack in the same function
 is recognised and not reported, as is a store under a constant key (`stats["last"] = loss` keeps
 one graph, not one per step), as is a `forward` that gathers per-layer features in a loop and
@@ -607,8 +614,116 @@ def run(rank, x_all, loader, epochs):
             out = model.module.inference(x_all, loader, rank)
         print(epoch, out.shape)
 """,
+        # a rollout helper whose list holds detached states: its stack carries no graph
+        """
+import torch
+import torch.nn as nn
+cell = nn.GRUCell(16, 16)
+def unroll(h, inputs):
+    states = [h]
+    for x in inputs:
+        states.append(cell(x, states[-1]).detach())
+    return torch.stack(states)
+histories = []
+for h0, inputs in loader:
+    histories.append(unroll(h0, inputs))
+""",
+        # what the storage keeps by position is read back into the loss that is backpropagated
+        """
+import torch
+import torch.nn as nn
+class Storage:
+    def __init__(self, steps):
+        self.rewards = torch.zeros(steps)
+        self.hidden = [None] * steps
+    def insert(self, t, reward, hidden):
+        self.rewards[t] = reward
+        self.hidden[t] = hidden
+cell, head = nn.GRUCell(8, 8), nn.Linear(8, 1)
+optimizer = torch.optim.Adam(list(cell.parameters()) + list(head.parameters()))
+storage = Storage(64)
+for update in range(1000):
+    h = torch.zeros(1, 8)
+    for t in range(64):
+        h = cell(observe(t), h)
+        storage.insert(t, reward_at(t), h)
+    values = head(torch.cat(storage.hidden)).squeeze(-1)
+    loss = -(storage.rewards * values).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
     )
     INVALID = (
+        # a helper that unrolls a cell, gathering each step's output in a local list, returns
+        # their stack: the list holds graphs (as `[cell(x, h)]` would), and so does the stack
+        """
+import torch
+import torch.nn as nn
+class Cell(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRUCell(16, 16)
+    def forward(self, x, h):
+        return self.gru(x, h)
+def unroll(cell, h, inputs):
+    states = [h]
+    for x in inputs:
+        states.append(cell(x, states[-1]))
+    return torch.stack(states)
+cell = Cell()
+histories = []
+for h0, inputs in loader:
+    trajectory = unroll(cell, h0, inputs)
+    histories.append(trajectory)  # expect: LL102
+""",
+        # a ring buffer whose list `__init__` builds in a tuple assignment, written by position
+        """
+import torch
+class Ring:
+    def __init__(self, size):
+        self.slots, self.cursor, self.size = [], 0, size
+    def put(self, item):
+        if len(self.slots) < self.size:
+            self.slots.append(None)
+        self.slots[self.cursor] = item  # expect: LL102
+        self.cursor = (self.cursor + 1) % self.size
+encoder = torch.nn.Linear(32, 8)
+optimizer = torch.optim.SGD(encoder.parameters(), lr=0.1)
+ring = Ring(4096)
+for x, y in loader:
+    z = encoder(x)
+    ring.put(z)
+    loss = (z - y).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        # the loss reads the storage's rewards, never the hidden states it keeps by position:
+        # nothing differentiates those, whatever else of the object the backward uses
+        """
+import torch
+import torch.nn as nn
+class Storage:
+    def __init__(self, steps):
+        self.rewards = torch.zeros(steps)
+        self.hidden = [None] * steps
+    def insert(self, t, reward, hidden):
+        self.rewards[t] = reward
+        self.hidden[t] = hidden  # expect: LL102
+cell, head = nn.GRUCell(8, 8), nn.Linear(8, 1)
+optimizer = torch.optim.Adam(list(cell.parameters()) + list(head.parameters()))
+storage = Storage(64)
+for update in range(1000):
+    h = torch.zeros(1, 8)
+    for t in range(64):
+        h = cell(observe(t), h)
+        storage.insert(t, reward_at(t), h)
+    loss = -(storage.rewards * head(h.detach()).squeeze()).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
         # an image-text evaluation wrapper: the towers run through a library model's own methods
         # (get_text_features), chunk by chunk, and nothing differentiates what it returns
         """

@@ -20,6 +20,7 @@ from leaklint.analysis.index import ModuleIndex
 from leaklint.analysis.names import ImportMap, dotted_names_in
 from leaklint.analysis.project_classes import KeepingMethod
 from leaklint.analysis.provenance import (
+    STORING_METHODS,
     FunctionSummary,
     MethodStore,
     ModelCall,
@@ -249,6 +250,10 @@ class ModuleFacts:
                 if per_step and not lifetime.outlives_call and target.split(".", 1)[0] in fact.function.params:
                     # an object the caller hands to a function it runs every step: it lives on
                     lifetime = replace(lifetime, outlives_call=True)
+                if lifetime.consumed_by_backward and _write_only(self, argument.attribute):
+                    # `loss` computed from `exp.logprobs` makes `exp` backward-consumed, but what
+                    # the method keeps in `exp.lstm_states` nothing reads, so nothing differentiates
+                    lifetime = replace(lifetime, consumed_by_backward=False)
                 confidence = lifetime.leak_confidence(value.confidence, count_call_lifetime=per_call)
                 if confidence is not None:
                     yield store, argument, confidence
@@ -399,6 +404,37 @@ class ModuleFacts:
                 break
             carried.append(loop)
         return tuple(carried)
+
+
+def _write_only(facts: ModuleFacts, attribute: str) -> bool:
+    """``self.<name>`` (``attribute``, maybe with ``[...]``) is only ever written in the file:
+    no ``x.<name>`` is read anywhere (nor named in a string, as ``getattr`` would), so no backward
+    can reach what it holds."""
+    name = attribute.split("[", 1)[0].rsplit(".", 1)[-1]
+    return name not in facts.derived(_read_attribute_names)
+
+
+def _read_attribute_names(facts: ModuleFacts) -> frozenset[str]:
+    """Attribute names the module reads somewhere (``x.name`` other than as what an assignment,
+    an item write or a storing method call writes into), and every string literal's text."""
+    written: set[int] = set()
+    read: set[str] = set()
+    for node in walk(facts.module):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            for target in [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]:
+                parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+                for part in parts:
+                    written.add(id(part.value) if isinstance(part, cst.Subscript) else id(part))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in STORING_METHODS:
+            written.add(id(node.func.value))
+        elif isinstance(node, cst.SimpleString):
+            value = node.evaluated_value
+            if isinstance(value, str):
+                read.add(value)
+    for node in walk(facts.module):
+        if isinstance(node, cst.Attribute) and id(node) not in written:
+            read.add(node.attr.value)
+    return frozenset(read)
 
 
 def _tensor_handlers(facts: ModuleFacts) -> set[FunctionInfo]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import weakref
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
+from typing import AbstractSet, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import libcst as cst
 from leaklint.analysis import device, torch_api
@@ -309,7 +309,38 @@ _AUG_SYMBOLS = {
 }
 #: Container methods that keep their argument.
 STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "put"})
+#: The storing methods of a list (or deque), which no tensor has: a graph-attached receiver of
+#: one is a list that holds graphs, not a tensor.
+LIST_STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert"})
 _BITWISE = frozenset({"&", "|", "^", "<<", ">>"})
+
+
+def _local_list(receiver: Value, method: str) -> bool:
+    """``receiver.<method>(...)`` stores into a plain container (a list, a set): not a model or an
+    object of the file, not a tensor (whose ``add``/``put`` return a new tensor)."""
+    if receiver.role is not None:
+        return False
+    if receiver.kind is Kind.NOT_TENSOR:
+        return True
+    # `xs = [x0]` (a literal of unknown elements) or a list already holding graphs
+    return method in LIST_STORING_METHODS and (receiver.is_graph or (receiver.items is not None and receiver.fields is None))
+
+
+def _assigned_pairs(node: cst.Assign) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) of an assignment, element by element for ``a, b = x, y``."""
+    for target in node.targets:
+        left, right = target.target, node.value
+        if isinstance(left, (cst.Tuple, cst.List)) and isinstance(right, (cst.Tuple, cst.List)) and len(left.elements) == len(right.elements):
+            yield from ((a.value, b.value) for a, b in zip(left.elements, right.elements))
+        else:
+            yield left, right
+
+
+def _holding_graphs(container: Value, added: list[Value]) -> Value:
+    """A container after graph-attached ``added`` went in: as attached as the strongest of them,
+    like the literal that would hold them (``[out]``)."""
+    held = combine([a for a in added if a.is_graph and a.role is None], fresh=False)
+    return replace(held, deps=container.deps | held.deps, device=container.device)
 
 
 def _no_module(value: Value) -> Value:
@@ -587,8 +618,11 @@ class FunctionInterpreter:
         if init is None:
             return False
         for node in walk(init.body, into=not_into_scopes):
-            if type(node) is cst.Assign and any(dotted_name(t.target) == attribute for t in node.targets):  # type: ignore[attr-defined]
-                value = node.value  # type: ignore[attr-defined]
+            if type(node) is not cst.Assign:
+                continue
+            for target, value in _assigned_pairs(node):  # type: ignore[arg-type]
+                if dotted_name(target) != attribute:
+                    continue
                 if type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Multiply):
                     value = value.left if type(value.left) is cst.List else value.right
                 if type(value) is cst.List or (type(value) is cst.Call and dotted_name(value.func) == "list"):
@@ -1642,7 +1676,7 @@ class FunctionInterpreter:
             # `self.stats.append((loss.detach(), rest))`: a parameter read only detached is not kept
             appended = node.args[0].value if len(node.args) == 1 else None
             self._note_param_store(args, "append", container, appended)
-        elif receiver_name in frame.env and method in STORING_METHODS and args and receiver.kind is Kind.NOT_TENSOR and receiver.role is None:
+        elif receiver_name in frame.env and method in STORING_METHODS and args and _local_list(receiver, method):
             # A local list now holds what was appended: what flows out of it (torch.cat(parts)
             # into a backward) comes from those values' names too. Only tensors may carry a
             # graph along (no detached results, numbers or strings).
@@ -1650,7 +1684,11 @@ class FunctionInterpreter:
             carried = (Kind.GRAPH, Kind.UNKNOWN, Kind.NOT_TENSOR) if method == "extend" else (Kind.GRAPH, Kind.UNKNOWN)
             added = frozenset().union(*(a.deps for a in args if a.kind in carried and a.role is None))
             if not added <= receiver.deps:
-                frame.env[receiver_name] = replace(receiver, deps=receiver.deps | added)
+                receiver = frame.env[receiver_name] = replace(receiver, deps=receiver.deps | added)
+            if method in LIST_STORING_METHODS and not receiver.is_graph and any(a.is_graph and a.role is None for a in args):
+                # `xs.append(model(x))` makes `xs` what the literal `[model(x)]` is: a list that
+                # holds graphs, and `torch.stack(xs)`, `xs[-1]`, `for x in xs` carry them.
+                frame.env[receiver_name] = _holding_graphs(receiver, args)
         if receiver.role is Role.MODEL:
             return self._module_method(node, func, receiver, receiver_name, args, frame, origin)
         if receiver.role is Role.LOSS_FN and method == "forward":
