@@ -201,7 +201,10 @@ forward runs in a helper that the keeping loop calls once per input (samples dra
 are accepted, one result per video frame) and no loop of the helper carries its output, the
 graphs pile up at the keep, which LL102 reports (naming this forward), and the forward is only
 shown with low confidence; when the forward runs in the keeping function itself, or is part of a
-sampler's chain, the forward is the finding and LL102 shows the keep with low confidence.
+sampler's chain, the forward is the finding and LL102 shows the keep with low confidence. The
+same holds wherever LL102 reports the keep at the default confidence (a helper's rollout kept per
+item of a data loop, where LL102 asks for a `.detach()`): that finding is the leak's, and the
+forward is shown with low confidence.
 
 On bench/realcode this is the rule with the most findings, and nearly all are true: evaluation
 and test loops after `model.eval()` without `no_grad`, many of them forwards whose output nothing
@@ -1008,6 +1011,95 @@ def preview(model, rounds):
     for r in range(rounds):
         torch.save(model.sample(16), f"preview_{r}.pt")
 """,
+        # A helper's rollout run per item of a data loop with gradients on and kept in a list
+        # with its graphs: LL102 reports the keep, and that is the one finding for the leak
+        """
+import torch
+import torch.nn as nn
+
+
+class Step(nn.Module):
+    def __init__(self, n=8, m=2):
+        super().__init__()
+        self.net = nn.Linear(n + m, n)
+
+    def forward(self, x, u):
+        return x + 0.01 * self.net(torch.cat([x, u], dim=-1))
+
+
+class Fit:
+    def __init__(self, model, data):
+        self.model, self.data = model, data
+        self.optimizer = torch.optim.Adam(model.parameters())
+
+    def unroll(self, x0, controls):
+        xs = [x0]
+        for u in controls[:-1]:
+            xs.append(self.model(xs[-1], u))
+        return torch.stack(xs)
+
+    def train_epoch(self):
+        for states, controls in self.data:
+            loss = (self.unroll(states[0], controls) - states).pow(2).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    def paths(self):
+        kept = []
+        for states, controls in self.data:
+            path = self.unroll(states[0], controls)
+            kept.append(path)  # LL102's finding: where the graphs pile up
+        return kept
+
+    def error(self):
+        return torch.stack([(p - s).abs().mean() for p, (s, _) in zip(self.paths(), self.data)]).mean().item()
+
+    def run(self, epochs):
+        for _ in range(epochs):
+            self.train_epoch()
+            print(self.error())
+
+
+if __name__ == "__main__":
+    runs = [(torch.randn(50, 8), torch.randn(50, 2)) for _ in range(100)]
+    Fit(Step(), runs).run(10)
+""",
+        # A helper whose only "forward" is a callable named like a model (an encoder object of
+        # the caller's dict): a guess by name, no evidence that it records anything
+        """
+import pandas as pd
+import torch
+from sentence_transformers import SentenceTransformer
+from graphlib_store import NodeStore
+
+
+def load_nodes(path, key, encoders=None):
+    frame = pd.read_csv(path, index_col=key)
+    index = {value: i for i, value in enumerate(frame.index.unique())}
+    features = None
+    if encoders is not None:
+        columns = [encoder(frame[name]) for name, encoder in encoders.items()]
+        features = torch.cat(columns, dim=-1)
+    return features, index
+
+
+class TextEncoder:
+    def __init__(self, name="all-MiniLM-L6-v2"):
+        self.model = SentenceTransformer(name)
+
+    @torch.no_grad()
+    def __call__(self, series):
+        return self.model.encode(series.values, convert_to_tensor=True).cpu()
+
+
+users, user_index = load_nodes("ratings.csv", "user")
+items, item_index = load_nodes("items.csv", "item", encoders={"title": TextEncoder()})
+store = NodeStore()
+store["user"].count = len(user_index)
+store["item"].x = items
+print(store)
+""",
     )
     INVALID = (
         # a distillation loss helper shared by training and validation: the teacher is frozen,
@@ -1745,6 +1837,8 @@ def _helper_forward_calls(facts: ModuleFacts, use: GraphUse) -> list[ModelCall]:
             continue  # it does not hand back what its forward computes
         if any(not use.expression_flow(forward.node, callee)[0] for forward in inner[callee]):
             continue  # a forward of the helper nothing differentiates: judged there
+        if not any(_records_graph(facts, use, forward, callee) for forward in inner[callee]):
+            continue  # its forwards are guesses by name (`encoder(df[col])`), or record nothing
         found.append(_HelperForward(call, fact, f"{callee.name}()", facts.value(call), fact.grad, None, callee))
     return found
 
@@ -1898,11 +1992,10 @@ def _steps_a_chain(facts: ModuleFacts, methods: set[FunctionInfo]) -> bool:
 
 
 def _keep_reported(facts: ModuleFacts, store: Store) -> bool:
-    """LL102 reports ``store`` at the default confidence as the keep of graphs nothing
-    differentiates, recorded by an unused forward (``Lifetime.unused_forward_line``)."""
+    """LL102 reports ``store`` at the default confidence: the graphs the forward records pile up
+    there, and that finding (its ``.detach()``, or the no_grad it names when it knows the forward,
+    ``Lifetime.unused_forward_line``) is the one for the leak."""
     lifetime = facts.lifetime(store.statement, store.container)
-    if lifetime.unused_forward_line is None:
-        return False
     confidence = lifetime.leak_confidence(Confidence.MEDIUM)
     return confidence is not None and confidence is not Confidence.LOW
 
