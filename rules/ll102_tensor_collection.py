@@ -653,6 +653,42 @@ for update in range(1000):
     loss.backward()
     optimizer.step()
 """,
+        # the storage's hidden states are read back by a name the code computes (getattr over
+        # vars()), and the loss goes through them: the backward uses what insert() keeps
+        """
+import torch
+import torch.nn as nn
+
+
+class Storage:
+    def __init__(self, steps):
+        self.rewards = torch.zeros(steps)
+        self.hidden = [None] * steps
+
+    def insert(self, t, reward, hidden):
+        self.rewards[t] = reward
+        self.hidden[t] = hidden
+
+    def field(self, name):
+        return getattr(self, name)
+
+
+cell, head = nn.GRUCell(8, 8), nn.Linear(8, 1)
+optimizer = torch.optim.Adam(list(cell.parameters()) + list(head.parameters()))
+storage = Storage(64)
+keys = [k for k in vars(storage)]
+for update in range(1000):
+    h = torch.zeros(1, 8)
+    for t in range(64):
+        h = cell(observe(t), h)
+        storage.insert(t, reward_at(t), h)
+    hs = [storage.field(k) for k in keys if k != "rewards"][0]
+    values = head(torch.cat(hs)).squeeze(-1)
+    loss = -(storage.rewards * values).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
     )
     INVALID = (
         # a helper that unrolls a cell, gathering each step's output in a local list, returns

@@ -243,6 +243,39 @@ renderer = Renderer()
 for albedo in batches:
     Shade.apply(renderer, albedo).mean().backward()
 """,
+        # A closure kept on ctx whose own local has the output's name: it reads the input only
+        """
+import torch
+
+
+class Renderer:
+    def shade(self, albedo):
+        image = albedo.clamp(min=0) ** 2.2
+
+        def pullback(grad):
+            scaled = grad * 2.2
+            image = scaled
+            return image / albedo.clamp(min=1e-6)
+
+        return image, pullback
+
+
+class Shade(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, renderer, albedo):
+        image, pullback = renderer.shade(albedo.detach())
+        ctx.pullback = pullback
+        return image
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, ctx.pullback(grad)
+
+
+renderer = Renderer()
+for albedo in loader:
+    Shade.apply(renderer, albedo).mean().backward()
+""",
     )
     INVALID = (
         # An output made from an input (leaklint cannot tell the input is a tensor, but forward
@@ -537,6 +570,8 @@ def _captured(name: str | None, helper: FunctionInfo, facts: ModuleFacts) -> set
     if nested is None or helper.node is None:
         return set()
     own = {param.name.value for param in (*nested.params.posonly_params, *nested.params.params, *nested.params.kwonly_params)}
+    # names the nested function binds itself are its own locals, not the helper's
+    own |= {bound for node in walk(nested.body, into=not_into_scopes) if isinstance(node, cst.AssignTarget) for bound in bound_names(node.target)}
     locals_ = {bound for node in walk(helper.node.body, into=not_into_scopes) if isinstance(node, cst.AssignTarget) for bound in bound_names(node.target)}
     return (names_read(nested.body) - own) & locals_
 

@@ -102,7 +102,9 @@ optimizers) is a runtime choice and not reported; neither is a call with `inputs
 fills the `.grad` of the tensors it names. A single call outside any loop or per-step function is
 reported with medium confidence: it keeps one graph, not one per step. Code that sets every
 parameter's `.grad` to `None` right after use breaks the cycle itself and is still reported;
-suppress it with `# noqa: LL110`. On bench/realcode the rule reports nothing: the training code
+suppress it with `# noqa: LL110`. For `x.grad = g` with `g` followed through the function's
+names, a write to `g` later in a loop body counts even when the next iteration rebinds `g` before
+the assignment (the names are followed without regard to order). On bench/realcode the rule reports nothing: the training code
 there computes gradients of gradients with `torch.autograd.grad`.
 
 ## References
@@ -210,6 +212,36 @@ def attack2(loss_grad, image, steps=40, weight=1e-3):
         with torch.no_grad():
             step_grad = loss_grad(delta) + 2 * weight * delta
         delta.grad = step_grad
+        opt.step()
+    return delta.detach()
+""",
+        # Hand-written gradients of a leaf that carry no graph of it: built from factories
+        # (`zeros_like`, `randn_like`, `new_ones`), or assigned under no_grad
+        """
+import torch
+
+
+def perturb(loss_grad, image, steps=40, weight=1e-3):
+    delta = torch.zeros_like(image, requires_grad=True)
+    opt = torch.optim.SGD([delta], lr=0.01)
+    for _ in range(steps):
+        opt.zero_grad()
+        g = torch.zeros_like(delta)
+        g += loss_grad(image + delta.detach())
+        g = g + 1e-3 * torch.randn_like(delta)
+        delta.grad = g * delta.new_ones(delta.shape)
+        opt.step()
+    return delta.detach()
+
+
+def perturb_no_grad(loss_grad, image, steps=40, weight=1e-3):
+    delta = torch.zeros_like(image, requires_grad=True)
+    opt = torch.optim.SGD([delta], lr=0.01)
+    for _ in range(steps):
+        opt.zero_grad()
+        g = loss_grad(image + delta.detach())
+        with torch.no_grad():
+            delta.grad = g + 2 * weight * delta
         opt.step()
     return delta.detach()
 """,
@@ -344,8 +376,8 @@ def _graph_assigned_to_grad(facts: ModuleFacts) -> Iterator[Violation]:
         if owner is None or owner not in value.deps or owner in converted_names(node.value):
             continue  # `x.grad = -score(x.detach())`: computed from x's values, not its graph
         known_graph = value.is_graph and value.confidence is not Confidence.LOW
-        if not known_graph and not _computed_from_leaf(node.value, owner, fact.function, facts):
-            continue
+        if not known_graph and (fact.grad is GradMode.DISABLED or not _computed_from_leaf(node.value, owner, fact.function, facts)):
+            continue  # (under no_grad, `x.grad = g + w * x` records nothing)
         where = "every iteration" if fact.loops else "here"
         yield Violation(
             node=node,
@@ -425,7 +457,8 @@ def _operands(expr: cst.BaseExpression, facts: ModuleFacts) -> Iterator[str]:
     elif isinstance(expr, cst.Call):
         qualified = facts.imports.resolve(expr.func)
         if qualified is not None:
-            if qualified.rpartition(".")[0] in _TENSOR_MODULES:
+            module, _, function = qualified.rpartition(".")
+            if module in _TENSOR_MODULES and function not in _NO_GRAPH_FUNCTIONS:
                 for arg in expr.args:
                     yield from _operands(arg.value, facts)
         elif isinstance(expr.func, cst.Attribute) and expr.func.attr.value not in _NO_GRAPH_METHODS:
@@ -435,7 +468,13 @@ def _operands(expr: cst.BaseExpression, facts: ModuleFacts) -> Iterator[str]:
 #: Reads that carry no graph: ``x.data``, ``x.shape``...
 _NO_GRAPH_ATTRIBUTES = torch_api.NON_TENSOR_ATTRIBUTES | {"data", "grad"}
 #: Methods whose result carries no graph of their receiver.
-_NO_GRAPH_METHODS = torch_api.TO_PYTHON_METHODS | torch_api.DETACH_METHODS | torch_api.NON_TENSOR_METHODS
+_NO_GRAPH_METHODS = (
+    torch_api.TO_PYTHON_METHODS | torch_api.DETACH_METHODS | torch_api.NON_TENSOR_METHODS
+    | torch_api.NO_GRAD_RESULT_METHODS | torch_api.NEW_TENSOR_METHODS
+)
+#: Torch functions whose result carries no graph of their arguments (``torch.zeros_like(x)``,
+#: ``torch.argmax(x)``).
+_NO_GRAPH_FUNCTIONS = torch_api.TENSOR_FACTORIES | torch_api.NO_GRAD_RESULT_METHODS
 #: Modules whose functions compute tensors from their tensor arguments (``torch.sin(x)``).
 _TENSOR_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.special"})
 

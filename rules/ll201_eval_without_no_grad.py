@@ -201,10 +201,9 @@ forward runs in a helper that the keeping loop calls once per input (samples dra
 are accepted, one result per video frame) and no loop of the helper carries its output, the
 graphs pile up at the keep, which LL102 reports (naming this forward), and the forward is only
 shown with low confidence; when the forward runs in the keeping function itself, or is part of a
-sampler's chain, the forward is the finding and LL102 shows the keep with low confidence. The
-same holds wherever LL102 reports the keep at the default confidence (a helper's rollout kept per
-item of a data loop, where LL102 asks for a `.detach()`): that finding is the leak's, and the
-forward is shown with low confidence.
+sampler's chain, the forward is the finding and LL102 shows the keep with low confidence. A
+forward in a helper whose output the caller keeps per item of a data loop (a rollout kept for an
+evaluation), where LL102 reports the keep and asks for a `.detach()`, is likewise left to LL102.
 
 On bench/realcode this is the rule with the most findings, and nearly all are true: evaluation
 and test loops after `model.eval()` without `no_grad`, many of them forwards whose output nothing
@@ -1100,6 +1099,75 @@ store["user"].count = len(user_index)
 store["item"].x = items
 print(store)
 """,
+        # Calls after .eval() that record nothing for nothing: a @torch.no_grad() method (another
+        # class's method of the same name runs with gradients), a frozen model, and a method
+        # that trains through a helper method of its own
+        """
+import torch
+import torch.nn as nn
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def act(self, x):
+        return self(x)
+
+
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 4)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+    def forward(self, x):
+        return self.net(x)
+
+    @torch.no_grad()
+    def act(self, x):
+        return self(x).argmax(-1)
+
+    def choose(self, x):
+        return self(x).softmax(-1).argmax(-1)
+
+    def update(self, x, y):
+        loss = nn.functional.cross_entropy(self(x), y)
+        self.apply_step(loss)
+        return loss.item()
+
+    def apply_step(self, loss):
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+
+def rollout(env, steps):
+    actor = Actor()
+    actor.eval()  # batch-norm statistics frozen; gradients are another matter
+    obs = env.reset()
+    for _ in range(steps):
+        obs = env.send(actor.act(torch.as_tensor(obs)).item())
+
+
+def frozen_rollout(env, steps):
+    actor = Actor()
+    actor.eval()
+    actor.requires_grad_(False)
+    obs = env.reset()
+    for _ in range(steps):
+        obs = env.send(actor.choose(torch.as_tensor(obs)).item())
+
+
+def finetune(loader):
+    actor = Actor()
+    actor.eval()
+    return [actor.update(x, y) for x, y in loader]
+""",
     )
     INVALID = (
         # a distillation loss helper shared by training and validation: the teacher is frozen,
@@ -1618,6 +1686,23 @@ def run_epoch(model, loader, optimizer, train):
             optimizer.step()
     return error
 """,
+        # TensorFlow imported for file reading, the model from transformers' torch side: torch
+        # code, whose graphs the rule judges
+        """
+import tensorflow as tf
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+
+def score_lines(path, name="distilbert-base-uncased"):
+    tokenizer = AutoTokenizer.from_pretrained(name)
+    model = AutoModelForSequenceClassification.from_pretrained(name)
+    model.eval()
+    labels = []
+    for line in tf.io.gfile.GFile(path):
+        logits = model(**tokenizer(line, return_tensors="pt")).logits  # expect: LL201
+        labels.append(int(logits.argmax()))
+    return labels
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -1686,13 +1771,11 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         if isinstance(call, (_MethodForward, _HelperForward)) and where not in reported:
             reported.add(where)
             yield finding
-    use = graph_use(facts)
-    for call in _model_method_calls(facts, use, in_eval_mode=True):
+    for call in _eval_mode_method_calls(facts, graph_use(facts)):
         where = call.statement.line  # type: ignore[union-attr]
-        methods = _methods_named(facts, call.method)  # type: ignore[attr-defined]
-        if where in reported or methods & judged_in:
+        if where in reported or call.targets & judged_in:
             continue  # the method's own forward is already the finding for this graph
-        if _steps_a_chain(facts, methods):
+        if _steps_a_chain(facts, call.targets):
             continue  # a sampler's own loop: LL103 judges the chain it carries (or cuts)
         finding = _eval_mode_finding(facts, call)
         if finding is not None:
@@ -1799,6 +1882,8 @@ class _MethodForward(ModelCall):
     """A model's method that runs a forward (``policy.value(obs)``)."""
 
     method: str | None = None
+    #: The methods of the file the call may run (set for calls judged in evaluation mode).
+    targets: frozenset[FunctionInfo] = frozenset()
 
 
 @dataclass(eq=False)
@@ -1855,14 +1940,10 @@ def _methods_named(facts: ModuleFacts, name: str) -> set[FunctionInfo]:
     }
 
 
-def _model_method_calls(facts: ModuleFacts, use: GraphUse, *, in_eval_mode: bool = False) -> list[ModelCall]:
+def _model_method_calls(facts: ModuleFacts, use: GraphUse) -> list[ModelCall]:
     """``policy.value(obs)``: a method of a module class of this file, called on a model, that
     runs the model through ``self.forward`` or another method: a forward under another name. (A
-    method that calls a model itself, ``self.net(x)``, has that call judged instead.)
-
-    With ``in_eval_mode``: the calls made after ``.eval()`` on their receiver
-    (``actor.eval(); actor.predict(obs)``), whatever the method runs its forward through:
-    evaluation code calling the model under another name, judged at the call."""
+    method that calls a model itself, ``self.net(x)``, has that call judged instead.)"""
     own_calls = {call.statement.function for call in facts.model_calls() if call.statement is not None}
     methods = {
         name
@@ -1870,7 +1951,7 @@ def _model_method_calls(facts: ModuleFacts, use: GraphUse, *, in_eval_mode: bool
         if cls.is_module
         for name, node in cls.methods.items()
         if name not in ("forward", "__init__", "__call__")
-        and (in_eval_mode or facts.structure.functions[node] not in own_calls)
+        and facts.structure.functions[node] not in own_calls
         and not facts.structure.functions[node].backward_names
         and facts.summary(facts.structure.functions[node]).runs_model_with_grad  # not @torch.no_grad() def sample
     }
@@ -1881,20 +1962,57 @@ def _model_method_calls(facts: ModuleFacts, use: GraphUse, *, in_eval_mode: bool
         func = call.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in methods or fact.grad is not GradMode.ENABLED:
             continue
-        receiver_name = dotted_name(func.value) or ""
-        if in_eval_mode != (receiver_name in fact.eval_mode):
-            continue
         receiver = facts.value(func.value)
-        if receiver_name == "self" or use.model_confidence(func.value, fact.function) is Confidence.LOW:
+        if (dotted_name(func.value) or "") == "self" or use.model_confidence(func.value, fact.function) is Confidence.LOW:
             continue
         method = use.local_forward(func.value, fact.function, func.attr.value)
-        if method is False and in_eval_mode:
-            continue  # the receiver's class has no such method
-        if isinstance(method, FunctionInfo) and method in own_calls and not in_eval_mode:
+        if isinstance(method, FunctionInfo) and method in own_calls:
             continue  # the receiver's own `sample` calls its model itself: that call is judged
-        eval_reason = "eval-mode" if in_eval_mode else None
-        found.append(_MethodForward(call, fact, receiver_name or None, receiver, fact.grad, eval_reason, func.attr.value))
+        found.append(_MethodForward(call, fact, dotted_name(func.value), receiver, fact.grad, None, func.attr.value))
     return found
+
+
+def _eval_mode_method_calls(facts: ModuleFacts, use: GraphUse) -> list[_MethodForward]:
+    """``actor.eval(); actor.predict(obs)``: a method of a module class of this file called on a
+    model the function put in evaluation mode, with gradients on: evaluation code running the
+    model under another name, judged at the call. The methods the call may run (the receiver's
+    class's, or, when its class is not known, every module class's of that name) must all run a
+    forward with gradients on and train nothing; a frozen model records nothing."""
+    frozen = frozen_models(facts)
+    calls = call_graph(facts)
+    found = []
+    for call, fact in facts.index.statement_calls:
+        func = call.func
+        if not isinstance(func, cst.Attribute) or fact.grad is not GradMode.ENABLED:
+            continue
+        receiver_name = dotted_name(func.value)
+        if receiver_name is None or receiver_name == "self" or receiver_name not in fact.eval_mode:
+            continue
+        if receiver_name in frozen or receiver_name.split(".", 1)[0] in frozen:
+            continue
+        receiver = facts.value(func.value)
+        if receiver.role is Role.FROZEN_MODEL or use.model_confidence(func.value, fact.function) is Confidence.LOW:
+            continue
+        resolved = use.local_forward(func.value, fact.function, func.attr.value)
+        if resolved is False:
+            continue  # the receiver's class has no such method
+        targets = {resolved} if isinstance(resolved, FunctionInfo) else _methods_named(facts, func.attr.value)
+        if not targets or not all(_evaluates(facts, calls, method) for method in targets):
+            continue
+        if result_backpropagated(call, fact, facts):
+            continue  # `loss = net.compute_loss(x, y)` ... `loss.backward()`
+        found.append(_MethodForward(call, fact, receiver_name, receiver, fact.grad, "eval-mode", func.attr.value, frozenset(targets)))
+    return found
+
+
+def _evaluates(facts: ModuleFacts, calls, method: FunctionInfo) -> bool:
+    """``method`` runs a forward with gradients on (not ``@torch.no_grad() def act``) and trains
+    nothing: no backward in it or in the local functions it calls (``self.step_with(loss)``)."""
+    if method.name in ("forward", "__init__", "__call__") or method.decorator_grad is not None:
+        return False
+    if not facts.summary(method).runs_model_with_grad:
+        return False
+    return not any(function.backward_names for function in (method, *(callee for _, callee in calls.callees_of(method))))
 
 
 def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
@@ -1938,7 +2056,7 @@ def _unused_forwards(facts: ModuleFacts) -> dict[ModelCall, Violation]:
             continue
         name = call.callee or facts.describe(call.node.func)
         keeps = _kept_across_iterations(facts, use, reached)
-        reported = [store for store in keeps if _keep_reported(facts, store)]
+        reported = [store for store in keeps if _keep_reported(facts, store, call)]
         kept = (reported or keeps or [None])[0]
         confidence = Confidence.MEDIUM if with_grad else Confidence.LOW
         if reported:
@@ -1980,7 +2098,7 @@ def _carries_inside(facts: ModuleFacts, use: GraphUse, call: ModelCall, function
     return any(carry.function in inside for carry in carried)
 
 
-def _steps_a_chain(facts: ModuleFacts, methods: set[FunctionInfo]) -> bool:
+def _steps_a_chain(facts: ModuleFacts, methods: frozenset[FunctionInfo]) -> bool:
     """Whether one of ``methods``, or a local function it calls, steps a state through a loop
     (``x = step(model(x))``, carried or detached each iteration): a sampler or a generator, whose
     graph LL103 judges at the line that carries it, and which may cut it on purpose."""
@@ -1991,11 +2109,15 @@ def _steps_a_chain(facts: ModuleFacts, methods: set[FunctionInfo]) -> bool:
     )
 
 
-def _keep_reported(facts: ModuleFacts, store: Store) -> bool:
-    """LL102 reports ``store`` at the default confidence: the graphs the forward records pile up
-    there, and that finding (its ``.detach()``, or the no_grad it names when it knows the forward,
-    ``Lifetime.unused_forward_line``) is the one for the leak."""
+def _keep_reported(facts: ModuleFacts, store: Store, call: ModelCall) -> bool:
+    """LL102 reports ``store`` at the default confidence as the keep of the graphs that ``call``
+    records: naming the forward (``Lifetime.unused_forward_line``), or, for a forward that runs
+    in another function than the keep (a helper's rollout kept per item), with its ``.detach()``.
+    That finding is the one for the leak."""
     lifetime = facts.lifetime(store.statement, store.container)
+    runs_here = not isinstance(call, (_HelperForward, _MethodForward)) and store.statement.function is call.statement.function  # type: ignore[union-attr]
+    if lifetime.unused_forward_line is None and runs_here:
+        return False  # the forward runs where its output is kept: the forward is the finding
     confidence = lifetime.leak_confidence(Confidence.MEDIUM)
     return confidence is not None and confidence is not Confidence.LOW
 

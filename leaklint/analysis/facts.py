@@ -17,7 +17,7 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.index import ModuleIndex
-from leaklint.analysis.names import ImportMap, dotted_names_in
+from leaklint.analysis.names import ImportMap, dotted_name, dotted_names_in
 from leaklint.analysis.project_classes import KeepingMethod
 from leaklint.analysis.provenance import (
     STORING_METHODS,
@@ -181,7 +181,15 @@ class ModuleFacts:
         TensorFlow or Keras and nothing of torch, where a model's output (a Keras model's, a
         ``TFAutoModel``'s) is a tensor with no graph attached, whatever the code looks like."""
         imports = self.imports
-        return not imports.imports_anything_from(*torch_api.TENSORFLOW_ROOTS) or imports.imports_anything_from(*torch_api.TORCH_ROOTS)
+        if not imports.imports_anything_from(*torch_api.TENSORFLOW_ROOTS) or imports.imports_anything_from(*torch_api.TORCH_ROOTS):
+            return True
+        # `from transformers import AutoModel` next to TensorFlow is torch code; a file that takes
+        # `TFAutoModel` (with its tokenizer) from the same package is on the TensorFlow side
+        for root in torch_api.MIXED_ROOTS:
+            leaves = [name.rsplit(".", 1)[-1] for name in imports.imported_names(root)]
+            if leaves and not any(leaf.startswith(torch_api.NON_TORCH_NAME_PREFIXES) for leaf in leaves):
+                return True
+        return False
 
     @cached_property
     def index(self) -> ModuleIndex:
@@ -411,15 +419,29 @@ def _write_only(facts: ModuleFacts, attribute: str) -> bool:
     no ``x.<name>`` is read anywhere (nor named in a string, as ``getattr`` would), so no backward
     can reach what it holds."""
     name = attribute.split("[", 1)[0].rsplit(".", 1)[-1]
-    return name not in facts.derived(_read_attribute_names)
+    read = facts.derived(_read_attribute_names)
+    return read is not None and name not in read
 
 
-def _read_attribute_names(facts: ModuleFacts) -> frozenset[str]:
+#: Calls that read an object's attributes without naming them (``vars(self).items()``).
+_READS_EVERY_ATTRIBUTE = frozenset({"vars", "asdict", "astuple"})
+
+
+def _read_attribute_names(facts: ModuleFacts) -> frozenset[str] | None:
     """Attribute names the module reads somewhere (``x.name`` other than as what an assignment,
-    an item write or a storing method call writes into), and every string literal's text."""
+    an item write or a storing method call writes into), and every string literal's text; None
+    when the module reads attributes it does not name (``vars(self)``, ``self.__dict__``,
+    ``getattr(self, name)``): then any attribute may be read."""
     written: set[int] = set()
     read: set[str] = set()
     for node in walk(facts.module):
+        if isinstance(node, cst.Call):
+            callee = dotted_name(node.func) or ""
+            leaf = callee.rsplit(".", 1)[-1]
+            if leaf in _READS_EVERY_ATTRIBUTE or (leaf == "getattr" and len(node.args) > 1 and not isinstance(node.args[1].value, cst.SimpleString)):
+                return None
+        elif isinstance(node, cst.Attribute) and node.attr.value == "__dict__":
+            return None
         if isinstance(node, (cst.Assign, cst.AnnAssign)):
             for target in [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]:
                 parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]

@@ -224,6 +224,10 @@ class ImportMap:
         """Whether the file imports any of the given top-level packages."""
         return any(q.split(".", 1)[0] in roots for q in self._aliases.values())
 
+    def imported_names(self, root: str) -> list[str]:
+        """The qualified names the file imports from the top-level package ``root``."""
+        return [q for q in self._aliases.values() if q.split(".", 1)[0] == root]
+
     def qualify(self, dotted: str | None) -> str | None:
         """Replace the leading alias of ``dotted`` by what it was imported as; None if not imported.
 

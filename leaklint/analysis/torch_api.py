@@ -560,8 +560,13 @@ TENSORFLOW_ROOTS = ("tensorflow", "keras", "tf_keras")
 #: Packages whose import makes a file torch code: torch itself and the libraries built on it.
 TORCH_ROOTS = (
     "torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning", "lightning_fabric",
-    "timm", "diffusers", "accelerate", "torch_geometric", "ignite",
+    "timm", "diffusers", "accelerate", "torch_geometric", "ignite", "sentence_transformers", "peft", "trl",
+    "fastai", "stable_baselines3", "torchmetrics", "kornia", "detectron2", "mmengine", "setfit", "catalyst",
 )
+#: Packages with a torch side and a TensorFlow/Flax side: importing from one is torch code unless
+#: one of the names is another side's class (``TFAutoModel``, ``FlaxBertModel``).
+MIXED_ROOTS = ("transformers",)
+NON_TORCH_NAME_PREFIXES = ("TF", "Flax")
 
 
 # --- what the gate asks of a file (leaklint/gate.py) -------------------------------------------
