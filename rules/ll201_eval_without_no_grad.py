@@ -7,6 +7,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from leaklint.analysis.arguments import is_bound_to_object, parameter_for
 from leaklint.analysis.calls import call_graph
 from leaklint.analysis.carry import carried_states, detached_each_iteration
 from leaklint.analysis.containers import Store, stores
@@ -86,6 +87,10 @@ result feeds a backward; not when the method's own forward already has a finding
 graph); and not when the method (or a function it calls) steps a state through a loop, as a
 sampler does (`x = x - step * self(x)`): that chain is LL103's to judge, and a sampler may cut
 it on purpose every step.
+
+A forward after `.eval()` whose output feeds a backward is training with frozen batch-norm
+statistics, not evaluation: not reported, whether the backward is in the same function or in a
+local function the loss is handed to (`apply_update(optimizer, loss)`).
 
 ## Why it matters
 `model.eval()` changes how dropout and batch norm behave; it does not stop autograd. Without
@@ -1168,6 +1173,27 @@ def finetune(loader):
     actor.eval()
     return [actor.update(x, y) for x, y in loader]
 """,
+        # Fine-tuning with batch-norm statistics frozen by .eval(): the loss goes to a helper
+        # function that runs the backward
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def apply_update(optimizer, loss, clip=1.0):
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_([p for group in optimizer.param_groups for p in group["params"]], clip)
+    optimizer.step()
+
+
+def finetune_frozen_bn(model, loader, optimizer):
+    model.eval()  # batch-norm statistics stay fixed; the weights still train
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        apply_update(optimizer, loss)
+""",
     )
     INVALID = (
         # a distillation loss helper shared by training and validation: the teacher is frozen,
@@ -1736,7 +1762,22 @@ def _feeds_backward(facts: ModuleFacts, call: ModelCall) -> bool:
         return False
     targets = statement.node.targets if isinstance(statement.node, cst.Assign) else [statement.node]
     names = {name for target in targets for name in bound_names(target.target)}
-    return bool(names & facts.summary(statement.function).backward_consumed)
+    if names & facts.summary(statement.function).backward_consumed:
+        return True
+    return any(_handed_to_backward(facts, site, callee, names) for site, callee in call_graph(facts).callees_of(statement.function))
+
+
+def _handed_to_backward(facts: ModuleFacts, site: cst.Call, callee: FunctionInfo, names: set[str]) -> bool:
+    """``step(optimizer, loss)``: one of ``names`` is passed to a local function whose backward
+    consumes the parameter it binds (the training step's backward, written in a helper)."""
+    if callee.node is None:
+        return False
+    skip = 1 if isinstance(site.func, cst.Attribute) and is_bound_to_object(callee.node) else 0
+    consumed = facts.summary(callee).backward_consumed
+    return any(
+        type(arg.value) is cst.Name and arg.value.value in names and parameter_for(callee.node, site, arg, skip) in consumed
+        for arg in site.args
+    )
 
 
 def _wrapper_forward(call: ModelCall) -> bool:
