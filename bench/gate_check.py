@@ -3,8 +3,8 @@ keeps away from libcst and the analysis.
 
     python bench/gate_check.py DIR [DIR...] [--rules all|default] [--jobs N]
 
-Every file is linted with no gate at all, at the lowest confidence; then with the gate, at each
-confidence (low, medium, high). The gated run must report exactly the ungated findings at or
+Every file (a notebook: the program its code cells make) is linted with no gate at all, at the
+lowest confidence; then with the gate, at each confidence (low, medium, high). The gated run must report exactly the ungated findings at or
 above its confidence, with the same messages and fixes. Prints every difference (exit 1 if any)
 and, per confidence, the share of files and bytes the gate lets through to libcst. The test-suite runs the same check on the rule examples and the fixtures.
 """
@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from leaklint.config import Settings
+from leaklint.discovery import is_notebook_path
 from leaklint.engine import SourceProblem, check_syntax, decode
 from leaklint.findings import Confidence
 from leaklint.gate import read_contents, rules_for
+from leaklint.notebook import Notebook, NotebookError
 from leaklint.registry import all_rules
 from leaklint.testing import GATE_LEVELS as LEVELS, gate_differences
 
@@ -63,6 +65,12 @@ def _check(job: tuple[str, str]) -> FileCheck:
         text = decode(data)
     except SourceProblem:
         return result
+    if is_notebook_path(path):
+        try:
+            text = Notebook.parse(text).program().text  # the program its code cells make, as leaklint lints it
+        except NotebookError:
+            return result
+        result.size = len(text)  # its code, not its outputs
     result.differences, result.parsed = check_file(text, path, selected_rules(which))
     return result
 
@@ -73,7 +81,9 @@ def main() -> int:
     parser.add_argument("--rules", choices=("all", "default"), default="all", help="every rule, or those a plain `leaklint DIR` runs")
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     args = parser.parse_args()
-    files = sorted(str(p) for d in args.directories for p in d.rglob("*.py") if p.is_file() and "/.wheels/" not in str(p))
+    files = sorted(
+        str(p) for d in args.directories for pattern in ("*.py", "*.ipynb") for p in d.rglob(pattern) if p.is_file() and "/.wheels/" not in str(p)
+    )
     total_bytes = 0
     parsed_files = {level: 0 for level in LEVELS}
     parsed_bytes = {level: 0 for level in LEVELS}
