@@ -12,10 +12,10 @@ from leaklint.analysis.calls import caller_of
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import Place, walk_with_ancestors
-from leaklint.analysis.structure import FunctionInfo, bound_names, names_bound_in
+from leaklint.analysis.structure import FunctionInfo, bound_names, inner_iterable, names_bound_in
 from leaklint.analysis.syntax import subscript_base
 from leaklint.analysis.iterations import few_runs, walks_variables
-from leaklint.analysis.tensorflow import OP_METHODS, TfGraph, is_graph_reset, is_op_api, tf_api, tf_graph
+from leaklint.analysis.tensorflow import COLLECTION, OP_METHODS, Site, TfGraph, is_graph_reset, is_op_api, tf_api, tf_graph
 from leaklint.analysis.torch_api import LOOPS_OR_FUNCTIONS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
@@ -66,7 +66,14 @@ once, before the loop); one that builds and uses them without returning any (`sa
 tf.train.Saver(); saver.save(sess, path)`) is reported at its first op, where the fix goes (`return saver.save(sess, path)` hands back the
 checkpoint's path, not the Saver). Graph tensors are known from what the file binds: results of TensorFlow
 ops, `tf.trainable_variables()` (also filtered, `sorted(...)` or `list(...)`),
-`graph.get_tensor_by_name(...)`, a Keras layer's `.output`, local functions returning them; values fetched by `sess.run` are numpy and never count.
+`graph.get_tensor_by_name(...)`, a Keras layer's `.output`, local functions returning them,
+lists the file fills with them (`self.weights.append(tf.get_variable(...))`, also joined:
+`self.weights + self.biases`); values fetched by `sess.run` are numpy and never count.
+A method called through an object (`agent.load_params(p)` in a loop) is followed when the file
+shows the object's class: built from a local class, passed as one by every caller, or a
+parameter of a function that the file never calls (run from elsewhere), used only with
+attributes that one local class of the file has, all of them (its methods, the `self.x` its
+methods assign), methods among them.
 A name rebound after its `def` (`resize = to_numpy_function(resize)`) no longer means that
 function: calls made where the rebinding reaches run what it holds, which builds nothing the
 file shows, and what they return is not taken for a graph tensor. Only a rebinding that surely
@@ -86,7 +93,8 @@ building an op after it raises), when the loop or function resets the graph firs
 layers that runs nothing), and under a guard that builds once and keeps the result on an
 attribute or a global (`if self._op is None: self._op = tf.assign(...)`). A loop that is one
 pass over the model's variables builds one op per variable, once: a loop over them (`for v in
-tf.trainable_variables()`, `model.layers`) or one whose item picks the variable the op is built
+tf.trainable_variables()`, `model.layers`, a list the file fills with graph values, alone or
+zipped with loaded arrays) or one whose item picks the variable the op is built
 on (`tf.get_variable(name)`, `graph.get_tensor_by_name(name + ":0")`, or a lookup under `with
 tf.variable_scope(block, reuse=True):`) and writes data into it (an `assign` of loaded weights,
 not of a graph tensor, and not an op that computes with it) is reported only
@@ -137,7 +145,8 @@ A loop that builds a new model on purpose for each configuration without resetti
 reset the graph per configuration or suppress with `# noqa: LL504`. A function called from a
 loop only a few times (not once per step) is still reported: check how often it really runs.
 leaklint cannot see ops built by another module's functions, nor objects whose class it cannot
-find in the file.
+find in the file. A parameter whose class is inferred from the attributes the function uses
+(no caller in the file) may in fact be an object of another module with the same methods.
 
 On bench/realcode most findings are true: a sampling helper of a TF1 seminar that builds a
 `tf.assign` and a `tf.variables_initializer` on every call, DDPG agents that build their
@@ -377,6 +386,82 @@ with tf.Session() as sess:
         b, s = propose(frame)
         print(sess.run(keep, {boxes: b, scores: s}))
 """,
+        # weights copied into a list of variables the class fills, by a method called once,
+        # before the loop: one assign per variable, once (the loop over the list is a pass
+        # over the model's variables, not over steps)
+        """
+import tensorflow.compat.v1 as tf
+tf.disable_eager_execution()
+
+class Replica:
+    def __init__(self, sizes):
+        self.params = []
+        for i, size in enumerate(sizes):
+            self.params.append(tf.get_variable(f"p{i}", [size]))
+        self.loss = tf.add_n([tf.reduce_sum(tf.square(p)) for p in self.params])
+        self.train_op = tf.train.AdamOptimizer(1e-3).minimize(self.loss)
+        self.sess = tf.Session()
+        self.sess.run(tf.global_variables_initializer())
+
+    def pull(self, arrays):
+        for param, array in zip(self.params, arrays):
+            self.sess.run(param.assign(array))
+
+    def train(self):
+        return self.sess.run([self.loss, self.train_op])[0]
+
+def run_worker(replica, master, steps):
+    replica.pull(master.initial_weights())
+    for step in range(steps):
+        print(replica.train())
+""",
+        # a comprehension over the variables a class keeps in a list, in a method called once,
+        # after the loop: one op per variable, once
+        """
+import tensorflow.compat.v1 as tf
+tf.disable_eager_execution()
+
+class Learner:
+    def __init__(self, sizes):
+        self.weights = []
+        for i, n in enumerate(sizes):
+            self.weights.append(tf.get_variable(f"w{i}", [n]))
+        self.inputs = [tf.placeholder(tf.float32, w.shape) for w in self.weights]
+        self.assign = [w.assign(p) for w, p in zip(self.weights, self.inputs)]
+        self.sess = tf.Session()
+
+    def set_weights(self, values):
+        self.sess.run(self.assign, dict(zip(self.inputs, values)))
+
+    def norms(self):
+        return [self.sess.run(tf.norm(w)) for w in self.weights]
+
+def sync(learner, server, rounds):
+    for r in range(rounds):
+        learner.set_weights(server.pull())
+    return learner.norms()
+""",
+        # `env` is no object of the file: the one class with a `step` method (which builds an
+        # op and runs it) has no `reset`, so `env.step(...)` in the loop is not taken for it
+        """
+import tensorflow.compat.v1 as tf
+tf.disable_eager_execution()
+
+class Annealer:
+    def __init__(self, sess):
+        self.sess = sess
+        self.rate = tf.Variable(1.0, trainable=False)
+
+    def step(self, decay):
+        self.sess.run(self.rate.assign(self.rate * decay))
+
+def rollout(env, act, steps):
+    obs = env.reset()
+    for t in range(steps):
+        obs, reward, done, info = env.step(act(obs))
+        if done:
+            obs = env.reset()
+""",
         # eager TensorFlow 2: ops run at once, no graph grows
         """
 import tensorflow as tf
@@ -586,6 +671,59 @@ def warped(sess, image, flow):
 sess = tf.Session()
 for image, flow in video_pairs():
     save(warped(sess, image, flow))
+""",
+        # a method of the one class of the file whose attributes a parameter is used with (its
+        # function is called from elsewhere), called once per episode: a new assign op each time
+        """
+import tensorflow.compat.v1 as tf
+tf.disable_eager_execution()
+
+class Policy:
+    def __init__(self):
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            self.obs = tf.placeholder(tf.float32, [None, 8])
+            self.temperature = tf.Variable(1.0, trainable=False)
+            self.logits = tf.layers.dense(self.obs, 4) / self.temperature
+            init = tf.global_variables_initializer()
+        self.sess = tf.Session(graph=self.graph)
+        self.sess.run(init)
+
+    def set_temperature(self, value):
+        with self.graph.as_default():
+            self.sess.run(self.temperature.assign(value))  # expect: LL504
+
+    def act(self, obs):
+        return self.sess.run(self.logits, {self.obs: obs}).argmax(-1)
+
+def anneal(policy, env, episodes):
+    for episode in range(episodes):
+        policy.set_temperature(max(0.1, 1.0 - episode / episodes))
+        obs, done = env.reset(), False
+        while not done:
+            obs, reward, done, info = env.step(policy.act(obs[None])[0])
+""",
+        # variables the class keeps in a list it fills, written with new assign ops by a method
+        # called every round
+        """
+import tensorflow.compat.v1 as tf
+tf.disable_eager_execution()
+
+class Replica:
+    def __init__(self, sizes):
+        self.params = []
+        for i, size in enumerate(sizes):
+            self.params.append(tf.get_variable(f"p{i}", [size]))
+        self.sess = tf.Session()
+        self.sess.run(tf.global_variables_initializer())
+
+    def pull(self, arrays):
+        for param, array in zip(self.params, arrays):
+            self.sess.run(param.assign(array))  # expect: LL504
+
+replica = Replica([10, 20])
+for round_index in range(10000):
+    replica.pull(fetch_from_master(round_index))
 """,
         # a local function that only builds ops, called in the loop: reported at the call
         """
@@ -871,7 +1009,7 @@ class _Growth:
         the variable the op at ``place`` is built on by the loop's item (``for name, value in
         weights.items(): sess.run(tf.get_variable(name).assign(value))``). One pass adds one op
         per variable, once: only a loop or caller that repeats the pass grows the graph."""
-        if walks_variables(self.facts, loop):
+        if walks_variables(self.facts, loop) or self._iterates_graph_values(loop, place):
             return True
         # only an assignment to the picked variable (loading weights): `tf.matmul(features,
         # tf.get_variable("head"))` under a per-task scope computes on the step's data
@@ -884,6 +1022,36 @@ class _Growth:
         return not any(
             self.tf.graph_kind(arg.value, scopes) is not None for arg in place.node.args if all(arg.value is not p for p in picked)  # type: ignore[attr-defined]
         )
+
+    def _iterates_graph_values(self, loop: cst.CSTNode, place: Place) -> bool:
+        """``for var, value in zip(self.weights + self.biases, loaded)``: a loop over a list the
+        file fills with graph values (variables, tensors: see ``TfGraph.contents``), or zipped
+        with one, runs once per value of the graph, not once per step; so does a comprehension
+        each ``for`` of which iterates such a list (``[sess.run(w * 2.0) for w in self.weights]``)."""
+        if isinstance(loop, cst.For):
+            iterables = [loop.iter]
+        elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            iterables = []
+            comp_for: cst.CompFor | None = loop.for_in
+            while comp_for is not None:
+                iterables.append(comp_for.iter)
+                comp_for = comp_for.inner_for_in
+        else:
+            return False
+        here = self.tf.scopes_of(place)
+        site = Site(here.scopes, self.tf.order.get(id(loop), -1), here.loops - {id(loop)})
+        return all(self._graph_values_iterated(iterable, site) for iterable in iterables)
+
+    def _graph_values_iterated(self, iterable: cst.BaseExpression, site: Site) -> bool:
+        """``iterable`` is a list of graph values, or ``zip`` / ``enumerate`` over one."""
+        iterable = inner_iterable(iterable)
+        sources = [iterable]
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("zip", "enumerate"):
+            if self.facts.imports.resolve(iterable.func) is None:
+                sources = [inner_iterable(a.value) for a in iterable.args if a.keyword is None and not a.star]
+                if iterable.func.value == "enumerate":
+                    sources = sources[:1]
+        return any(self.tf.graph_kind(source, site) == COLLECTION for source in sources)
 
     def _assigns(self, node: cst.CSTNode) -> bool:
         """``var.assign(value)`` (``assign_add``, ``assign_sub``, ``load``) or ``tf.assign(var, value)``."""

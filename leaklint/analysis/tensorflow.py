@@ -155,6 +155,9 @@ _EXISTING_COLLECTION_APIS = frozenset(
 )
 TENSOR = "tensor"
 COLLECTION = "collection"
+#: List methods that put a value into the list (with how many positional arguments they take;
+#: the value is the last one).
+_LIST_FILLERS = {"append": 1, "insert": 2, "extend": 1}
 #: Methods that return an existing tensor of a graph (no new op): ``graph.get_tensor_by_name("x:0")``.
 _LOOKUP_METHODS = frozenset({"get_tensor_by_name", "get_operation_by_name"})
 #: Attributes of a Keras model or layer that are graph tensors on the graph backend.
@@ -270,6 +273,9 @@ class TfGraph:
     #: statement that binds the name to something else there (``f = wrap(f)``, ``for f in ...``).
     _def_orders: dict[_Key, list[int]] = field(default_factory=dict)
     _rebind_orders: dict[_Key, list[int]] = field(default_factory=dict)
+    #: (scope key, dotted name) -> what is put into the list it holds (``xs.append(v)``: ``v``
+    #: with ``element`` False; ``xs.extend(vs)``: ``vs`` with ``element`` True).
+    contents: dict[_Key, list[_Bound]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, facts: ModuleFacts) -> TfGraph:
@@ -299,6 +305,8 @@ class TfGraph:
                     self.graph_mode = True
                 if isinstance(node.func, cst.Attribute) and node.func.attr.value == "finalize" and not node.args:
                     finalizing.append((node.func.value, place))
+                if qualified is None:
+                    self._note_contents(place, node)
             elif isinstance(node, (cst.FunctionDef, cst.Lambda)):
                 params = node.params
                 for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -392,6 +400,42 @@ class TfGraph:
                 self._bind(place, element.value, None, loop=loop)
             return
         self._bind(place, target, iterable, element=True, loop=loop)
+
+    def _note_contents(self, place: Place, call: cst.Call) -> None:
+        """``xs.append(v)``, ``xs.insert(i, v)``, ``xs.extend(vs)`` on a name or attribute: what
+        the list it holds is filled with (``self.weights.append(w)`` in ``__init__``)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _LIST_FILLERS:
+            return
+        name = dotted_name(func.value)
+        args = [a.value for a in call.args if a.keyword is None and not a.star]
+        if name is None or len(args) != _LIST_FILLERS[func.attr.value]:
+            return
+        key = (self._key_scope(place, name), name)
+        self.contents.setdefault(key, []).append(_Bound(args[-1], self.scopes_of(place), func.attr.value == "extend"))
+
+    def _contents_kind(self, name: str, scopes: Site, depth: int) -> str | None:
+        """:data:`COLLECTION` when the list ``name`` holds is filled with graph values (see
+        :attr:`contents`), found in the scope where ``name`` is bound, as :meth:`_lookup` does."""
+        if name.startswith("self."):
+            found: list[_Bound] | None = None
+            for scope in scopes.scopes:
+                if isinstance(scope, cst.FunctionDef):
+                    info = self.facts.structure.functions.get(scope)
+                    if info is not None and info.cls is not None:
+                        found = self.contents.get((info.cls.node, name))
+                        break
+        else:
+            head = name.split(".", 1)[0]
+            found = None
+            for scope in scopes.scopes:
+                if (scope, head) in self.bound_here or (scope, name) in self.bindings:
+                    found = self.contents.get((scope, name))
+                    break
+        for put in found or ():
+            if put.value is not None and self.graph_kind(put.value, put.scopes, depth) is not None:
+                return COLLECTION
+        return None
 
     def _key_scope(self, place: Place, name: str) -> object:
         """Where a binding of ``name`` at ``place`` is visible: the class for ``self.x``, the
@@ -530,12 +574,18 @@ class TfGraph:
                     found = TENSOR
                 if found is not None and (kind is None or found == TENSOR):
                     kind = found
+            if kind is None:
+                # `self.weights = []` ... `self.weights.append(tf.get_variable(...))`
+                kind = self._contents_kind(name, scopes, depth)
             return kind
         if isinstance(expr, cst.Subscript):
             return TENSOR if self.graph_kind(expr.value, scopes, depth) is not None else None
         if isinstance(expr, cst.BinaryOperation):
             kinds = (self.graph_kind(expr.left, scopes, depth), self.graph_kind(expr.right, scopes, depth))
-            return TENSOR if TENSOR in kinds else None
+            if TENSOR in kinds:
+                return TENSOR
+            # `self.weights + self.biases`: two lists of graph values, joined
+            return COLLECTION if isinstance(expr.operator, cst.Add) and COLLECTION in kinds else None
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, _ARITHMETIC_UNARY):
             return TENSOR if self.graph_kind(expr.expression, scopes, depth) == TENSOR else None
         if isinstance(expr, (cst.Tuple, cst.List)):
@@ -861,15 +911,46 @@ class TfGraph:
             return None
         position = function.params.index(name) - (1 if function.is_method else 0)
         found: ClassInfo | None = None
+        passed_somewhere = False
         for site in self.call_sites(function):
             passed = call_argument(site.node, position, name)  # type: ignore[arg-type]
             if passed is None:
                 continue
+            passed_somewhere = True
             cls = self._instance_class(passed, self.scopes_of(site), depth + 1)
             if cls is None or (found is not None and cls is not found):
                 return None
             found = cls
+        if found is None and not passed_somewhere and not function.is_method:
+            return self._class_by_use(function, name)
         return found
+
+    def _class_by_use(self, function: FunctionInfo, name: str) -> ClassInfo | None:
+        """The class of a parameter that no call in the file passes (``def worker(env, model):``,
+        run from elsewhere), from what ``function`` does with it: the one local class that has
+        every attribute the function reads on it (``model.load_params(p)``, ``model.graph``),
+        methods among them. A name no local class (or more than one) has all of, or a parameter
+        the function rebinds or annotates, gives none."""
+        node = function.node
+        if node is None or (node, name) in self.bindings:
+            return None
+        param = next((p for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params) if p.name.value == name), None)
+        if param is None or param.annotation is not None:
+            return None
+        read: set[str] = set()
+        written: set[int] = set()
+        for n in walk(node.body, into=not_into_scopes):
+            if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)):
+                written.update(id(t) for t in walk(n.target))  # type: ignore[union-attr]
+            elif isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == name and id(n) not in written:
+                read.add(n.attr.value)
+        if not read:
+            return None
+        matching = [
+            cls for cls in self.facts.structure.classes.values()
+            if any(cls.find_method(attr) is not None for attr in read) and read <= _class_attributes(cls)
+        ]
+        return matching[0] if len(matching) == 1 else None
 
     @cached_property
     def _sites(self) -> dict[FunctionInfo, list[Place]]:
@@ -1002,6 +1083,32 @@ class _Bound:
 
 
 Binding = _Bound
+
+
+def _class_attributes(cls: ClassInfo) -> set[str]:
+    """The attributes a local class shows: its methods and class-level names, the ``self.x`` its
+    methods assign, and those of its local bases."""
+    found: set[str] = set()
+    for statement in cls.node.body.body:
+        if isinstance(statement, cst.FunctionDef):
+            found.add(statement.name.value)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    found.update(n for t in small.targets for n in bound_names(t.target))
+                elif isinstance(small, cst.AnnAssign):
+                    found.update(bound_names(small.target))
+    for n in walk(cls.node.body):
+        targets: list[cst.BaseExpression] = []
+        if isinstance(n, cst.AssignTarget):
+            targets = [n.target]
+        elif isinstance(n, (cst.AnnAssign, cst.AugAssign)):
+            targets = [n.target]
+        for target in targets:
+            found.update(b.split(".")[1] for b in bound_names(target) if b.startswith("self.") and b.count(".") == 1)
+    for base in cls.local_bases:
+        found |= _class_attributes(base)
+    return found
 
 
 def _runs_unconditionally(place: Place) -> bool:
