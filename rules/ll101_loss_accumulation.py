@@ -51,7 +51,8 @@ and so does passing the loss to a method of a class in the same file that accumu
 followed through the file's own functions and classes: what a helper's callers pass it
 (`update_stats(stats)` called with a dict of losses), what a method returns, meters kept in a
 container (`self.meters[name].update(val)` with `self.meters = defaultdict(AverageMeter)` or
-`self.meters[name] = AverageMeter()`), objects handed over through constructors (`Trainer(model,
+`self.meters[name] = AverageMeter()`, or made on first use by `meters.setdefault(name,
+AverageMeter()).update(val)`), objects handed over through constructors (`Trainer(model,
 criterion)`), and the model an HF `Trainer` passes to `compute_loss` / `training_step`. A graph
 that enters an object of another class is reported at the call that hands it over; a helper of the
 calling class (`self._update_stats(...)`) is followed into, and reported where it stores.
@@ -142,6 +143,45 @@ meters fed `.item()` values and integer lengths, a reward from the environment) 
 - Runtime repro: `leaklint verify LL101` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # meters made on first use by `dict.setdefault(key, Meter())`, fed numbers (`.item()`)
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class RunningMean:
+    def __init__(self):
+        self.total, self.n = 0.0, 0
+
+    def add(self, value, weight=1):
+        self.total = self.total + value * weight
+        self.n += weight
+
+
+def step(net, optimizer, x, y):
+    out = net(x)
+    recon = F.mse_loss(out, y)
+    sparsity = out.abs().mean()
+    loss = recon + 0.1 * sparsity
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return {"recon": recon.item(), "sparsity": sparsity.item()}
+
+
+def fit(net, optimizer, loader):
+    running = {}
+    for x, y in loader:
+        parts = step(net, optimizer, x, y)
+        for key, value in parts.items():
+            running.setdefault(key, RunningMean()).add(value, len(x))
+    return {key: m.total / m.n for key, m in running.items()}
+
+
+model = nn.Linear(8, 8)
+fit(model, torch.optim.SGD(model.parameters(), lr=0.1), [(torch.rand(4, 8), torch.rand(4, 8))])
+""",
         # an importance-weighted objective: a decoder pass per sample in a loop inside the step,
         # summed, and the total is what the step backpropagates
         """
@@ -549,6 +589,46 @@ class DatasetLoss(nn.Module):
 def main(loader):
     scorer = DatasetLoss(nn.Linear(16, 4))
     print(scorer(loader))
+""",
+        # a meter made on first use by `dict.setdefault(key, Meter())` and fed each loss of a dict
+        # the step returns: the object setdefault gives back is the meter the dict keeps
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class RunningMean:
+    def __init__(self):
+        self.total, self.n = 0.0, 0
+
+    def add(self, value, weight=1):
+        self.total = self.total + value * weight
+        self.n += weight
+
+
+def step(net, optimizer, x, y):
+    out = net(x)
+    recon = F.mse_loss(out, y)
+    sparsity = out.abs().mean()
+    loss = recon + 0.1 * sparsity
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return {"recon": recon, "sparsity": sparsity}
+
+
+def fit(net, optimizer, loader):
+    running = {}
+    for x, y in loader:
+        parts = step(net, optimizer, x, y)
+        for key, value in parts.items():
+            running.setdefault(key, RunningMean()).add(value, len(x))  # expect: LL101
+    return {key: m.total / m.n for key, m in running.items()}
+
+
+model = nn.Linear(8, 8)
+fit(model, torch.optim.SGD(model.parameters(), lr=0.1), [(torch.rand(4, 8), torch.rand(4, 8))])
 """,
     )
 

@@ -8,7 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis.arguments import is_bound_to_object, parameter_for
-from leaklint.analysis.calls import call_graph
+from leaklint.analysis.calls import call_graph, local_callee
 from leaklint.analysis.carry import carried_states, detached_each_iteration
 from leaklint.analysis.containers import Store, stores
 from leaklint.analysis.facts import ModuleFacts, result_backpropagated
@@ -19,7 +19,7 @@ from leaklint.analysis.structure import FunctionInfo
 from leaklint.analysis.values import Kind, Role
 from leaklint.analysis.provenance import ModelCall
 from leaklint.analysis.structure import GradMode, bound_names
-from leaklint.analysis.torch_api import GRAPH_EVIDENCE, TORCH_CODE, is_eval_function_name
+from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LIBRARY_FORWARD_METHODS, TORCH_CODE, is_eval_function_name
 from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixes.spec import AddDecorator, SuggestedFix, WrapInWith, torch_reference
@@ -87,6 +87,20 @@ result feeds a backward; not when the method's own forward already has a finding
 graph); and not when the method (or a function it calls) steps a state through a loop, as a
 sampler does (`x = x - step * self(x)`): that chain is LL103's to judge, and a sampler may cut
 it on purpose every step.
+
+A model put in evaluation mode and then **handed to a function of the file** that runs its
+forward (`model.eval()` then `hyps = [beam_search(model, x) for x in batch]`, where `beam_search`
+calls `model.encode(...)` and `model.decode_step(...)`, methods of the model's class that run its
+layers) is reported at that call, high confidence: the helper records a graph for every step of
+the evaluation. The helper counts when it calls the parameter (`net(x)`, `net.forward(x)`), calls a
+method of a module class of the file on it that runs a model with gradients on (every module class
+of that name must; not a `@torch.no_grad()` method), a library model's forward under another name
+(`get_image_features`), or hands it on to a further function of the file that does (two calls
+deep). Not when the helper is decorated with `no_grad`, disables gradients around those forwards,
+runs a backward (test-time adaptation) or calls one that does, binds the parameter again, or calls
+`model.train()`; not when the call's result feeds a backward; not when a forward the helper runs
+already has a finding, at any confidence (one finding per graph), or the helper carries a chain
+that LL103 reports.
 
 A forward after `.eval()` whose output feeds a backward is training with frozen batch-norm
 statistics, not evaluation: not reported, whether the backward is in the same function or in a
@@ -242,6 +256,48 @@ calls a helper whose body is under `torch.no_grad()`.
 - Runtime repro: `leaklint verify LL201` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # a model in eval mode handed to helpers that do not record a graph for it: one decorated
+        # with @torch.no_grad(), one that disables gradients around its own forwards, and one
+        # that adapts the model at test time (it runs a backward: it needs the graph)
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@torch.no_grad()
+def greedy_decode(net, x, steps=10):
+    out = []
+    for _ in range(steps):
+        x = net(x)
+        out.append(x.argmax(-1))
+    return out
+
+
+def embed(net, x):
+    with torch.no_grad():
+        return net(x)
+
+
+def adapt_and_predict(net, x, optimizer):
+    entropy = -(F.softmax(net(x), -1) * F.log_softmax(net(x), -1)).sum(-1).mean()
+    optimizer.zero_grad()
+    entropy.backward()
+    optimizer.step()
+    return net(x).argmax(-1)
+
+
+def evaluate(net, batches, optimizer):
+    net.eval()
+    decoded = [greedy_decode(net, x) for x in batches]
+    feats = [embed(net, x).mean(0) for x in batches]
+    adapted = [adapt_and_predict(net, x, optimizer) for x in batches]
+    return decoded, feats, adapted
+
+
+model = nn.Linear(16, 16)
+evaluate(model, [torch.rand(4, 16)], torch.optim.SGD(model.parameters(), lr=0.01))
+""",
         # a parameterless attention module run in eval mode on plain tensors, at the top level of
         # a script (or a notebook run from the top) that later binds the same name to another
         # module: the binding this call sees has no parameters, so nothing is recorded
@@ -1729,6 +1785,97 @@ def score_lines(path, name="distilbert-base-uncased"):
         labels.append(int(logits.argmax()))
     return labels
 """,
+        # a model put in eval mode and handed to a module-level ranking helper, called once per
+        # query in a comprehension: the helper runs the model's own methods (each a forward) with
+        # gradients on, so every query records a graph that nothing uses (the training step runs
+        # the same methods and backpropagates, in its own calls)
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Reranker(nn.Module):
+    def __init__(self, dim=128):
+        super().__init__()
+        self.query_proj = nn.Linear(dim, dim)
+        self.doc_proj = nn.Linear(dim, dim)
+
+    def encode_query(self, q):
+        return F.normalize(self.query_proj(q), dim=-1)
+
+    def encode_doc(self, d):
+        return F.normalize(self.doc_proj(d), dim=-1)
+
+
+def rank(net, query, docs):
+    q = net.encode_query(query)
+    scores = torch.stack([(q * net.encode_doc(d)).sum() for d in docs])
+    return scores.argsort(descending=True)
+
+
+def train_step(net, optimizer, query, positive, negative):
+    q = net.encode_query(query)
+    loss = F.relu(0.2 - (q * net.encode_doc(positive)).sum() + (q * net.encode_doc(negative)).sum())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
+def evaluate(net, queries):
+    net.eval()
+    return [rank(net, query, docs).tolist() for query, docs in queries]  # expect: LL201
+
+
+model = Reranker()
+opt = torch.optim.Adam(model.parameters())
+train_step(model, opt, torch.rand(128), torch.rand(128), torch.rand(128))
+print(evaluate(model, [(torch.rand(128), [torch.rand(128) for _ in range(50)])]))
+""",
+        # the same through a second helper that the first hands the model to, called in a plain
+        # statement
+        """
+import torch
+import torch.nn as nn
+
+
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 16))
+
+    def embed(self, x):
+        return nn.functional.normalize(self.body(x), dim=-1)
+
+
+def embed_all(encoder, chunks):
+    return torch.cat([encoder.embed(c) for c in chunks])
+
+
+def retrieval_scores(encoder, queries, documents):
+    q = embed_all(encoder, queries)
+    d = embed_all(encoder, documents)
+    return (q @ d.T).topk(10).indices
+
+
+def train(tower, optimizer, pairs):
+    for a, b in pairs:
+        loss = -(tower.embed(a) * tower.embed(b)).sum(-1).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def evaluate(encoder, queries, documents):
+    encoder.eval()
+    top = retrieval_scores(encoder, queries, documents)  # expect: LL201
+    return top.tolist()
+
+
+tower = Tower()
+train(tower, torch.optim.SGD(tower.parameters(), lr=0.1), [(torch.rand(8, 64), torch.rand(8, 64))])
+print(evaluate(tower, [torch.rand(8, 64)], [torch.rand(100, 64)]))
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -1791,6 +1938,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
     """The violations in one file."""
     reported = set()
     judged_in: set[FunctionInfo] = set()  # functions with a finding at the default confidence
+    judged_calls: list[ModelCall] = []  # the forwards with a finding, at any confidence
     unused = _unused_forwards(facts)
     for call in facts.model_calls():
         if call.grad is not GradMode.ENABLED:
@@ -1804,12 +1952,28 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         if finding is None:
             continue
         reported.add(where)
+        judged_calls.append(call)
         if call.statement is not None and finding.confidence is not Confidence.LOW:
             judged_in.add(call.statement.function)
         yield finding
     for call, finding in unused.items():
         where = call.statement.line if call.statement is not None else call.node
         if isinstance(call, (_MethodForward, _HelperForward)) and where not in reported:
+            reported.add(where)
+            yield finding
+    helper_calls = _eval_mode_helper_calls(facts, graph_use(facts))
+    if helper_calls:
+        # A forward the helper runs that is judged already (at any confidence: shown low where
+        # LL102 reports the keep that names it), or a chain it carries that LL103 reports, is
+        # the finding for that graph.
+        judged = {call.statement.function for call in (*unused, *judged_calls) if call.statement is not None}
+        judged |= {carry.function for carry in carried_states(facts) if carry.reported}
+    for call in helper_calls:
+        where = call.statement.line  # type: ignore[union-attr]
+        if where in reported or call.runs_in & judged:
+            continue
+        finding = _eval_mode_finding(facts, call)
+        if finding is not None:
             reported.add(where)
             yield finding
     for call in _eval_mode_method_calls(facts, graph_use(facts)):
@@ -1829,7 +1993,7 @@ def _eval_mode_finding(facts: ModuleFacts, call: ModelCall) -> Violation | None:
     in a function named like evaluation."""
     if call.eval_reason is None or _feeds_backward(facts, call):
         return None  # not evaluation code, or its output is differentiated: training
-    if call.statement is not None and _records_nothing(facts, call, call.statement.function):
+    if call.statement is not None and not isinstance(call, _EvalModeHelper) and _records_nothing(facts, call, call.statement.function):
         return None
     returned = call.eval_reason == "eval-mode" and _returned_to_differentiating_callers(facts, call)
     if returned:
@@ -1850,6 +2014,9 @@ def _eval_mode_finding(facts: ModuleFacts, call: ModelCall) -> Violation | None:
     name = call.callee or facts.describe(call.node.func)
     if isinstance(call, _MethodForward):
         name = f"{name}.{call.method}"
+    elif isinstance(call, _EvalModeHelper):
+        name = f"{facts.describe(call.node.func)}()"
+        why = f"the forward of {call.callee}, handed to it, " + why
     return Violation(
         node=call.node,
         message=(
@@ -2043,6 +2210,128 @@ def _eval_mode_method_calls(facts: ModuleFacts, use: GraphUse) -> list[_MethodFo
         if result_backpropagated(call, fact, facts):
             continue  # `loss = net.compute_loss(x, y)` ... `loss.backward()`
         found.append(_MethodForward(call, fact, receiver_name, receiver, fact.grad, "eval-mode", func.attr.value, frozenset(targets)))
+    return found
+
+
+@dataclass(eq=False)
+class _EvalModeHelper(ModelCall):
+    """``model.eval(); hyps = beam_search(model, src)``: a call of a function of the file that is
+    handed a model the caller put in evaluation mode and runs its forward with gradients on."""
+
+    helper: FunctionInfo | None = None
+    #: The functions of the file that run the model's forward for it (the helper, a function it
+    #: hands the model to, the model's methods it calls).
+    runs_in: frozenset[FunctionInfo] = frozenset()
+
+
+def _eval_mode_helper_calls(facts: ModuleFacts, use: GraphUse) -> list[_EvalModeHelper]:
+    """``model.eval()`` then ``beam_search(model, src)`` (in a statement, a comprehension or a
+    loop), with gradients on, where the function of the file that receives the model runs its
+    forward with gradients on: ``net(x)``, a method of a module class of this file that runs the
+    model (``net.encode(src)``, ``net.decode_step(tokens, h)``), a library model's forward under
+    another name, or the same through a further local function it hands the model to. Evaluation
+    code running the model one call away, judged at the call (where ``no_grad`` goes). Not when
+    the function (or one it calls) runs a backward, turns the model back to training, disables
+    gradients around those forwards, or its result feeds a backward in the caller."""
+    frozen = frozen_models(facts)
+    calls = call_graph(facts)
+    found: list[_EvalModeHelper] = []
+    for call, fact, callee in calls.resolved:
+        if callee is None or callee.node is None or fact.grad is not GradMode.ENABLED or not fact.eval_mode:
+            continue
+        if callee.decorator_grad is not None or callee.may_be_called_by_base:
+            continue
+        skip = 1 if isinstance(call.func, cst.Attribute) and callee.is_method and is_bound_to_object(callee.node) else 0
+        for arg in call.args:
+            model = dotted_name(arg.value)
+            if model is None or model == "self" or model not in fact.eval_mode:
+                continue
+            if model in frozen or model.split(".", 1)[0] in frozen or facts.value(arg.value).role is Role.FROZEN_MODEL:
+                continue
+            if use.model_confidence(arg.value, fact.function) is Confidence.LOW:
+                continue
+            parameter = parameter_for(callee.node, call, arg, skip)
+            runs_in = _runs_parameter_forward(facts, calls, callee, parameter, 0) if parameter is not None else frozenset()
+            if not runs_in:
+                continue
+            if result_backpropagated(call, fact, facts):
+                break  # `loss = compute_loss(model, batch)` ... `loss.backward()`: training
+            found.append(_EvalModeHelper(call, fact, model, facts.value(arg.value), fact.grad, "eval-mode", callee, runs_in))
+            break
+    return found
+
+
+def _runs_parameter_forward(facts: ModuleFacts, calls, function: FunctionInfo, parameter: str, depth: int) -> frozenset[FunctionInfo]:
+    """Where ``function`` runs the model its ``parameter`` receives with gradients on, training
+    nothing: it calls it (``parameter(x)``, ``parameter.forward(x)``), calls a method of a module
+    class of the file on it that runs a model with gradients on, a library model's forward under
+    another name, or hands it to a local function that does (two calls deep). The functions that
+    run those forwards (the helpers and the methods), or nothing: a function that runs a backward
+    (or calls one that does), rebinds the parameter, or calls ``parameter.train()`` is not
+    evaluation code."""
+    if depth > 1 or function.decorator_grad is not None or function.node is None:
+        return frozenset()
+    if function.backward_names or any(callee.backward_names for _, callee in calls.callees_of(function)):
+        return frozenset()
+    if _rebinds(function, parameter):
+        return frozenset()  # the name is bound again: which model runs is not the one handed over
+    runs: set[FunctionInfo] = set()
+    for call, fact in _calls_in(facts, function):
+        func = call.func
+        if isinstance(func, cst.Attribute) and type(func.value) is cst.Name and func.value.value == parameter:
+            method = func.attr.value
+            if method == "train" and not (call.args and dotted_name(call.args[0].value) == "False"):
+                return frozenset()  # it puts the model back in training mode
+            if fact.grad is not GradMode.ENABLED:
+                continue
+            if method == "forward" or method in LIBRARY_FORWARD_METHODS:
+                runs.add(function)
+                continue
+            targets = _methods_named(facts, method)
+            if targets and all(_evaluates(facts, calls, target) for target in targets):
+                runs |= {function, *targets}
+        elif type(func) is cst.Name and func.value == parameter:
+            if fact.grad is GradMode.ENABLED:
+                runs.add(function)
+        elif fact.grad is GradMode.ENABLED:
+            callee = local_callee(call, function, facts)
+            if callee is None or callee.node is None or callee is function:
+                continue
+            skip = 1 if isinstance(func, cst.Attribute) and callee.is_method and is_bound_to_object(callee.node) else 0
+            for arg in call.args:
+                inner = parameter_for(callee.node, call, arg, skip) if type(arg.value) is cst.Name and arg.value.value == parameter else None
+                if inner is not None:
+                    runs |= _runs_parameter_forward(facts, calls, callee, inner, depth + 1)
+    return frozenset(runs)
+
+
+def _rebinds(function: FunctionInfo, name: str) -> bool:
+    """Whether the body of ``function`` binds ``name`` again (an assignment, a loop's target, a
+    ``with ... as`` name)."""
+    for node in walk(function.node.body):  # type: ignore[union-attr]
+        if isinstance(node, cst.Assign):
+            targets = [target.target for target in node.targets]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, cst.AsName):
+            targets = [node.name]
+        else:
+            continue
+        if any(name in bound_names(target) for target in targets):  # type: ignore[arg-type]
+            return True
+    return False
+
+
+def _calls_in(facts: ModuleFacts, function: FunctionInfo) -> list[tuple[cst.Call, object]]:
+    """The calls the statements of ``function`` make, in order."""
+    by_function = facts.derived(_calls_by_function)
+    return by_function.get(function, [])
+
+
+def _calls_by_function(facts: ModuleFacts) -> dict[FunctionInfo, list]:
+    found: dict[FunctionInfo, list] = {}
+    for call, fact in facts.index.statement_calls:
+        found.setdefault(fact.function, []).append((call, fact))
     return found
 
 

@@ -1668,6 +1668,13 @@ class FunctionInterpreter:
             if kept is not None:
                 self._note_project_method_store(node, container, kept, args)
             return replace(UNKNOWN, deps=deps)
+        if method == "setdefault" and len(args) == 2 and receiver.role is None and args[1].role is Role.INSTANCE:
+            # `meters.setdefault(name, AverageMeter()).update(val)`: what comes back is the object
+            # the dict holds under that key, the default when it holds none yet (an object the dict
+            # already held is taken for one of the same class only when that is what it holds)
+            held = receiver.element
+            if held is None or (held.role is Role.INSTANCE and held.cls is args[1].cls):
+                return replace(args[1], deps=deps, fresh=False)
         if receiver.fields is not None and receiver.role is None:
             known = self._dict_method(node, method, receiver, receiver_name, args, deps, frame)
             if known is not None:
