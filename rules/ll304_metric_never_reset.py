@@ -576,8 +576,9 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
                 + (", so its memory grows with every update" if home.kind.list_state else "")
                 + ", and compute() covers everything since it was built"
                 + (
-                    " (its states are fixed-size, so nothing grows; for the per-batch value alone, the "
-                    "functional form keeps no state)"
+                    " (its states are fixed-size, so nothing grows"
+                    + ("" if home.computes else "; for the per-batch value alone, the functional form keeps no state")
+                    + ")"
                     if confidence is Confidence.LOW
                     else ""
                 )
