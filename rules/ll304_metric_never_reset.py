@@ -62,14 +62,26 @@ members of a collection are reset through a loop (`for m in self.metrics.values(
 Confidence: high for metrics whose state is a list that gets one tensor per update — curves and
 ranking metrics (`AUROC`, `AveragePrecision`, `PrecisionRecallCurve`, `ROC` and their binary,
 multiclass and multilabel forms without `thresholds=`), retrieval metrics, `CatMetric`,
-`SpearmanCorrCoef`, detection `MeanAveragePrecision`, calibration error, `multidim_average="samplewise"`
-and the file's own metrics with `add_state(name, default=[])`. Medium for metrics with fixed-size
+`SpearmanCorrCoef`, detection `MeanAveragePrecision`, calibration error, the image metrics that keep
+their inputs (`ErrorRelativeGlobalDimensionlessSynthesis`, `RelativeAverageSpectralError`,
+`SpectralDistortionIndex`), `multidim_average="samplewise"`, image metrics asked for per-image values
+or full maps (`PeakSignalNoiseRatio(dim=...)`, `reduction="none"` or `None` on
+`StructuralSimilarityIndexMeasure`, its multi-scale form, `UniversalImageQualityIndex`,
+`SpectralAngleMapper`, `TotalVariation`, and `return_full_image=True` /
+`return_contrast_sensitivity=True` on SSIM) and the file's own metrics with
+`add_state(name, default=[])`. Medium for metrics with fixed-size
 states (`Accuracy`, `MeanMetric`, `JaccardIndex`...) built anew on every call or iteration and never
 reset (each instance is a reference cycle that keeps its states until the cyclic collector runs),
 and for those computed by a function that does not update them (an epoch-end hook) and never
 reset: the value is meant per epoch, and the metric keeps its state and totals since it was built.
 Low (hidden by default) for a fixed-size metric called for its per-batch value and never computed
-apart (`self.log("acc", self.train_acc(preds, y))`): nothing grows.
+apart (`self.log("acc", self.train_acc(preds, y))`): nothing grows. That holds when the inputs are
+still attached to the autograd graph (a generator's output passed to `PeakSignalNoiseRatio` or
+`StructuralSimilarityIndexMeasure` in a GAN's `training_step`): torchmetrics runs `update()` with
+autograd off and merges the batch state of `forward()` under `torch.no_grad()`, so the accumulated
+sums hold no graph (only the value returned for the batch, replaced at the next call, carries
+`grad_fn`); detaching the inputs does not change what this rule reports. Such a finding points at
+the call: every fix changes it (a `reset()` after it, or the functional form in its place).
 
 ## Why it matters
 A list-state metric appends the predictions and targets of every update to its state, on the
@@ -126,7 +138,10 @@ The low-confidence findings there (lightning's fine-tuning example, course noteb
 model's evaluation loop) are fixed-size metrics called for their per-batch value
 (`self.log("acc", self.train_acc(preds, y))`) or built per evaluation, and never reset: no
 memory grows, and they stay hidden unless `--min-confidence low`. Fixed-size metrics computed in an
-epoch-end hook, or built per call, and never reset (medium): none on bench/realcode. A metric reset by code the rule cannot see (a helper of another file that
+epoch-end hook, or built per call, and never reset (medium): none on bench/realcode. Which states a
+metric keeps is read from the current torchmetrics: `StructuralSimilarityIndexMeasure` kept every
+prediction and target until torchmetrics 0.11 and keeps sums since, so code pinned to an older
+release that calls it every step is rated low here though its memory grows. A metric reset by code the rule cannot see (a helper of another file that
 receives the metric's owner, a framework that resets attributes by name) is reported; suppress it
 with `# noqa: LL304`.
 
@@ -245,6 +260,34 @@ class SpikeCheck:
         if loss > 2 * self.running_mean.compute():
             raise RuntimeError("spike")
         self.running_mean.update(loss)
+""",
+        # Image metrics that keep sums (PSNR with no dim=, SSIM with its default reduction), called
+        # on a generator's graph-attached output for the per-batch value and never reset: torchmetrics
+        # updates the accumulated state with autograd off, so neither the state nor the graph grows
+        # (low confidence only).
+        """
+import lightning.pytorch as pl
+import torch
+import torch.nn as nn
+from torchmetrics import MetricCollection
+from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
+
+class Restorer(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.unet = nn.Conv2d(3, 3, 3, padding=1)
+        self.quality = MetricCollection([PeakSignalNoiseRatio(data_range=1.0), StructuralSimilarityIndexMeasure(data_range=1.0)])
+
+    def training_step(self, batch, batch_idx):
+        noisy, clean = batch
+        opt = self.optimizers()
+        restored = self.unet(noisy)
+        loss = nn.functional.l1_loss(restored, clean)
+        opt.zero_grad()
+        self.manual_backward(loss)
+        opt.step()
+        self.log_dict(self.quality(restored, clean))
 """,
     )
     INVALID = (
@@ -376,6 +419,35 @@ class Pose(pl.LightningModule):
         for name, metric in self.metrics.items():
             self.log(name, metric.compute())  # expect: LL304
 """,
+        # Image metrics asked for per-image values or full SSIM maps keep one tensor per update:
+        # called every step of a trainer outside Lightning and never reset.
+        """
+import torch
+from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
+
+class Upscaler:
+    def __init__(self, net, device):
+        self.net = net.to(device)
+        self.opt = torch.optim.AdamW(self.net.parameters(), lr=1e-4)
+        self.ssim_maps = StructuralSimilarityIndexMeasure(data_range=1.0, return_full_image=True).to(device)
+        self.psnr_per_image = PeakSignalNoiseRatio(data_range=1.0, dim=(1, 2, 3), reduction="none").to(device)
+
+    def train_step(self, low, high):
+        pred = self.net(low)
+        loss = torch.nn.functional.l1_loss(pred, high)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        with torch.no_grad():
+            _, ssim_map = self.ssim_maps(pred, high)  # expect: LL304
+            psnr = self.psnr_per_image(pred, high)  # expect: LL304
+        return loss.item(), ssim_map.mean().item(), psnr.mean().item()
+
+def fit(trainer, loader, epochs):
+    for epoch in range(epochs):
+        for low, high in loader:
+            print(trainer.train_step(low, high))
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -503,6 +575,13 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
                 f"{home.kind.label} '{home.name}' is updated {where} and never reset: {state}"
                 + (", so its memory grows with every update" if home.kind.list_state else "")
                 + ", and compute() covers everything since it was built"
+                + (
+                    " (its states are fixed-size, so nothing grows"
+                    + ("" if home.computes else "; for the per-batch value alone, the functional form keeps no state")
+                    + ")"
+                    if confidence is Confidence.LOW
+                    else ""
+                )
             ),
             confidence=confidence,
             statement=target.node,
@@ -584,6 +663,7 @@ def _collection(members: list[cst.BaseExpression], facts: ModuleFacts) -> Metric
 
 
 def _list_state(qualified: str, call: cst.Call) -> bool:
+    switches = percall_api.LIST_STATE_ARGUMENTS.get(qualified.rsplit(".", 1)[-1], ())
     for arg in call.args:
         if arg.keyword is None:
             continue
@@ -592,7 +672,41 @@ def _list_state(qualified: str, call: cst.Call) -> bool:
                 return True
         if arg.keyword.value == "thresholds" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
             return False  # binned curves: fixed-size states
+        for keyword, values in switches:
+            if arg.keyword.value == keyword and _switches_on(arg.value, values):
+                return True  # per-image values or full images: one tensor per update
     return percall_api.has_list_state(qualified)
+
+
+_NO_LITERAL = object()
+
+
+def _literal(expr: cst.BaseExpression) -> object:
+    """The value of a literal argument (a string, None, True/False, a number, a tuple or list of
+    numbers); ``_NO_LITERAL`` for anything else (a name, a call: unknown here)."""
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value
+    if isinstance(expr, cst.Name) and expr.value in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[expr.value]
+    if isinstance(expr, cst.Integer):
+        return int(expr.value, 0)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
+        return -int(expr.expression.value, 0)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        items = [_literal(element.value) for element in expr.elements]
+        return _NO_LITERAL if any(item is _NO_LITERAL for item in items) else tuple(items)
+    return _NO_LITERAL
+
+
+def _switches_on(expr: cst.BaseExpression, values: object) -> bool:
+    """``expr`` is one of ``values`` (see :data:`percall_api.LIST_STATE_ARGUMENTS`); an argument
+    that is not a literal is not known to switch anything."""
+    value = _literal(expr)
+    if value is _NO_LITERAL:
+        return False
+    if values == percall_api.ANY_VALUE:
+        return value is not None
+    return any(value is wanted if isinstance(wanted, bool) or wanted is None else value == wanted for wanted in values)  # type: ignore[union-attr]
 
 
 def _metric_class_state(cls: ClassInfo, facts: ModuleFacts, depth: int) -> bool | None:

@@ -139,8 +139,28 @@ _NOT_METRICS = frozenset({"Metric", "functional", "utilities", "wrappers", "metr
 LIST_STATE_METRIC = re.compile(
     r"(AUROC|AveragePrecision|PrecisionRecallCurve|ROC$|CatMetric|SpearmanCorrCoef|KendallRankCorrCoef"
     r"|^Retrieval|MeanAveragePrecision|CalibrationError|KernelInceptionDistance|BERTScore|InfoLM"
-    r"|AtFixed|SpecificityAtSensitivity|SensitivityAtSpecificity|EER$|LogAUC)"
+    r"|AtFixed|SpecificityAtSensitivity|SensitivityAtSpecificity|EER$|LogAUC"
+    r"|ErrorRelativeGlobalDimensionlessSynthesis|RelativeAverageSpectralError|SpectralDistortionIndex)"
 )
+#: Arguments that switch a metric of fixed-size states to list states, by class name: the keyword
+#: and the literal values that do it (``ANY_VALUE``: any literal other than None). Image metrics
+#: keep sums by default (``PeakSignalNoiseRatio``, ``StructuralSimilarityIndexMeasure`` since
+#: torchmetrics 0.11) and one tensor per update when asked for per-image values
+#: (``reduction="none"``, ``dim=...``) or for the full SSIM images (``return_full_image=True``).
+ANY_VALUE = "<any literal but None>"
+_PER_IMAGE = ("reduction", ("none", None))
+LIST_STATE_ARGUMENTS: dict[str, tuple[tuple[str, object], ...]] = {
+    "PeakSignalNoiseRatio": (("dim", ANY_VALUE),),
+    "StructuralSimilarityIndexMeasure": (
+        _PER_IMAGE,
+        ("return_full_image", (True,)),
+        ("return_contrast_sensitivity", (True,)),
+    ),
+    "MultiScaleStructuralSimilarityIndexMeasure": (_PER_IMAGE,),
+    "UniversalImageQualityIndex": (_PER_IMAGE,),
+    "SpectralAngleMapper": (_PER_IMAGE,),
+    "TotalVariation": (_PER_IMAGE,),
+}
 #: Wrappers whose state is bounded whatever they wrap: ``Running(base, window=n)`` keeps one copy
 #: of the base metric's state per update of the last ``n`` and ``compute()`` covers only those
 #: (torchmetrics documents it as "a running window"); updated forever without a reset, it neither
