@@ -141,7 +141,11 @@ sequence length, vocabulary]` values: reported at `compute_metrics=` (medium), u
 `preprocess_logits_for_metrics` shrinks them first or the `TrainingArguments` set
 `eval_accumulation_steps`, `batch_eval_metrics`, `prediction_loss_only` or (for a
 `Seq2SeqTrainer`, which then keeps generated token ids) `predict_with_generate` (arguments it
-cannot see, read from the command line, count as setting them). A subclass that replaces the
+cannot see, read from the command line, count as setting them). The same holds for any model
+built with `output_attentions=True` or `output_hidden_states=True`: the Trainer keeps every
+output but the loss, so each batch adds a tensor per layer (`[batch, heads, length, length]` for
+attention maps); reported at the `from_pretrained` call that sets the flag (medium), with the
+same exceptions. A subclass that replaces the
 evaluation loop (`evaluate`, `evaluation_loop`, `prediction_loop`) is judged by its own loop.
 
 A loop over the items of something else (the frames of a video, the crops of an image, a list of
@@ -265,6 +269,24 @@ run fills (medium, see above) unless the hook itself flushes them.
 """
 
     VALID = (
+        # the same flag with the outputs cut to the logits before they are kept, and with the
+        # evaluation outputs moved to the host every few batches
+        """
+from transformers import AutoModelForTokenClassification, Trainer, TrainingArguments
+
+
+def tag_accuracy(pred):
+    return {"acc": float((pred.predictions == pred.label_ids).mean())}
+
+
+def finetune(train_ds, eval_ds):
+    tagger = AutoModelForTokenClassification.from_pretrained("roberta-base", num_labels=9, output_hidden_states=True)
+    args = TrainingArguments("ner-out", eval_strategy="epoch")
+    Trainer(model=tagger, args=args, train_dataset=train_ds, eval_dataset=eval_ds, compute_metrics=tag_accuracy,
+            preprocess_logits_for_metrics=lambda outputs, labels: outputs[0].argmax(-1)).train()
+    offloaded = TrainingArguments("ner-out", eval_strategy="epoch", eval_accumulation_steps=4)
+    Trainer(model=tagger, args=offloaded, train_dataset=train_ds, eval_dataset=eval_ds, compute_metrics=tag_accuracy).train()
+""",
         # a helper that turns the output into class ids before returning it (the parameter is
         # reassigned: what comes back is not the output), and a prediction callback that writes
         # its buffer to disk every 100 batches
@@ -812,6 +834,22 @@ def collect_and_update(agent, reward_model, batches, num_updates, batch_size, ch
 """,
     )
     INVALID = (
+        # a token classifier built to return every layer's hidden states, evaluated by a Trainer
+        # with compute_metrics: each evaluation batch keeps all of them on the device
+        """
+from transformers import AutoModelForTokenClassification, Trainer, TrainingArguments
+
+
+def tag_accuracy(pred):
+    logits = pred.predictions[0] if isinstance(pred.predictions, tuple) else pred.predictions
+    return {"acc": float((logits.argmax(-1) == pred.label_ids).mean())}
+
+
+def finetune(train_ds, eval_ds):
+    tagger = AutoModelForTokenClassification.from_pretrained("roberta-base", num_labels=9, output_hidden_states=True)  # expect: LL202
+    args = TrainingArguments("ner-out", eval_strategy="epoch", per_device_eval_batch_size=32)
+    Trainer(model=tagger, args=args, train_dataset=train_ds, eval_dataset=eval_ds, compute_metrics=tag_accuracy).train()
+""",
         # an evaluate override that logs around the Trainer's own loop (super().evaluate): the
         # logits are still kept; predict_with_generate means nothing to a plain Trainer
         """
@@ -2262,8 +2300,28 @@ def _trainer_keeps_logits(facts: ModuleFacts) -> Iterator[Violation]:
         preprocess = keywords.get("preprocess_logits_for_metrics")
         if preprocess is not None and not is_literal(preprocess, "None"):
             continue
+        if _offloads(keywords.get("args"), fact.function, facts, seq2seq=_seq2seq_trainer(call, facts)):
+            continue
+        every_layer = _every_layer_output(keywords.get("model"), fact.function, facts)
+        if every_layer is not None:
+            built, flag = every_layer
+            yield Violation(
+                node=built,
+                message=(
+                    f"'{flag}=True' makes the model return every layer's {flag.split('_', 1)[1].replace('_', ' ')} with its "
+                    f"logits, and the Trainer built with '{facts.describe(metrics)}' keeps every evaluation batch's outputs on "
+                    "the accelerator until it runs: device memory grows with every batch by a tensor per layer"
+                ),
+                confidence=Confidence.MEDIUM,
+                help=(
+                    f"drop {flag}=True (compute_metrics needs the logits), or pass preprocess_logits_for_metrics that keeps "
+                    "only the logits, or set eval_accumulation_steps"
+                ),
+                statement=built,
+            )
+            continue
         model = _lm_head_model(keywords.get("model"), fact.function, facts)
-        if model is None or _offloads(keywords.get("args"), fact.function, facts, seq2seq=_seq2seq_trainer(call, facts)):
+        if model is None:
             continue
         yield Violation(
             node=metrics,
@@ -2331,6 +2389,27 @@ def _lm_head_model(expr: cst.BaseExpression | None, function: FunctionInfo, fact
             parts = parts[:-1]
         if parts and LM_HEAD_MODEL.search(parts[-1]):
             return parts[-1]
+    return None
+
+
+#: Model arguments that add every layer's tensors to the output (HF ``from_pretrained``/config).
+_EVERY_LAYER_OUTPUTS = ("output_attentions", "output_hidden_states")
+
+
+def _every_layer_output(expr: cst.BaseExpression | None, function: FunctionInfo, facts: ModuleFacts) -> tuple[cst.Call, str] | None:
+    """The ``from_pretrained(..., output_attentions=True)`` call (and the flag) that built the
+    trainer's ``model=``, directly or through the name it is bound to: its outputs carry every
+    layer's attention maps or hidden states next to the logits."""
+    if expr is None:
+        return None
+    name = dotted_name(expr)
+    values = [expr] if name is None else facts.index.visible_values(function, name)
+    for value in values:
+        if not isinstance(value, cst.Call) or (facts.imports.resolve(value.func) or "").rsplit(".", 1)[-1] not in ("from_pretrained", "from_config"):
+            continue
+        for arg in value.args:
+            if arg.keyword is not None and arg.keyword.value in _EVERY_LAYER_OUTPUTS and is_literal(arg.value, "True"):
+                return value, arg.keyword.value
     return None
 
 
