@@ -228,6 +228,11 @@ class ImportMap:
         """The qualified names the file imports from the top-level package ``root``."""
         return [q for q in self._aliases.values() if q.split(".", 1)[0] == root]
 
+    def locals_for(self, qualified: str) -> list[str]:
+        """The local names that an import binds to exactly ``qualified`` (``repeat_forever`` after
+        ``from itertools import cycle as repeat_forever``), in no particular order."""
+        return [local for local, target in self._aliases.items() if target == qualified]
+
     def qualify(self, dotted: str | None) -> str | None:
         """Replace the leading alias of ``dotted`` by what it was imported as; None if not imported.
 
