@@ -466,8 +466,10 @@ for x, y in loader:
 """,
         """
 import torch.nn as nn
+from torch.utils.data import DataLoader
 criterion = nn.CrossEntropyLoss()
 running = 0
+batches = DataLoader(outputs_and_labels, batch_size=64)
 for step, (o, y) in enumerate(batches):
     running = running + criterion(o, y)  # expect: LL101
 """,
@@ -499,6 +501,9 @@ for x, y in loader:
         """
 import torch as th
 class Trainer:
+    def __init__(self):
+        self.model = th.nn.Linear(8, 1)
+        self.total = 0
     def fit(self, loader):
         for x, y in loader:
             loss = th.nn.functional.mse_loss(self.model(x), y)

@@ -15,7 +15,7 @@ from leaklint.analysis.arguments import parameter_for
 from leaklint.analysis.provenance import MethodStore, StatementFact, StoredArgument
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.stores import Store, constant_key, overwrites, stores
-from leaklint.analysis.structure import FunctionInfo, iterates_data
+from leaklint.analysis.structure import FunctionInfo, iterates_data, walks_records_of_parameter
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LOOPS_OR_FUNCTIONS, TORCH_CODE
 from leaklint.analysis.values import Role, strongest_graph
 from leaklint.findings import Confidence, Severity
@@ -1234,7 +1234,13 @@ def _collected_by_comprehension(facts: ModuleFacts, fact: StatementFact) -> Iter
     if not isinstance(value, (cst.ListComp, cst.SetComp, cst.DictComp)):
         return
     target = dotted_name(node.targets[0].target)
-    if target is None or not iterates_data(value.for_in.iter):
+    iterable = value.for_in.iter
+    walks_data = (
+        iterates_data(iterable, facts.imports)
+        or facts.value(iterable).role is Role.LOADER
+        or walks_records_of_parameter(iterable, value.for_in.target, fact.function)
+    )
+    if target is None or not walks_data:
         return
     element = value.value if isinstance(value, cst.DictComp) else value.elt
     stored = facts.value(element)

@@ -461,6 +461,7 @@ class ActionTerm:
         self.actions[:] = self.policy(obs)  # expect: LL105
         return self.actions
 term = ActionTerm(torch.nn.Linear(16, 8), 64, 8)
+rollout_loader = torch.utils.data.DataLoader(recorded_observations, batch_size=64)
 for obs in rollout_loader:
     env_step(term.apply(obs))
 """,
@@ -526,6 +527,10 @@ def fit(model, loader, optimizer):
 import torch.nn.functional as F
 last_loss = None
 class Validator:
+    def __init__(self, model):
+        self.model = model
+        self.model.eval()
+        self.stats = {}
     def run(self, loader):
         global last_loss
         for x, y in loader:

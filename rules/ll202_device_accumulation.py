@@ -37,7 +37,7 @@ from leaklint.analysis.steps import (
     per_step_functions,
 )
 from leaklint.analysis.stores import Store, emptied, overwrites, stores
-from leaklint.analysis.structure import FunctionInfo, LoopInfo, backward_calls, bound_names, inner_iterable
+from leaklint.analysis.structure import FunctionInfo, LoopInfo, backward_calls, bound_names, inner_iterable, is_counter_loop
 from leaklint.analysis.torch_api import (
     LOOPS_OR_FUNCTIONS,
     NO_GRAD_RESULT_METHODS,
@@ -72,7 +72,9 @@ class DeviceAccumulation(Rule):
     docs = """
 ## What it finds
 A tensor that lives on the accelerator, stored for every iteration of a loop that runs over the
-data (a loader, a dataset, the files of a folder, the steps of a sampler), or on every call of a
+data (a loader, a dataset, the files of a folder, an input walked in chunks that a model runs on,
+`for i in range(0, len(texts), n)`, the steps of a sampler that feeds a model's output back into
+it, `img = p_sample(img, t)`), or on every call of a
 step method, into something that outlives the iteration: `preds.append(logits)`,
 `outputs[key] = out`, `all_logits = torch.cat([all_logits, logits])` and its lazy start
 `preds = logits if preds is None else torch.cat([preds, logits])`. The tensor has no autograd
@@ -286,6 +288,35 @@ def finetune(train_ds, eval_ds):
             preprocess_logits_for_metrics=lambda outputs, labels: outputs[0].argmax(-1)).train()
     offloaded = TrainingArguments("ner-out", eval_strategy="epoch", eval_accumulation_steps=4)
     Trainer(model=tagger, args=offloaded, train_dataset=train_ds, eval_dataset=eval_ds, compute_metrics=tag_accuracy).train()
+""",
+        # a chunked attention inside a module's forward: the chunks are parts of one pass, and
+        # one image per detected box, re-tokenised and moved to the device every box (moving a
+        # fresh input is not a state the loop steps), saved with the image it belongs to
+        """
+import torch
+import torch.nn as nn
+
+
+class ChunkedScorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(64, 64)
+
+    def forward(self, x, width=256):
+        parts = []
+        for first in range(0, x.shape[0], width):
+            parts.append(self.proj(x[first:first + width]))
+        return torch.cat(parts)
+
+
+@torch.no_grad()
+def describe(image, boxes, captioner, embed, save):
+    record = {"boxes": []}
+    for box in boxes:
+        inputs = captioner.prepare(image.crop(box))
+        inputs = {k: v.cuda() for k, v in inputs.items()}
+        record["boxes"].append(embed(**inputs))
+    save(record)
 """,
         # a helper that turns the output into class ids before returning it (the parameter is
         # reassigned: what comes back is not the output), and a prediction callback that writes
@@ -850,6 +881,42 @@ def finetune(train_ds, eval_ds):
     args = TrainingArguments("ner-out", eval_strategy="epoch", per_device_eval_batch_size=32)
     Trainer(model=tagger, args=args, train_dataset=train_ds, eval_dataset=eval_ds, compute_metrics=tag_accuracy).train()
 """,
+        # a retrieval index built by walking the passages in chunks (no DataLoader, no loop name
+        # that says "batch"): each chunk's vectors stay on the device until the whole corpus is done
+        """
+import torch
+
+
+class PassageIndex:
+    def __init__(self, encoder, device="cuda"):
+        self.encoder = encoder.to(device)
+        self.encoder.eval()
+        self.device = device
+
+    @torch.no_grad()
+    def build(self, token_ids, path, width=512):
+        rows = []
+        for first in range(0, token_ids.shape[0], width):
+            part = token_ids[first:first + width].to(self.device)
+            rows.append(self.encoder(part).mean(dim=1))  # expect: LL202
+        torch.save(torch.cat(rows).cpu(), path)
+""",
+        # a sampler that feeds the model's output back into it keeps every intermediate image on
+        # the device (a denoising trajectory for a figure)
+        """
+import torch
+
+
+@torch.no_grad()
+def trajectory(denoiser, shape, timesteps, device="cuda"):
+    denoiser.eval()
+    x = torch.randn(shape, device=device)
+    frames = []
+    for t in reversed(timesteps):
+        x = x - 0.1 * denoiser(x, torch.full((shape[0],), t, device=device))
+        frames.append(x)  # expect: LL202
+    torch.save(torch.stack(frames).cpu(), "trajectory.pt")
+""",
         # an evaluate override that logs around the Trainer's own loop (super().evaluate): the
         # logits are still kept; predict_with_generate means nothing to a plain Trainer
         """
@@ -1379,7 +1446,7 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
     once = _once_per_loop(facts, fact)
     loops = [
         loop for loop in lifetime.carried_by
-        if _runs_over_inputs(loop, facts) and loop.node not in once and not _walks_parts_of_item(fact, loop, lifetime.carried_by)
+        if _runs_over_inputs(loop, facts, fact.function) and loop.node not in once and not _walks_parts_of_item(fact, loop, lifetime.carried_by)
     ]
     if not loops:
         # A loop over items the model runs on one by one (the frames of a video, the crops of an
@@ -1527,12 +1594,13 @@ def _fed_back(facts: ModuleFacts, loop: LoopInfo, container: str) -> bool:
     return False
 
 
-def _runs_over_inputs(loop: LoopInfo, facts: ModuleFacts) -> bool:
+def _runs_over_inputs(loop: LoopInfo, facts: ModuleFacts, function: FunctionInfo) -> bool:
     """A loop over a data source (a loader, a dataset, the files of a folder), over training
-    steps or epochs, or over the steps of a sampler: one iteration per input or per step."""
+    steps or epochs, or over the steps of a sampler (a state stepped through a model, outside a
+    module's forward): one iteration per input or per step."""
     return (
         loop.iterates_data or loop.contains_data_loop or loop.has_backward or loop.has_optimizer_step
-        or loop.counts_steps or _iterates_files(loop, facts)
+        or loop.walks_input_in_chunks or (loop.steps_state and not function.runs_one_forward) or _iterates_files(loop, facts)
     )
 
 
@@ -1599,8 +1667,8 @@ def _iterates_files(loop: LoopInfo, facts: ModuleFacts) -> bool:
 
 
 def _repeats_data_loop(loop: LoopInfo) -> bool:
-    """An epoch loop: it counts epochs or steps and runs a data loop inside each iteration."""
-    return loop.contains_data_loop and loop.counts_steps and not loop.iterates_data
+    """An epoch loop: it counts (``range(epochs)``, ``while``) and runs a data loop inside each iteration."""
+    return loop.contains_data_loop and not loop.iterates_data and is_counter_loop(loop.node)
 
 
 def _runs_per_step(facts: ModuleFacts, fact: StatementFact) -> bool:

@@ -420,7 +420,7 @@ def _frequency(facts: ModuleFacts, place: Place, sites: CallGraph) -> tuple[Conf
         return (Confidence.LOW if throttled else Confidence.MEDIUM), f"every step (in the per-batch hook '{info.name}')"
     for site in sites.places_of(info):
         site_level, site_index = step_level(facts, site)
-        if site_level in (Level.STEP, Level.WEAK_STEP):
+        if site_level is Level.STEP:
             if throttled or any(is_throttled(test) for test in site.guards(after=site_index)):
                 return Confidence.LOW, f"every step ('{info.name}' is called in a training loop)"
             return Confidence.MEDIUM, f"every step ('{info.name}' is called in a training loop)"

@@ -692,7 +692,7 @@ def _per_item(
             continue
         if evidence is None or _refits(models, loop, dotted_name(receiver)):
             return None
-        strong = one_item or loop_level(facts, loop) in (Level.STEP, Level.WEAK_STEP) or isinstance(loop, cst.While)
+        strong = one_item or loop_level(facts, loop) is Level.STEP or isinstance(loop, cst.While)
         confidence = evidence.confidence if strong else Confidence.MEDIUM
         return _weaker(confidence, evidence.confidence), "on every loop iteration"
     if place.loops:

@@ -12,7 +12,7 @@ from leaklint.analysis.calls import CallGraph, call_graph
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.keras import keras_models
 from leaklint.analysis.names import dotted_names_in, names_read
-from leaklint.analysis.places import COMPREHENSIONS, Level, Place, per_iteration_names, step_level
+from leaklint.analysis.places import COMPREHENSIONS, FEW_RUNS, Level, Place, per_iteration_names, step_level
 from leaklint.analysis.steps import is_per_step_hook
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
 from leaklint.analysis.iterations import few_runs
@@ -443,7 +443,7 @@ for cell_type in cell_types:
 TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v2.function", "tensorflow.compat.v1.function"})
 #: Methods that run once per object, not per step: a tf.function made there is made once.
 _ONCE_METHODS = frozenset({"__init__", "__post_init__", "build", "setup", "on_fit_start", "on_train_start", "compile"})
-_PER_STEP_LEVELS = (Level.STEP, Level.WEAK_STEP, Level.EPOCH)
+_PER_STEP_LEVELS = (Level.STEP, Level.EPOCH)
 _STORING_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault", "update"})
 
 
@@ -580,6 +580,13 @@ def _per_object(
         )
 
 
+def _few_runs(facts: ModuleFacts, place: Place) -> bool:
+    """Every loop around ``place`` runs a handful of times by its literals (``for fold in
+    range(5)``): a few tf.functions, not one per step."""
+    bounds = [facts.structure.loops[place.chain[index]].at_most for index in place.loops if place.chain[index] in facts.structure.loops]
+    return bool(bounds) and all(bound is not None and bound <= FEW_RUNS for bound in bounds)
+
+
 def _frequency(
     facts: ModuleFacts, sites: CallGraph, place: Place, traced: set[cst.CSTNode], runners: _Runners | None = None
 ) -> tuple[Confidence, str] | None:
@@ -594,7 +601,7 @@ def _frequency(
     if place.loops:
         if level in _PER_STEP_LEVELS:
             return Confidence.HIGH, "on every loop iteration"
-        if level is Level.OUTER or _stored(place) or _wraps_loop_item(facts, place, runners):
+        if level is Level.OUTER or _stored(place) or _wraps_loop_item(facts, place, runners) or _few_runs(facts, place):
             return None
         info = place.function(facts)
         if info is not None and info.name in _ONCE_METHODS:

@@ -22,7 +22,7 @@ from leaklint.analysis.accumulate import accumulation, grown_tensor
 from leaklint.analysis.arguments import is_staticmethod, parameter_for
 from leaklint.analysis.calls import local_callee
 from leaklint.analysis.hooks import HookFunction, graph_parameters, hook_registrations, resolve_hook
-from leaklint.analysis.names import dotted_name, dotted_names_in, names_read
+from leaklint.analysis.names import dotted_name, names_read
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import ClassInfo, FunctionInfo, GradMode, LoopInfo, backward_calls, bound_names, inner_iterable
 from leaklint.analysis.syntax import keyword_is_true
@@ -798,30 +798,16 @@ def _feed(idx: _Carries, statements: list[StatementFact], name: str, history: _N
 
 # ---- finding the carries --------------------------------------------------------------------------
 def _iterates_batches(loop: LoopInfo, facts: ModuleFacts) -> bool:
-    """A loop over a data loader or batches: ``for x, y in loader``, ``for batch in batches``,
-    ``for batch_idx in range(n)``; not ``for step in range(n)`` (maybe the time steps of one
-    sequence) nor ``for i in range(num_batches)`` (maybe the chunks of one forward pass)."""
+    """A loop over a data loader (``for x, y in loader`` where ``loader`` is one, ``batch =
+    next(it)`` in the body, a chunk walk over an input); not ``for step in range(n)`` (maybe the
+    time steps of one sequence) nor ``for x_t in batch.transpose(0, 1)``."""
     node = loop.node
     if not isinstance(node, cst.For):
         return False
-    if facts.value(node.iter).role is Role.LOADER:
-        return True
     iterable = inner_iterable(node.iter)
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in torch_api.SLICING_METHODS:
         return False  # for x_t in batch_ix.transpose(0, 1): the time steps of one batch
-    leaves = {name.rsplit(".", 1)[-1] for name in bound_names(node.target)}
-    if not _is_range(node.iter):
-        leaves |= {name.rsplit(".", 1)[-1] for name in dotted_names_in(node.iter)}
-    return any(torch_api.DATA_SOURCE_NAME.search(leaf) or "batch" in leaf.lower() for leaf in leaves)
-
-
-def _is_range(expr: cst.BaseExpression) -> bool:
-    """``range(n)``, ``enumerate(range(n))``, ``tqdm(range(n))``: counting, not data."""
-    while isinstance(expr, cst.Call) and expr.args:
-        if isinstance(expr.func, cst.Name) and expr.func.value == "range":
-            return True
-        expr = expr.args[0].value
-    return False
+    return loop.iterates_data or facts.value(node.iter).role is Role.LOADER
 
 
 def _crosses_steps(idx: _Carries, loop: LoopInfo, enclosing: tuple[LoopInfo, ...], function: FunctionInfo) -> bool:

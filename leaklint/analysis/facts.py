@@ -327,7 +327,7 @@ class ModuleFacts:
         outlives_call = (is_attribute and target not in fact.env) or (
             not function.is_module_level and not bound_here and "." not in target
         )
-        if carried and not outlives_call and "." not in target and _runs_within_one_forward(function):
+        if carried and not outlives_call and "." not in target and function.runs_one_forward:
             # A loop in a module's forward (over embeddings, layers, pooling levels) is part of
             # one forward pass: its locals die when the forward returns. A loop over a data
             # source in a forward still carries them (`forward(self, loader)`).
@@ -510,11 +510,6 @@ def _result_never_differentiated(call: cst.Call, fact: StatementFact, facts: Mod
     from leaklint.analysis.graph_use import graph_use
 
     return not graph_use(facts).expression_flow(call, fact.function)[0]
-
-
-def _runs_within_one_forward(function: FunctionInfo) -> bool:
-    """``function`` is a module's ``forward`` (or ``__call__``): one call is one forward pass."""
-    return function.is_method and function.cls is not None and function.cls.is_module and function.name in ("forward", "__call__")
 
 
 def _backpropagated_through_returns(facts: ModuleFacts) -> frozenset[tuple[object, str]]:

@@ -48,14 +48,7 @@ from leaklint.analysis.walk import not_into_scopes, walk
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
 
-#: Classes whose instances yield batches: torch's DataLoader and the loaders of libraries built on it.
-LOADER_CLASSES = torch_api.DATA_LOADER_CLASSES | frozenset(
-    {
-        "torch_geometric.loader.DataLoader", "torch_geometric.data.DataLoader", "torch_geometric.loader.NeighborLoader",
-        "torch_geometric.loader.LinkNeighborLoader", "dgl.dataloading.GraphDataLoader", "dgl.dataloading.DataLoader",
-        "monai.data.DataLoader", "monai.data.ThreadDataLoader", "torchdata.stateful_dataloader.StatefulDataLoader",
-    }
-)
+LOADER_CLASSES = torch_api.DATA_LOADER_CLASSES
 #: Dataset classes: iterating one yields its samples, one ``__getitem__`` after another.
 DATASET_BASES = frozenset(
     {
@@ -205,8 +198,8 @@ class _Resolver:
         """The loader class ``call`` builds (its last name), if it builds one."""
         facts = self.facts
         qualified = facts.imports.resolve(call.func)
-        if qualified in LOADER_CLASSES:
-            return qualified.rsplit(".", 1)[-1]
+        if torch_api.is_data_loader_class(qualified):
+            return qualified.rsplit(".", 1)[-1]  # type: ignore[union-attr]
         if isinstance(call.func, cst.Name):
             cls = facts.structure.classes_by_name.get(call.func.value)
             if cls is not None and _derives_from(cls, LOADER_CLASSES):

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
-from leaklint.analysis import torch_api
-from leaklint.analysis.names import dotted_names_in
-from leaklint.analysis.structure import FunctionInfo, bound_names
+from leaklint.analysis.structure import FunctionInfo, bound_names, is_counter_loop
+from leaklint.analysis.values import Role
 from leaklint.analysis.walk import children, not_into_scopes, walk
 
 if TYPE_CHECKING:
@@ -26,9 +25,9 @@ if TYPE_CHECKING:
 
 SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-_EPOCH_NAME = re.compile(r"epoch", re.IGNORECASE)
-_STEP_COUNTER_NAME = re.compile(r"step|iter|batch", re.IGNORECASE)
-_SIZE_NAME = re.compile(r"sizes?$", re.IGNORECASE)
+#: A loop around step loops that runs at most this many times (``for run in range(3)``) repeats a
+#: few runs, not epochs.
+FEW_RUNS = 5
 _OOM_WORD = re.compile(r"out.of.memory|outofmemory|\boom\b|resourceexhausted", re.IGNORECASE)
 #: Nodes that never hold code below them (or only type hints and imports): not descended into.
 _LEAF_TYPES = frozenset(
@@ -369,48 +368,28 @@ class Level(enum.Enum):
     """How often the body of a loop runs, as far as the code shows."""
 
     STEP = "step"  # a training/evaluation step: backward, optimizer step, a model run per item, or a data loader
-    WEAK_STEP = "weak-step"  # only a step/iteration counter name says so
     EPOCH = "epoch"  # once per epoch
     OUTER = "outer"  # around a step loop, but not named epoch: per fold, per model, per trial
     STRUCTURE = "structure"  # over layers, heads, files, configurations...
 
 
-def _leaf_names(names: set[str]) -> set[str]:
-    return {name.rsplit(".", 1)[-1] for name in names}
-
-
-def _loop_names(loop: cst.CSTNode, *, targets: bool = True) -> set[str]:
-    """The names a loop's header reads, and (``targets``) the names it binds."""
-    if isinstance(loop, cst.For):
-        return _leaf_names(dotted_names_in(loop.iter) | (set(bound_names(loop.target)) if targets else set()))
-    if isinstance(loop, cst.While):
-        return _leaf_names(dotted_names_in(loop.test))
-    if isinstance(loop, COMPREHENSIONS):
-        return _leaf_names(dotted_names_in(loop.for_in.iter) | (set(bound_names(loop.for_in.target)) if targets else set()))
-    return set()
-
-
 def loop_level(facts: ModuleFacts, loop: cst.CSTNode) -> Level:
-    """Classify a loop by what it does first (backward, optimizer step, inner step loops) and
-    only then by the names it iterates (``loader`` / ``epoch`` / ``step``)."""
+    """Classify a loop by what it does, never by the names it binds or iterates.
+
+    A step loop runs a backward, an optimizer step or a model on each item, or draws a batch of
+    data per iteration; a loop around step loops is an epoch loop when it counts (``range(n)``,
+    ``while``; a literal bound of a few, ``range(3)``, is a handful of runs, not epochs) and an
+    outer loop when it walks anything else (folds, configurations, models)."""
     info = facts.structure.loops.get(loop)
-    names = _loop_names(loop)
-    # What is iterated says whether the loop reads data, not what its items are called
-    # (``for dispatch_batches in [True, False]``); an epoch counter is named by its target.
-    iterated = _loop_names(loop, targets=False)
-    data = isinstance(loop, (cst.For, *COMPREHENSIONS)) and any(torch_api.DATA_SOURCE_NAME.search(n) for n in iterated)
-    epoch = any(_EPOCH_NAME.search(n) for n in names)
     if info is not None:
         if info.contains_iteration_loop:
-            return Level.EPOCH if epoch else Level.OUTER
-        if info.has_backward or info.has_optimizer_step or info.runs_model_on_items:
+            few = info.at_most is not None and info.at_most <= FEW_RUNS
+            return Level.EPOCH if is_counter_loop(loop, facts.imports) and not few else Level.OUTER
+        if info.has_backward or info.has_optimizer_step or info.runs_model_on_items or info.iterates_data:
             return Level.STEP
-    if data:
-        return Level.STEP
-    if epoch:
-        return Level.EPOCH
-    if any(_STEP_COUNTER_NAME.search(n) and not _SIZE_NAME.search(n) for n in names):
-        return Level.WEAK_STEP
+        return Level.STRUCTURE
+    if isinstance(loop, COMPREHENSIONS) and facts.value(loop.for_in.iter).role is Role.LOADER:
+        return Level.STEP  # [model(x) for x in loader]
     return Level.STRUCTURE
 
 

@@ -35,6 +35,9 @@ from leaklint.analysis.structure import (
     backward_target,
     bound_names,
     frees_whole_graph,
+    is_strided_range,
+    walked_items,
+    walks_records_of_parameter,
     literal_grad_mode,
     names_bound_in,
 )
@@ -313,6 +316,23 @@ STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", 
 #: one is a list that holds graphs, not a tensor.
 LIST_STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert"})
 _BITWISE = frozenset({"&", "|", "^", "<<", ">>"})
+
+
+def _mark_data_loop(loop: LoopInfo, enclosing: Sequence[LoopInfo]) -> None:
+    """``loop`` draws a batch of data per iteration (what the structure scan could not see: a
+    name bound to a loader, ``next(it)``, a chunk walk): the loops around it repeat a data loop."""
+    loop.iterates_data = True
+    for outer in enclosing:
+        outer.contains_data_loop = True
+        outer.contains_iteration_loop = True
+
+
+def _slices_by(body: cst.BaseSuite, counter: str) -> bool:
+    """Some subscript in ``body`` slices from ``counter`` (``texts[start : start + n]``)."""
+    for node in walk(body, into=not_into_scopes):
+        if type(node) is cst.Slice and node.lower is not None and counter in {n.value for n in walk(node.lower) if type(n) is cst.Name}:
+            return True
+    return False
 
 
 def _local_list(receiver: Value, method: str) -> bool:
@@ -864,7 +884,7 @@ class FunctionInterpreter:
         if isinstance(node, cst.For):
             iterable = self.eval(node.iter, frame)
             if iterable.role is Role.LOADER and info is not None:
-                info.iterates_data = True
+                _mark_data_loop(info, frame.loops)
         else:
             iterable = NOT_TENSOR
         current = frame.copy()
@@ -894,6 +914,11 @@ class FunctionInterpreter:
             current = replace(current, env=env, eval_mode=current.eval_mode | body.eval_mode)
             current.grad = body.grad
         current.env.written = changed
+        if info is not None and not info.iterates_data:
+            if self._walks_inputs(node, info, iterable, frame):
+                _mark_data_loop(info, frame.loops)
+            elif self._walks_input_in_chunks(node, info, frame):
+                info.walks_input_in_chunks = True
         # After the loop a name may still hold its value from before (the loop never ran), but
         # what it depends on is taken from the iterations: they read the older value wherever
         # they use it, and that read brings its names along. Carrying the older names on as
@@ -902,6 +927,42 @@ class FunctionInterpreter:
         self._merge_into(frame, [frame.copy(), replace(current, loops=frame.loops)], deps_from=current)
         if node.orelse is not None:
             self._body(node.orelse.body, frame)
+
+    def _walks_input_in_chunks(self, node: cst.For | cst.While, info: LoopInfo, frame: Frame) -> bool:
+        """``for start in range(0, len(texts), batch_size):`` running a model on what the counter
+        selects, outside a module's forward and outside any loop over data or steps: one batch of
+        an input collection per iteration, as a data loader would give. Inside a forward the same
+        walk is the chunking of one pass (bounded by its input), and inside a step loop it walks
+        the parts of that step's batch."""
+        if not isinstance(node, cst.For) or not info.runs_model or not is_strided_range(node.iter):
+            return False
+        if not isinstance(node.target, cst.Name) or not _slices_by(node.body, node.target.value):
+            return False
+        if self.function.runs_one_forward:
+            return False
+        return not any(loop.is_iteration_loop for loop in frame.loops)
+
+    def _walks_inputs(self, node: cst.For | cst.While, info: LoopInfo, iterable: Value, frame: Frame) -> bool:
+        """``for inputs, _ in loader: model(inputs)`` or ``for batch in batches:
+        model(batch.to(device))``, where ``loader`` is handed in (a parameter or an attribute of
+        ``self``) and known to hold no tensor, model or literal: the loop runs the model on each
+        item, and the items are records of several fields or come from the host, which is what a
+        loop over batches of data does. Not inside a loop over data or steps (the parts of that
+        step's batch); in a module's methods (where loops walk the parts of one forward pass)
+        only records of a parameter (``forward(self, loader)``)."""
+        if not isinstance(node, cst.For) or not info.runs_model_on_items:
+            return False
+        if iterable.role is not None or iterable.kind is not Kind.UNKNOWN:
+            return False
+        records = walks_records_of_parameter(node.iter, node.target, self.function)
+        cls = self.function.cls
+        if cls is not None and cls.is_module:
+            handed_in = records
+        else:
+            walked, _ = walked_items(node.iter, node.target)
+            from_self = type(walked) is cst.Attribute and type(walked.value) is cst.Name and walked.value.value == "self"  # type: ignore[attr-defined]
+            handed_in = records or (info.moves_items_to_device and (from_self or (type(walked) is cst.Name and walked.value in self.function.params)))  # type: ignore[attr-defined]
+        return handed_in and not any(loop.is_iteration_loop for loop in frame.loops)
 
     def _iteration_value(self, iterable: Value, node: cst.BaseExpression | None = None) -> Value:
         if iterable.is_graph:
@@ -1372,6 +1433,8 @@ class FunctionInterpreter:
                     self._note_arguments(constructor, node, args, bound=True)
                 if local_class.is_module:
                     return replace(role(Role.MODEL, Confidence.HIGH, origin), cls=local_class)
+                if any(torch_api.is_data_loader_class(base) for base in local_class.qualified_bases):
+                    return role(Role.LOADER, Confidence.HIGH, origin)  # class Loader(DataLoader)
                 return instance(local_class)
             star_class = self._star_imported_class(func.value, frame)
             if star_class is not None:
@@ -1458,9 +1521,13 @@ class FunctionInterpreter:
         deps = frozenset().union(*(a.deps for a in args))
         if not deps:
             return
-        for loop in frame.loops:
+        for index, loop in enumerate(frame.loops):
             if not loop.runs_model_on_items and loop.item_names & deps:
                 loop.runs_model_on_items = True
+            if not loop.iterates_data and loop.drawn & deps and not self.function.runs_one_forward:
+                _mark_data_loop(loop, frame.loops[:index])  # batch = next(it); model(batch)
+            if not loop.steps_state and (loop.chained - loop.rebound) & deps:
+                loop.steps_state = True  # img = p_sample(img, t): not `x = x.cuda()` after `x = next_input()`
 
     def _loss_call(self, args: list[Value], frame: Frame, origin: str, confidence: Confidence) -> Value:
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
@@ -1497,7 +1564,7 @@ class FunctionInterpreter:
             return role(Role.FROZEN_MODEL, Confidence.HIGH, origin)
         if torch_api.is_module_class(qualified) or torch_api.is_model_factory(qualified):
             return role(Role.MODEL, Confidence.HIGH, origin)
-        if qualified in torch_api.DATA_LOADER_CLASSES:
+        if torch_api.is_data_loader_class(qualified):
             return role(Role.LOADER, Confidence.HIGH, origin)
         if qualified in torch_api.PROGRESS_BARS and args and args[0].role is Role.LOADER:
             return replace(args[0], deps=deps)  # tqdm(loader): the loader's batches, with a bar
@@ -1556,6 +1623,8 @@ class FunctionInterpreter:
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
         if name in ("float", "int", "bool", "len", "str", "repr", "print", "isinstance", "hasattr", "format", "range", "id", "hash", "type"):
             return replace(NOT_TENSOR, deps=deps)
+        if name == "next" and args and args[0].role is Role.LOADER and frame.loops:
+            _mark_data_loop(frame.loops[-1], frame.loops[:-1])  # batch = next(loader_iter): a batch per iteration
         if name in ("sum", "max", "min", "abs", "round", "list", "tuple", "sorted", "reversed", "dict", "set", "next", "iter"):
             return self._under_grad_mode(combine(args, origin=origin, fresh=name in ("sum", "abs")), frame)
         if name in ("enumerate", "zip", "tqdm", "iter"):
@@ -1600,6 +1669,8 @@ class FunctionInterpreter:
         if info.steps_once:  # agent.update() is one training step: the loop calling it is a training loop
             for loop in frame.loops:
                 loop.has_backward = True
+            for outer in frame.loops[:-1]:
+                outer.contains_iteration_loop = True  # and the loops around it repeat that loop
         known = self.inputs.callee_result(info)
         if known is None:
             return UNKNOWN
@@ -1651,11 +1722,17 @@ class FunctionInterpreter:
                     # a method of a base class (a logging mixin): it keeps what it is given
                     self._note_method_store(node, "self", local, args)
                 return self._local_call(local, args, frame, node, bound=True)
+            if torch_api.framework_loader_method(self.function.cls.qualified_bases, method):
+                return role(Role.LOADER, Confidence.HIGH, origin)  # self.get_eval_dataloader()
         callee = self._known_attribute(func, frame)
         if callee is not None and callee.role in (Role.MODEL, Role.LOSS_FN, Role.INSTANCE):
             self.eval(func, frame)
             return self._value_call(node, callee, dotted_name(func), args, frame, origin)
         receiver = self.eval(func.value, frame)
+        if method in torch_api.DEVICE_MOVE_METHODS and receiver.deps:
+            for loop in frame.loops:
+                if not loop.moves_items_to_device and loop.item_names & receiver.deps:
+                    loop.moves_items_to_device = True
         deps = receiver.deps | (frozenset().union(*(a.deps for a in args)) if args else frozenset())
         container = receiver_name or container_name(func.value)
         if receiver.role is Role.INSTANCE and isinstance(receiver.cls, ClassInfo):

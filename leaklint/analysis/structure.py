@@ -101,6 +101,11 @@ class FunctionInfo:
         return self.cls is not None and self.parent is None
 
     @property
+    def runs_one_forward(self) -> bool:
+        """A module's ``forward`` (or ``__call__``): one call is one forward pass."""
+        return self.is_method and self.cls.is_module and self.name in ("forward", "__call__")  # type: ignore[union-attr]
+
+    @property
     def may_be_called_by_base(self) -> bool:
         """A method of a class that derives from a class of another package (``transformers.Trainer``,
         a mixin): that package's code may call it (the Trainer's training step calls
@@ -118,12 +123,30 @@ class LoopInfo:
     rebound_in_branch: set[str] = field(default_factory=set)
     has_backward: bool = False
     has_optimizer_step: bool = False
+    #: One batch of a data source per iteration: the header iterates a data loader (a
+    #: ``DataLoader(...)`` call here; the provenance pass adds loader values, ``next(loader_iter)``
+    #: draws and records handed in whose fields the model runs on).
     iterates_data: bool = False
-    counts_steps: bool = False
     contains_iteration_loop: bool = False
     contains_data_loop: bool = False
     #: Names the loop header binds each iteration (``img`` in ``for img in images``).
     item_names: frozenset[str] = frozenset()
+    #: Names the body binds from ``next(...)`` (``batch = next(data_iter).cuda()``): drawn afresh
+    #: from an iterator every iteration.
+    drawn: set[str] = field(default_factory=set)
+    #: Names the body binds from a value that reads them (``img = p_sample(img, t)``): a state
+    #: the iterations step one after the other.
+    chained: set[str] = field(default_factory=set)
+    #: The body runs a model on a :attr:`chained` state (a sampler's or a rollout's steps), set
+    #: by the provenance pass.
+    steps_state: bool = False
+    #: ``for i in range(0, len(texts), n)`` running a model on each chunk, outside a module's
+    #: forward (set by the provenance pass): one batch of an input per iteration. What it keeps
+    #: on the device grows with the input; graphs kept across it are one input's (not per step).
+    walks_input_in_chunks: bool = False
+    #: The body moves its item to a device (``batch.to(device)``, ``x.cuda()``), set by the
+    #: provenance pass: the items come from the host, as a data source's batches do.
+    moves_items_to_device: bool = False
     #: The body runs a model forward, a backward, or a local function that does, on something
     #: computed from the loop's item (set by the provenance pass): one pass per input.
     runs_model_on_items: bool = False
@@ -156,7 +179,6 @@ class LoopInfo:
             self.has_backward
             or self.has_optimizer_step
             or self.iterates_data
-            or self.counts_steps
             or self.contains_iteration_loop
         )
 
@@ -422,8 +444,7 @@ class StructureScanner(Walker):
         known = [bound for bound in bounds if bound is not None]
         loop = LoopInfo(
             node,
-            iterates_data=iterates_data(node.iter),
-            counts_steps=counts_steps(node.iter),
+            iterates_data=iterates_data(node.iter, self.imports),
             item_names=frozenset(bound_names(node.target)),
             at_most=min(known) if known else None,
         )
@@ -466,10 +487,16 @@ class StructureScanner(Walker):
         # A name that also feeds the right-hand side carries over (`t = t + x`,
         # `out, hidden = model(x, hidden)`): it is not bound afresh each iteration.
         read = dotted_names_in(node.value)
+        drawn = _draws_next(node.value)
+        loop = self._loops[-1]
         for target in node.targets:
             for name in bound_names(target.target):
+                if drawn:
+                    loop.drawn.add(name)
                 if name not in read:
                     self._rebind(name)
+                else:
+                    loop.chained.add(name)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -522,7 +549,8 @@ class StructureScanner(Walker):
         method = func.attr.value
         if method in torch_api.MODULE_EVIDENCE_METHODS and receiver and not _is_optimizer_like(receiver):
             self.structure.module_evidence.add(receiver)
-        if method == "step" and receiver and torch_api.OPTIMIZER_NAME.search(receiver.rsplit(".", 1)[-1]):
+        if (method == "step" and receiver and torch_api.OPTIMIZER_NAME.search(receiver.rsplit(".", 1)[-1])) or method in torch_api.TRAINING_STEP_METHODS:
+            # `model.train_on_batch(x, y)`, `optimizer.apply_gradients(...)`: a Keras/TF step
             for loop in self._loops:
                 loop.has_optimizer_step = True
         if receiver != "self":
@@ -534,23 +562,74 @@ def _is_optimizer_like(receiver: str) -> bool:
     return bool(torch_api.OPTIMIZER_NAME.search(leaf)) and not torch_api.MODEL_NAME.match(leaf)
 
 
-def _leaf_names(iterable: cst.BaseExpression) -> set[str]:
-    return {name.rsplit(".", 1)[-1] for name in dotted_names_in(iterable)}
+#: Calls whose iteration counts: ``range(n)``, ``trange(n)``, ``itertools.count()``.
+_COUNTERS = frozenset({"range", "trange", "tqdm.trange", "tqdm.auto.trange", "itertools.count", "count"})
 
 
-def iterates_data(iterable: cst.BaseExpression) -> bool:
-    """``for x, y in loader`` / ``enumerate(tqdm(train_loader))`` (also the ``for ... in ...`` of
-    a comprehension): one iteration per batch of a data source. ``range(num_batches)`` counts
-    chunks, it does not read a data source. Decided by what is iterated, never by the names the
-    loop binds: ``for dispatch_batches in [True, False]`` runs twice over two flags."""
-    counted = {
-        name.rsplit(".", 1)[-1]
-        for node in walk(iterable)
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"
-        for name in dotted_names_in(node)
-    }
-    leaves = _leaf_names(iterable) - counted
-    return any(torch_api.DATA_SOURCE_NAME.search(leaf) for leaf in leaves)
+def iterates_data(iterable: cst.BaseExpression, imports: ImportMap) -> bool:
+    """``for x, y in DataLoader(ds, ...)`` / ``enumerate(tqdm(NeighborLoader(...)))`` (also the
+    ``for ... in ...`` of a comprehension): the header itself makes a data loader. A name bound
+    to one is the provenance pass's to see (its value has the loader role). Decided by what is
+    iterated, never by names: ``for batch in batches`` may walk the parts of one tensor."""
+    walked = inner_iterable(iterable)
+    return isinstance(walked, cst.Call) and torch_api.is_data_loader_class(imports.resolve(walked.func))
+
+
+def _draws_next(value: cst.BaseExpression) -> bool:
+    """``next(it)``, also moved or cast: ``next(it).cuda().float()``."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        value = value.func.value
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "next"
+
+
+def walked_items(iterable: cst.BaseExpression, target: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression | None]:
+    """What ``for i, (x, y) in enumerate(tqdm(loader))`` walks (``loader``) and the target its
+    items are bound to (``(x, y)``; None when ``enumerate``'s pair is not unpacked). Not through
+    ``zip``: zipped sequences may pair inputs with layers (``zip(images, projection_layers)``)."""
+    item: cst.BaseExpression | None = target
+    while type(iterable) is cst.Call and iterable.args and type(iterable.func) is cst.Name and iterable.func.value in ("tqdm", "enumerate"):  # type: ignore[attr-defined]
+        if iterable.func.value == "enumerate":  # type: ignore[attr-defined]
+            pair = isinstance(item, (cst.Tuple, cst.List)) and len(item.elements) == 2
+            item = item.elements[1].value if pair else None  # type: ignore[union-attr]
+        iterable = iterable.args[0].value  # type: ignore[attr-defined]
+    return iterable, item
+
+
+def walks_records_of_parameter(iterable: cst.BaseExpression, target: cst.BaseExpression, function: FunctionInfo) -> bool:
+    """``for inputs, labels in loader`` (or its comprehension) where ``loader`` is a parameter
+    of ``function``: each item handed in is unpacked into several fields, as batches of a data
+    source are."""
+    walked, item = walked_items(iterable, target)
+    records = isinstance(item, (cst.Tuple, cst.List)) and len(item.elements) >= 2
+    return records and type(walked) is cst.Name and walked.value in function.params  # type: ignore[attr-defined]
+
+
+def is_strided_range(iterable: cst.BaseExpression) -> bool:
+    """``range(0, len(texts), batch_size)`` / ``range(0, n, 256)``: a counter that strides over a
+    collection in chunks (not ``range(n - 1, -1, -1)`` nor a step of 1)."""
+    walked = inner_iterable(iterable)
+    if not (isinstance(walked, cst.Call) and isinstance(walked.func, cst.Name) and walked.func.value == "range"):
+        return False
+    if len(walked.args) != 3 or any(arg.keyword is not None or arg.star for arg in walked.args):
+        return False
+    step = walked.args[2].value
+    if isinstance(step, cst.UnaryOperation):
+        return False  # counting down
+    return not (isinstance(step, cst.Integer) and int(step.evaluated_value) <= 1)
+
+
+def is_counter_loop(node: cst.CSTNode, imports: ImportMap | None = None) -> bool:
+    """A ``while`` loop, or a ``for`` over a counter (``range(epochs)``, ``tqdm(range(n))``,
+    ``itertools.count()``): its iterations are numbered, not items of a collection."""
+    if isinstance(node, cst.While):
+        return True
+    if not isinstance(node, cst.For):
+        return False
+    walked = inner_iterable(node.iter)
+    if isinstance(walked, cst.Call) and isinstance(walked.func, (cst.Name, cst.Attribute)):
+        name = (imports.resolve(walked.func) if imports is not None else None) or dotted_name(walked.func)
+        return name in _COUNTERS
+    return False
 
 
 class IterationReader:
@@ -771,13 +850,6 @@ def int_literal(node: cst.BaseExpression | None) -> int | None:
     if isinstance(node, cst.Integer):
         return int(node.evaluated_value)
     return None
-
-
-def counts_steps(iterable: cst.BaseExpression) -> bool:
-    """``for epoch in range(num_epochs)`` / ``for step in range(max_steps)``: likely one step per
-    iteration, but ``range(num_batches)`` in a model's method may just as well walk over chunks.
-    By what is iterated only: ``for sync_each_batch in [True, False]`` counts no steps."""
-    return any(torch_api.ITERATION_COUNTER_NAME.search(leaf) for leaf in _leaf_names(iterable))
 
 
 def scan_structure(module: cst.Module, imports: ImportMap, project_no_grad: frozenset[str] = frozenset()) -> ModuleStructure:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import enum
 import re
+from collections.abc import Mapping
+from typing import TypeVar
 
 from leaklint.gate import LOOPS, Names, Syntax, Words
 
@@ -322,12 +324,44 @@ def is_graph_evidence_identifier(name: str) -> bool:
 
 
 # --- data and optimisers -----------------------------------------------------------------------
-DATA_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
-DATA_SOURCE_NAME = re.compile(r"(loader|dataloader|batches|dataset|_data$|^data$|_iter$|^iterator$)", re.IGNORECASE)
+#: Classes whose instances yield batches: torch's DataLoader and the loaders of libraries built on it.
+DATA_LOADER_CLASSES = frozenset(
+    {
+        "torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader",
+        "torch_geometric.loader.DataLoader", "torch_geometric.data.DataLoader", "torch_geometric.loader.NeighborLoader",
+        "torch_geometric.loader.LinkNeighborLoader", "dgl.dataloading.GraphDataLoader", "dgl.dataloading.DataLoader",
+        "monai.data.DataLoader", "monai.data.ThreadDataLoader", "torchdata.stateful_dataloader.StatefulDataLoader",
+    }
+)
+#: Libraries whose loader classes are DataLoaders of their own data (PyG's ``ClusterLoader``,
+#: DGL's ``GraphDataLoader``): iterating one yields a batch per iteration.
+_DATA_LOADER_MODULES = ("torch_geometric.loader.", "torch_geometric.data.", "dgl.dataloading.")
+
+
+def is_data_loader_class(qualified: str | None) -> bool:
+    """``qualified`` names a data-loader class: torch's ``DataLoader`` or a library's."""
+    if qualified is None:
+        return False
+    return qualified in DATA_LOADER_CLASSES or (
+        qualified.startswith(_DATA_LOADER_MODULES) and qualified.rsplit(".", 1)[-1].endswith("Loader")
+    )
+
+
+#: Methods a trainer library's class has that return the data loader it runs (``self.get_eval_dataloader()``
+#: in a ``Trainer`` subclass): base class -> method names.
+_TRAINER_LOADER_METHODS = frozenset({"get_train_dataloader", "get_eval_dataloader", "get_test_dataloader"})
+FRAMEWORK_LOADER_METHODS = {
+    "transformers.Trainer": _TRAINER_LOADER_METHODS,
+    "transformers.trainer.Trainer": _TRAINER_LOADER_METHODS,
+    "transformers.Seq2SeqTrainer": _TRAINER_LOADER_METHODS,
+}
+#: Tensor methods that move a tensor to a device (``x.to(device)``, ``x.cuda()``).
+DEVICE_MOVE_METHODS = frozenset({"to", "cuda"})
+#: Calls that run one training step of a Keras/TensorFlow model (an optimizer update).
+TRAINING_STEP_METHODS = frozenset({"train_on_batch", "apply_gradients"})
 #: Tensor methods whose result a loop walks slice by slice (the time steps of one sequence, the
 #: rows of one batch): such a loop is one pass over one tensor, not a pass over data.
 SLICING_METHODS = frozenset({"transpose", "unbind", "split", "chunk", "t", "permute", "unfold", "flip"})
-ITERATION_COUNTER_NAME = re.compile(r"(epoch|step|iter|batch)", re.IGNORECASE)
 OPTIMIZER_NAME = re.compile(r"(optim|optimizer|opt|scheduler)", re.IGNORECASE)
 #: Progress bars that wrap an iterable and yield its items (``tqdm(loader)`` still reads the loader).
 PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm"})
@@ -371,17 +405,33 @@ FRAMEWORK_MODEL_PARAMETERS = {
 }
 
 
+_Table = TypeVar("_Table")
+
+
+def _trainer_table(qualified_bases: tuple[str, ...], tables: Mapping[str, _Table]) -> _Table | None:
+    """The table entry of the first trainer library base (TRL's trainers are ``Trainer`` subclasses)."""
+    for base in qualified_bases:
+        table = tables.get(base)
+        if table is None and base.startswith("trl.") and base.endswith("Trainer"):
+            table = tables["transformers.Trainer"]
+        if table is not None:
+            return table
+    return None
+
+
+def framework_loader_method(qualified_bases: tuple[str, ...], method: str) -> bool:
+    """``method``, called on ``self`` in a class with these bases, returns the framework's data
+    loader (``self.get_eval_dataloader()`` in an HF ``Trainer`` subclass)."""
+    table = _trainer_table(qualified_bases, FRAMEWORK_LOADER_METHODS)
+    return table is not None and method in table
+
+
 def framework_model_parameter(qualified_bases: tuple[str, ...], method: str) -> str | None:
     """The parameter through which a framework hands ``method`` (of a class with these bases)
     the model it trains: ``model`` in an HF ``Trainer`` subclass's ``compute_loss``; TRL's
     trainers are ``Trainer`` subclasses."""
-    for base in qualified_bases:
-        table = FRAMEWORK_MODEL_PARAMETERS.get(base)
-        if table is None and base.startswith("trl.") and base.endswith("Trainer"):
-            table = _TRAINER_MODEL_PARAMETERS
-        if table is not None and method in table:
-            return table[method]
-    return None
+    table = _trainer_table(qualified_bases, FRAMEWORK_MODEL_PARAMETERS)
+    return table.get(method) if table is not None else None
 
 
 #: Queues that keep at most ``maxlen`` items (``deque(maxlen=20)``): appending drops the oldest.

@@ -73,6 +73,59 @@ def test_loop_levels_and_the_step_a_call_runs_in():
     assert step_level(facts, reset)[0] is Level.EPOCH  # the structure loop does not count
 
 
+def _levels_by_line(facts: ModuleFacts) -> dict[int, str]:
+    return {facts.line_of(loop): loop_level(facts, loop).value for loop in facts.structure.loops}
+
+
+def test_loops_are_classified_by_what_they_do_not_by_their_names():
+    facts = facts_of(
+        """\
+        import torch
+        from torch.utils.data import DataLoader
+        from transformers import Trainer
+
+        def evaluate(model, records):
+            outs = []
+            for inputs, _ in records:                           # 7: runs the model on a field of each record
+                outs.append(model(inputs))
+            return outs
+
+        def embed(model, texts, n):
+            outs = []
+            for start in range(0, len(texts), n):               # 13: a chunk walk (LL202's concern, not a step)
+                outs.append(model(texts[start:start + n]))
+            return outs
+
+        def fid_stats(model, dl, num_batches):
+            it = iter(dl)
+            for _ in range(num_batches):                        # 19: draws a batch and runs the model on it
+                batch = next(it)
+                model(batch)
+
+        class MyTrainer(Trainer):
+            def gather(self, dataset):
+                for batch in self.get_eval_dataloader(dataset):  # 25: the trainer's loader
+                    print(batch)
+
+        def train(model, dataset, opt):
+            loader = DataLoader(dataset)
+            for batch_iter_step in range(3):                    # 30: names say step, it does nothing per step
+                print(batch_iter_step)
+            for epoch_count in [1, 2]:                          # 32: around a step loop, not counting
+                for x in loader:                                # 33: a loader value
+                    print(x)
+            for n in range(100):                                # 35: counts, around a step loop
+                for x in loader:
+                    opt.zero_grad()
+                    model(x).sum().backward()
+                    opt.step()
+        """
+    )
+    assert _levels_by_line(facts) == {
+        7: "step", 13: "structure", 19: "step", 25: "step", 30: "structure", 32: "outer", 33: "step", 35: "epoch", 36: "step",
+    }
+
+
 def test_guards_stay_in_their_scope_unless_asked():
     facts = facts_of(
         """\

@@ -205,7 +205,7 @@ def _scans_summary(module: cst.Module, imports, structure) -> dict:
         ],
         "loops": [
             (at(node), sorted(loop.rebound), loop.has_backward, loop.has_optimizer_step, loop.iterates_data,
-             loop.counts_steps, loop.contains_iteration_loop, loop.contains_data_loop, sorted(loop.item_names))
+             loop.contains_iteration_loop, loop.contains_data_loop, sorted(loop.item_names), sorted(loop.drawn), sorted(loop.chained))
             for node, loop in structure.loops.items()
         ],
         "module_functions": [(name, at(node)) for name, node in structure.module_functions.items()],
