@@ -10,9 +10,10 @@ from functools import cached_property
 
 from leaklint.analysis.calls import caller_of
 from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.guards import lazily_built
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import Place, walk_with_ancestors
-from leaklint.analysis.structure import FunctionInfo, bound_names, inner_iterable, names_bound_in
+from leaklint.analysis.structure import FunctionInfo, bound_names, inner_iterable
 from leaklint.analysis.syntax import subscript_base
 from leaklint.analysis.iterations import few_runs, walks_variables
 from leaklint.analysis.tensorflow import COLLECTION, OP_METHODS, Site, TfGraph, is_graph_reset, is_op_api, tf_api, tf_graph
@@ -801,7 +802,7 @@ class _Growth:
         self.ops_by_function: dict[FunctionInfo, list[tuple[Place, str]]] = {}
         for place, what in self.direct_ops:
             function = self._function(place)
-            if not _lazily_built(facts, place, function):
+            if not lazily_built(facts, place, function):
                 self.ops_by_function.setdefault(function, []).append((place, what))
         self.builds = self._closure(set(self.ops_by_function), through=lambda callee: callee not in self.resets)
         self.builds -= self.traced | self.resets
@@ -1065,7 +1066,7 @@ class _Growth:
         function = self._function(place)
         if function in self.traced or function in self.resets or _in_fresh_graph(self.facts, self.tf, place):
             return None
-        if _lazily_built(self.facts, place, function):
+        if lazily_built(self.facts, place, function):
             return None
         found: tuple[Confidence, str] | None = None
         walks: set[int] = set()
@@ -1171,58 +1172,3 @@ def _in_fresh_graph(facts: ModuleFacts, tf: TfGraph, place: Place) -> bool:
         if isinstance(node, cst.With) and any(_fresh_graph_context(facts, tf, item.item, region) for item in node.items):
             return True
     return False
-
-
-def _lazily_built(facts: ModuleFacts, place: Place, function: FunctionInfo) -> bool:
-    """In the branch of a guard that builds once and keeps the result: ``if self._op is None:
-    self._op = ...``, ``if key not in self.cache: self.cache[key] = ...``, on something that
-    outlives the call (an attribute, a global, module-level code); a local or a parameter
-    (``if train_op is None: train_op = tf.no_op()``) is built again on every call."""
-    local = set(function.params)
-    scope = place.scope
-    if isinstance(scope, cst.FunctionDef):
-        local |= names_bound_in(scope.body)
-    chain = place.chain
-    for index in range(place.scope_index + 1, len(chain) - 1):
-        parent, child = chain[index], chain[index + 1]
-        if not isinstance(parent, cst.If) or child is parent.test:
-            continue
-        absent = _absent_names(parent.test, child is parent.body)
-        if not absent:
-            continue
-        assigned = names_bound_in(child) | {
-            base for node in walk(child, into=not_into_scopes) if isinstance(node, cst.AssignTarget)
-            for base in [subscript_base(node.target)] if base
-        }
-        for name in absent & assigned:
-            if "." in name or function.node is None or name not in local:
-                return True
-    return False
-
-
-def _absent_names(test: cst.BaseExpression, held: bool) -> set[str]:
-    """Names the branch (``held``: the body, else the ``else``) runs without: ``x is None``,
-    ``not x``, ``k not in d`` (``d``), ``not hasattr(obj, "a")`` (``obj.a``)."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _absent_names(test.expression, not held)
-    if isinstance(test, cst.BooleanOperation):
-        if (held and isinstance(test.operator, cst.And)) or (not held and isinstance(test.operator, cst.Or)):
-            return _absent_names(test.left, held) | _absent_names(test.right, held)
-        return set()
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        comparison = test.comparisons[0]
-        operator = comparison.operator
-        if isinstance(operator, (cst.Is, cst.IsNot)) and isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None":
-            name = dotted_name(test.left)
-            return {name} if name and held == isinstance(operator, cst.Is) else set()
-        if isinstance(operator, (cst.In, cst.NotIn)):
-            name = dotted_name(comparison.comparator)
-            return {name} if name and held == isinstance(operator, cst.NotIn) else set()
-        return set()
-    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr" and len(test.args) == 2:
-        owner, attribute = dotted_name(test.args[0].value), test.args[1].value
-        if owner and isinstance(attribute, cst.SimpleString) and not held:
-            return {f"{owner}.{attribute.evaluated_value}"}
-        return set()
-    name = dotted_name(test)
-    return {name} if name and not held else set()

@@ -1155,3 +1155,40 @@ def tf_graph(facts: ModuleFacts) -> TfGraph:
 def walk_expressions(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Nodes under ``node`` that run with it (nested functions, lambdas and classes left out)."""
     return walk(node, into=not_into_scopes)
+
+
+# --- training steps ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TrainingSites:
+    """Where TensorFlow code runs a training step: a ``tf.GradientTape`` block or an
+    ``optimizer.apply_gradients(...)`` call. ``loops``: ids of the loops (in the step's own
+    scope) that run one every iteration; ``functions``: the functions that run one outside any
+    loop of their own (each call is one step, not a whole run)."""
+
+    loops: frozenset[int] = frozenset()
+    functions: frozenset[FunctionInfo] = frozenset()
+
+
+def training_sites(facts: ModuleFacts) -> TrainingSites:
+    """The file's :class:`TrainingSites`, found once per file."""
+    return facts.derived(_training_sites)
+
+
+def _training_sites(facts: ModuleFacts) -> TrainingSites:
+    loops: set[int] = set()
+    functions: set[FunctionInfo] = set()
+    for place in facts.index.calls_named("GradientTape", "apply_gradients"):
+        call = place.node
+        assert isinstance(call, cst.Call)
+        qualified = facts.imports.resolve(call.func)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "apply_gradients":
+            if qualified is not None and tf_api(qualified) is None:
+                continue  # a module's function of that name, not an optimizer's method
+        elif tf_api(qualified) != "GradientTape" or not isinstance(place.parent, cst.WithItem):
+            continue
+        loops.update(id(loop) for loop in place.loop_nodes)
+        if not place.loops and isinstance(place.scope, cst.FunctionDef):
+            info = facts.structure.functions.get(place.scope)
+            if info is not None:
+                functions.add(info)
+    return TrainingSites(frozenset(loops), frozenset(functions))
