@@ -394,7 +394,7 @@ for epoch in range(10):
 # --- detection ------------------------------------------------------------------------------------
 _VARIABLE = frozenset({"Variable"})
 #: Loops that run once per training step or epoch (LL502's notion).
-_PER_STEP_LEVELS = (Level.STEP, Level.WEAK_STEP, Level.EPOCH)
+_PER_STEP_LEVELS = (Level.STEP, Level.EPOCH)
 #: Methods Keras runs for every batch, of a subclass of a Keras layer or model: ``call`` (every
 #: forward pass, in ``fit`` inside its traced ``train_function``) and the custom steps ``fit`` /
 #: ``evaluate`` / ``predict`` run.
