@@ -1238,7 +1238,7 @@ def _collected_by_comprehension(facts: ModuleFacts, fact: StatementFact) -> Iter
     walks_data = (
         iterates_data(iterable, facts.imports)
         or facts.value(iterable).role is Role.LOADER
-        or walks_records_of_parameter(iterable, value.for_in.target, fact.function)
+        or walks_records_of_parameter(iterable, value.for_in.target, fact.function, facts.imports)
     )
     if target is None or not walks_data:
         return

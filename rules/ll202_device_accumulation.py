@@ -7,7 +7,6 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from leaklint.analysis.heavy import built_here
 from leaklint.analysis.arguments import is_staticmethod, parameter_for
 from leaklint.analysis.calls import local_callee
 from leaklint.analysis.containers import literal_key
@@ -29,6 +28,7 @@ from leaklint.analysis.device import (
 )
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name, names_read
+from leaklint.analysis.places import builds_a_model
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.steps import (
     LIGHTNING_EPOCH_OUTPUTS,
@@ -1469,7 +1469,7 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
             f"{facts.line_of(loops[0].node)} empties it: device memory holds every iteration's tensors in between",
             f"keep {moved} (or the numbers you need, with .item() / .tolist())",
         )
-    if once and all(_builds_a_model(facts, loop) for loop in loops):
+    if once and all(builds_a_model(facts, loop) for loop in loops):
         # `if t == 0:` inside the training loop of a sweep that builds a model per iteration:
         # one value per trained model, a handful, kept for the comparison after the sweep.
         return _Candidate(
@@ -1774,16 +1774,6 @@ def _periodic(facts: ModuleFacts, fact: StatementFact) -> bool:
             if isinstance(node.operator, cst.Modulo):
                 return True
     return False
-
-
-def _builds_a_model(facts: ModuleFacts, loop: LoopInfo) -> bool:
-    """The loop's own body builds a new model every iteration (``model = nn.Sequential(...)``):
-    a sweep over models, folds or trials."""
-    return any(
-        isinstance(other.node, cst.Assign) and other.loops and other.loops[-1] is loop
-        and built_here(other.node.value, other.function, facts) is not None
-        for other in facts.index.statements_in_loop(loop.node)
-    )
 
 
 def _once_per_loop(facts: ModuleFacts, fact: StatementFact) -> set[cst.CSTNode]:

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
-from leaklint.analysis.structure import FunctionInfo, bound_names, is_counter_loop
+from leaklint.analysis.heavy import built_here
+from leaklint.analysis.structure import FunctionInfo, LoopInfo, bound_names, is_counter_loop
 from leaklint.analysis.values import Role
 from leaklint.analysis.walk import children, not_into_scopes, walk
 
@@ -373,18 +374,30 @@ class Level(enum.Enum):
     STRUCTURE = "structure"  # over layers, heads, files, configurations...
 
 
+def builds_a_model(facts: ModuleFacts, loop: LoopInfo) -> bool:
+    """The loop's own body builds a new model every iteration (``model = nn.Sequential(...)``):
+    a sweep over models, folds or trials."""
+    return any(
+        isinstance(other.node, cst.Assign) and other.loops and other.loops[-1] is loop
+        and built_here(other.node.value, other.function, facts) is not None
+        for other in facts.index.statements_in_loop(loop.node)
+    )
+
+
 def loop_level(facts: ModuleFacts, loop: cst.CSTNode) -> Level:
     """Classify a loop by what it does, never by the names it binds or iterates.
 
     A step loop runs a backward, an optimizer step or a model on each item, or draws a batch of
     data per iteration; a loop around step loops is an epoch loop when it counts (``range(n)``,
-    ``while``; a literal bound of a few, ``range(3)``, is a handful of runs, not epochs) and an
-    outer loop when it walks anything else (folds, configurations, models)."""
+    ``while``) and an outer loop when it walks anything else (configurations, models), runs a
+    handful of times by its literals (``range(3)``) or builds a new model every iteration (folds,
+    trials)."""
     info = facts.structure.loops.get(loop)
     if info is not None:
         if info.contains_iteration_loop:
             few = info.at_most is not None and info.at_most <= FEW_RUNS
-            return Level.EPOCH if is_counter_loop(loop, facts.imports) and not few else Level.OUTER
+            epochs = is_counter_loop(loop, facts.imports) and not few and not builds_a_model(facts, info)
+            return Level.EPOCH if epochs else Level.OUTER
         if info.has_backward or info.has_optimizer_step or info.runs_model_on_items or info.iterates_data:
             return Level.STEP
         return Level.STRUCTURE

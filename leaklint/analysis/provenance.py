@@ -327,6 +327,21 @@ def _mark_data_loop(loop: LoopInfo, enclosing: Sequence[LoopInfo]) -> None:
         outer.contains_iteration_loop = True
 
 
+def _outside_steps(enclosing: Sequence[LoopInfo], imports: ImportMap) -> bool:
+    """No loop around reads data itself: none walks a loader nor unpacks records of a collection
+    (``for x, y in batches``, marked as data only once its own body is done). Inside such a loop
+    the same walk goes over the parts of that step's batch; around it may be epochs, files,
+    models."""
+    for loop in enclosing:
+        if loop.iterates_data:
+            return False
+        if isinstance(loop.node, cst.For):
+            walked, item = walked_items(loop.node.iter, loop.node.target, imports)
+            if type(walked) in (cst.Name, cst.Attribute) and isinstance(item, (cst.Tuple, cst.List)) and len(item.elements) >= 2:
+                return False
+    return True
+
+
 def _slices_by(body: cst.BaseSuite, counter: str) -> bool:
     """Some subscript in ``body`` slices from ``counter`` (``texts[start : start + n]``)."""
     for node in walk(body, into=not_into_scopes):
@@ -467,6 +482,9 @@ class FunctionInterpreter:
         #: ``with amp.scale_loss(loss, opt) as scaled_loss``: scaled_loss -> the names of the loss
         #: it scales (a backward of the copy is a backward of the loss).
         self._scaled_losses: dict[str, set[str]] = {}
+        #: The names the models run in the statement being interpreted were given (see
+        #: ``_note_stepped_state``).
+        self._model_inputs: set[str] = set()
 
     # ==== entry points ==========================================================================
     def run(self, grad: GradMode) -> Frame:
@@ -588,7 +606,10 @@ class FunctionInterpreter:
     def _interpret_small(self, node: cst.BaseSmallStatement, frame: Frame) -> None:
         kind = type(node)
         if kind is cst.Assign:
+            self._model_inputs = set()
             value = self.eval(node.value, frame)
+            if frame.loops and self._model_inputs:
+                self._note_stepped_state(node, frame)
             for target in node.targets:
                 self._bind(target.target, value, frame)
                 name = dotted_name(target.target)
@@ -928,6 +949,15 @@ class FunctionInterpreter:
         if node.orelse is not None:
             self._body(node.orelse.body, frame)
 
+    def _note_stepped_state(self, node: cst.Assign, frame: Frame) -> None:
+        """``img = p_sample(img, t)`` / ``x = x - eta * model(x, t)``: a model ran on the state this
+        statement binds again, so each iteration steps it (a sampler, a rollout). Not ``x =
+        x.to(device)`` nor ``image = F.interpolate(image)``: no model runs on the state there."""
+        loop = frame.loops[-1]
+        bound = {name for target in node.targets for name in bound_names(target.target)}
+        if not loop.steps_state and bound & (loop.chained - loop.rebound) & self._model_inputs:
+            loop.steps_state = True
+
     def _walks_input_in_chunks(self, node: cst.For | cst.While, info: LoopInfo, frame: Frame) -> bool:
         """``for start in range(0, len(texts), batch_size):`` running a model on what the counter
         selects, outside a module's forward and outside any loop over data or steps: one batch of
@@ -940,29 +970,34 @@ class FunctionInterpreter:
             return False
         if self.function.runs_one_forward:
             return False
-        return not any(loop.is_iteration_loop for loop in frame.loops)
+        return _outside_steps(frame.loops, self.imports)
 
     def _walks_inputs(self, node: cst.For | cst.While, info: LoopInfo, iterable: Value, frame: Frame) -> bool:
         """``for inputs, _ in loader: model(inputs)`` or ``for batch in batches:
         model(batch.to(device))``, where ``loader`` is handed in (a parameter or an attribute of
         ``self``) and known to hold no tensor, model or literal: the loop runs the model on each
         item, and the items are records of several fields or come from the host, which is what a
-        loop over batches of data does. Not inside a loop over data or steps (the parts of that
+        loop over batches of data does (a global of a script or an imported loader counts when its
+        records move to the device). Not inside a loop over data or steps (the parts of that
         step's batch); in a module's methods (where loops walk the parts of one forward pass)
         only records of a parameter (``forward(self, loader)``)."""
         if not isinstance(node, cst.For) or not info.runs_model_on_items:
             return False
-        if iterable.role is not None or iterable.kind is not Kind.UNKNOWN:
-            return False
-        records = walks_records_of_parameter(node.iter, node.target, self.function)
+        if iterable.role is not None or iterable.kind in (Kind.GRAPH, Kind.DETACHED):
+            return False  # a model list, a loader (marked already), the rows of a tensor
+        records = walks_records_of_parameter(node.iter, node.target, self.function, self.imports)
+        walked, item = walked_items(node.iter, node.target, self.imports)
         cls = self.function.cls
         if cls is not None and cls.is_module:
             handed_in = records
         else:
-            walked, _ = walked_items(node.iter, node.target)
             from_self = type(walked) is cst.Attribute and type(walked.value) is cst.Name and walked.value.value == "self"  # type: ignore[attr-defined]
-            handed_in = records or (info.moves_items_to_device and (from_self or (type(walked) is cst.Name and walked.value in self.function.params)))  # type: ignore[attr-defined]
-        return handed_in and not any(loop.is_iteration_loop for loop in frame.loops)
+            moved = info.moves_items_to_device
+            unpacked = isinstance(item, (cst.Tuple, cst.List)) and len(item.elements) >= 2
+            # a parameter or attribute whose items move to the device, or any name (a global of a
+            # script or notebook, an imported loader) whose records move there
+            handed_in = records or (moved and (from_self or (type(walked) is cst.Name and (walked.value in self.function.params or unpacked))))  # type: ignore[attr-defined]
+        return handed_in and _outside_steps(frame.loops, self.imports)
 
     def _iteration_value(self, iterable: Value, node: cst.BaseExpression | None = None) -> Value:
         if iterable.is_graph:
@@ -1524,10 +1559,9 @@ class FunctionInterpreter:
         for index, loop in enumerate(frame.loops):
             if not loop.runs_model_on_items and loop.item_names & deps:
                 loop.runs_model_on_items = True
-            if not loop.iterates_data and loop.drawn & deps and not self.function.runs_one_forward:
+            if not loop.iterates_data and not loop.contains_data_loop and loop.drawn & deps and not self.function.runs_one_forward:
                 _mark_data_loop(loop, frame.loops[:index])  # batch = next(it); model(batch)
-            if not loop.steps_state and (loop.chained - loop.rebound) & deps:
-                loop.steps_state = True  # img = p_sample(img, t): not `x = x.cuda()` after `x = next_input()`
+        self._model_inputs |= deps
 
     def _loss_call(self, args: list[Value], frame: Frame, origin: str, confidence: Confidence) -> Value:
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
@@ -1623,7 +1657,7 @@ class FunctionInterpreter:
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
         if name in ("float", "int", "bool", "len", "str", "repr", "print", "isinstance", "hasattr", "format", "range", "id", "hash", "type"):
             return replace(NOT_TENSOR, deps=deps)
-        if name == "next" and args and args[0].role is Role.LOADER and frame.loops:
+        if name == "next" and args and args[0].role is Role.LOADER and frame.loops and not frame.loops[-1].contains_data_loop:
             _mark_data_loop(frame.loops[-1], frame.loops[:-1])  # batch = next(loader_iter): a batch per iteration
         if name in ("sum", "max", "min", "abs", "round", "list", "tuple", "sorted", "reversed", "dict", "set", "next", "iter"):
             return self._under_grad_mode(combine(args, origin=origin, fresh=name in ("sum", "abs")), frame)
@@ -1671,6 +1705,11 @@ class FunctionInterpreter:
                 loop.has_backward = True
             for outer in frame.loops[:-1]:
                 outer.contains_iteration_loop = True  # and the loops around it repeat that loop
+        elif frame.loops and any(loop.is_iteration_loop for loop in info.loops):
+            # train_one_epoch(model, loader): the loop calling it repeats a loop over data or steps
+            for outer in frame.loops:
+                outer.contains_iteration_loop = True
+                outer.contains_data_loop |= any(loop.iterates_data or loop.contains_data_loop for loop in info.loops)
         known = self.inputs.callee_result(info)
         if known is None:
             return UNKNOWN

@@ -78,6 +78,8 @@ class FunctionInfo:
     backward_names: set[str] = field(default_factory=set)
     #: A backward runs in the body outside any loop of its own: one call is one training step.
     steps_once: bool = False
+    #: The loops written in the body (not in nested functions).
+    loops: list[LoopInfo] = field(default_factory=list)
 
     @property
     def is_module_level(self) -> bool:
@@ -462,6 +464,7 @@ class StructureScanner(Walker):
 
     def _enter_loop(self, loop: LoopInfo) -> None:
         self.structure.loops[loop.node] = loop
+        self._function.loops.append(loop)
         self._loops.append(loop)
         self._scopes[-1].branch_depths.append(self._scopes[-1].branches)
 
@@ -582,24 +585,27 @@ def _draws_next(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "next"
 
 
-def walked_items(iterable: cst.BaseExpression, target: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression | None]:
+def walked_items(iterable: cst.BaseExpression, target: cst.BaseExpression, imports: ImportMap) -> tuple[cst.BaseExpression, cst.BaseExpression | None]:
     """What ``for i, (x, y) in enumerate(tqdm(loader))`` walks (``loader``) and the target its
     items are bound to (``(x, y)``; None when ``enumerate``'s pair is not unpacked). Not through
     ``zip``: zipped sequences may pair inputs with layers (``zip(images, projection_layers)``)."""
     item: cst.BaseExpression | None = target
-    while type(iterable) is cst.Call and iterable.args and type(iterable.func) is cst.Name and iterable.func.value in ("tqdm", "enumerate"):  # type: ignore[attr-defined]
-        if iterable.func.value == "enumerate":  # type: ignore[attr-defined]
+    while type(iterable) is cst.Call and iterable.args:
+        called = imports.resolve(iterable.func) or dotted_name(iterable.func)  # type: ignore[attr-defined]
+        if called == "enumerate":
             pair = isinstance(item, (cst.Tuple, cst.List)) and len(item.elements) == 2
             item = item.elements[1].value if pair else None  # type: ignore[union-attr]
+        elif called not in torch_api.PROGRESS_BARS and called != "tqdm":
+            break
         iterable = iterable.args[0].value  # type: ignore[attr-defined]
     return iterable, item
 
 
-def walks_records_of_parameter(iterable: cst.BaseExpression, target: cst.BaseExpression, function: FunctionInfo) -> bool:
+def walks_records_of_parameter(iterable: cst.BaseExpression, target: cst.BaseExpression, function: FunctionInfo, imports: ImportMap) -> bool:
     """``for inputs, labels in loader`` (or its comprehension) where ``loader`` is a parameter
     of ``function``: each item handed in is unpacked into several fields, as batches of a data
     source are."""
-    walked, item = walked_items(iterable, target)
+    walked, item = walked_items(iterable, target, imports)
     records = isinstance(item, (cst.Tuple, cst.List)) and len(item.elements) >= 2
     return records and type(walked) is cst.Name and walked.value in function.params  # type: ignore[attr-defined]
 
