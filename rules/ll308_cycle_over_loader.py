@@ -8,10 +8,10 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis import torch_api
-from leaklint.analysis.calls import caller_of
 from leaklint.analysis.facts import ModuleFacts
-from leaklint.analysis.loaders import LOADER_CLASS_NAMES, NOT_LOADER, Loader, loader_origin
 from leaklint.analysis.places import Place
+from leaklint.analysis.structure import ClassInfo
+from leaklint.analysis.values import Kind, Role, Value
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixes.spec import Replace, SuggestedFix, bare_code, module_level_imports
 from leaklint.gate import Names
@@ -19,6 +19,8 @@ from leaklint.rule import Measured, Rule, Violation
 
 #: The call this rule reports, by qualified name (imports and aliases resolved).
 CYCLE = "itertools.cycle"
+#: The identifiers a file must use for any expression of it to be known as a loader or a dataset.
+LOADER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in torch_api.DATA_LOADER_CLASSES | torch_api.DATASET_BASES) | {"datasets"}
 
 
 class CycleOverLoader(Rule):
@@ -402,21 +404,22 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         argument = call.args[0]
         if argument.star or argument.keyword is not None or _dropped_at_once(place):
             continue
-        function = caller_of(place, facts)
-        origin = loader_origin(argument.value, function, facts)
-        if origin == NOT_LOADER:
+        value = facts.value(argument.value)
+        dataset = _dataset(value)
+        if value.role is not Role.LOADER and not dataset and _known_otherwise(argument.value, value):
             continue
         what = facts.describe(argument.value)
         cycled = facts.describe(call)
-        if isinstance(origin, Loader):
-            items = "sample" if origin.dataset else "batch"
+        if value.role is Role.LOADER or dataset:
+            items = "sample" if dataset else "batch"
+            known = "a dataset" if dataset else "an iterator over a data loader" if value.iterator else "a data loader"
             message = (
-                f"'{cycled}' saves a copy of every {items} that '{what}' ({origin.how}) yields in its first pass: "
+                f"'{cycled}' saves a copy of every {items} that '{what}' ({known}) yields in its first pass: "
                 f"they all stay in memory (on the GPU too, for device tensors) for as long as the cycle lives, and "
                 f"later passes replay them in the same order with the same augmentations"
             )
-            confidence = Confidence.MEDIUM if origin.dataset else Confidence.HIGH
-            fix = _restart_fix(facts, place, call, argument.value) if origin.reiterable else None
+            confidence = Confidence.MEDIUM if dataset else Confidence.HIGH
+            fix = None if value.iterator else _restart_fix(facts, place, call, argument.value)
         else:
             if not imports_torch:
                 continue
@@ -428,6 +431,29 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             confidence = Confidence.LOW
             fix = None
         yield Violation(node=call, message=message, confidence=confidence, statement=place.statement(), fix=fix)
+
+
+def _dataset(value: Value) -> bool:
+    """A dataset: one of torch or torchvision, or an object of a class of the file that derives
+    from torch's ``Dataset``: it yields samples."""
+    if value.role is Role.DATASET:
+        return True
+    return value.role is Role.INSTANCE and isinstance(value.cls, ClassInfo) and _derives_from_dataset(value.cls)
+
+
+def _derives_from_dataset(cls: ClassInfo, depth: int = 0) -> bool:
+    if any(torch_api.is_dataset_class(base) for base in cls.qualified_bases):
+        return True
+    return depth < 8 and any(_derives_from_dataset(base, depth + 1) for base in cls.local_bases)
+
+
+def _known_otherwise(expr: cst.BaseExpression, value: Value) -> bool:
+    """The code shows what the cycled value is, and it is no loader: a literal or a comprehension
+    built here, a number, a string, a tensor, a model, a list of loaders, what a generator
+    expression makes item by item."""
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        return True
+    return value.role is not None or value.kind is not Kind.UNKNOWN or value.items is not None or value.fields is not None or value.element is not None
 
 
 def _dropped_at_once(place: Place) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import libcst as cst
-from leaklint.analysis import device, torch_api
+from leaklint.analysis import device, percall_api, torch_api
 from leaklint.analysis.arguments import VARIES, arguments_by_parameter, arguments_with_nodes, bind_arguments, join_arguments, join_literals, literal_arguments
 from leaklint.analysis.containers import bounded_attributes, container_name, literal_key
 from leaklint.analysis.stores import constant_key
@@ -61,6 +61,9 @@ from leaklint.analysis.values import (
 from leaklint.findings import Confidence
 
 MAX_LOOP_PASSES = 3
+#: Methods that return what they are given, wrapped, one per argument (a tuple for several):
+#: accelerate's ``prepare`` (and ``prepare_model``...), Fabric's ``setup_dataloaders``.
+WRAPPING_METHODS = percall_api.PREPARE_METHODS | {"setup_dataloaders"}
 
 
 @dataclass(eq=False)
@@ -524,6 +527,8 @@ class FunctionInterpreter:
                 known = argument is not None and (argument.kind is not Kind.UNKNOWN or argument.role is not None)
                 if known and argument.is_graph:  # type: ignore[union-attr]
                     argument = replace(argument, from_caller=True)
+                if not known and self._annotated_loader(function, param):
+                    guess = role(Role.LOADER, Confidence.HIGH, param)  # loader: DataLoader
                 env[param] = argument if known else guess  # type: ignore[assignment]
             place = device.initial_device(function, param, self.imports, self.structure)
             if place is not Device.UNKNOWN:
@@ -531,6 +536,19 @@ class FunctionInterpreter:
             elif device.host_default(function, param) and self._host_when_called(function, param, passed):
                 env[param] = replace(NOT_TENSOR, device=Device.HOST, origin=param)  # x.to(param) keeps x on the host
         return env
+
+    def _annotated_loader(self, function: FunctionInfo, param: str) -> bool:
+        """``param`` is annotated as a data loader (``loader: DataLoader``, ``Optional[DataLoader]``)."""
+        node = function.node
+        if node is None:
+            return False
+        for declared in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+            if declared.name.value == param and declared.annotation is not None:
+                return any(
+                    type(part) in (cst.Name, cst.Attribute) and torch_api.is_data_loader_class(self.imports.resolve(part))
+                    for part in walk(declared.annotation.annotation)
+                )
+        return False
 
     def _host_when_called(self, function: FunctionInfo, param: str, passed: dict[str, Value] | None) -> bool:
         """No call in the file gives ``param`` (a parameter that defaults to the host) anything but
@@ -1006,8 +1024,12 @@ class FunctionInterpreter:
                 # `for key, value in d.items()`: the pairs of a mapping, keys first
                 return replace(item, items=(replace(UNKNOWN, deps=iterable.deps), item))
             return item
-        if iterable.element is not None and iterable.element.role in (Role.MODEL, Role.FROZEN_MODEL):
+        if iterable.element is not None and iterable.element.role in (Role.MODEL, Role.FROZEN_MODEL, Role.LOADER):
             return iterable.element  # for actor in self.actors: each is one of the models
+        if iterable.element is not None and iterable.element.items and any(item.role is Role.LOADER for item in iterable.element.items):
+            return iterable.element  # for name, dl in loaders.items()
+        if iterable.items and all(item.role is Role.LOADER for item in iterable.items):
+            return functools.reduce(join, iterable.items)  # for dl in [train_dl, val_dl]
         zipped = self._zipped_items(node)
         if zipped is not None:
             return replace(UNKNOWN, deps=iterable.deps, items=zipped)
@@ -1288,6 +1310,10 @@ class FunctionInterpreter:
                 return NOT_TENSOR
         base = self.eval(node.value, frame)
         attr = node.attr.value
+        if base.role is Role.INSTANCE and isinstance(base.cls, ClassInfo):
+            kept = self._class_attributes(base.cls).get(f"self.{attr}")
+            if kept is not None and kept.role is Role.LOADER:
+                return replace(kept, deps=base.deps)  # handlers.data_io, which Handlers(net, loader) keeps
         if base.role is Role.MODEL:
             if dotted and dotted in self.structure.module_evidence:
                 return role(Role.MODEL, Confidence.MEDIUM, dotted)
@@ -1411,8 +1437,10 @@ class FunctionInterpreter:
         inner = frame.copy()
         for_in: cst.CompFor | None = node.for_in
         own: set[str] = set()  # the comprehension's variables: `sum(loss for loss in d.values())` reads no outer `loss`
+        first: Value | None = None
         while for_in is not None:
             iterable = self.eval(for_in.iter, inner)
+            first = iterable if first is None else first
             self._bind(for_in.target, self._iteration_value(iterable, for_in.iter), inner)
             own.update(bound_names(for_in.target))
             for condition in for_in.ifs:
@@ -1425,9 +1453,14 @@ class FunctionInterpreter:
             element = self.eval(node.elt, inner)
         if own & element.deps:
             element = replace(element, deps=element.deps - own)
-        if element.role in (Role.MODEL, Role.FROZEN_MODEL) and not isinstance(node, cst.GeneratorExp):
+        if element.role in (Role.MODEL, Role.FROZEN_MODEL, Role.LOADER) and not isinstance(node, cst.GeneratorExp):
             return replace(NOT_TENSOR, deps=element.deps, element=element)  # [Actor() for _ in agents]: a list of models
-        return replace(combine([element], origin="", fresh=False), items=None, fields=None)
+        result = replace(combine([element], origin="", fresh=False), items=None, fields=None)
+        if isinstance(node, cst.GeneratorExp):
+            if first is not None and first.role is Role.LOADER:
+                return replace(first, deps=result.deps, iterator=True)  # (b.cuda() for b in loader): one item per batch
+            return replace(result, element=element)  # what it yields is made here, item by item
+        return result
 
     # ---- arithmetic --------------------------------------------------------------------------
     def _arithmetic(self, symbol: str, operands: list[Value], frame: Frame, origin: str) -> Value:
@@ -1600,8 +1633,19 @@ class FunctionInterpreter:
             return role(Role.MODEL, Confidence.HIGH, origin)
         if torch_api.is_data_loader_class(qualified):
             return role(Role.LOADER, Confidence.HIGH, origin)
+        if qualified in torch_api.ITERATING_ITERTOOLS and args and node.args[0].keyword is None:
+            # itertools.islice(loader, n), itertools.cycle(it): the items of the first iterable
+            # (itertools.chain(a, b): of a loader among them)
+            source = next((arg for arg in args if arg.role is Role.LOADER), args[0]) if name == "chain" else args[0]
+            return replace(source, deps=deps, fresh=False, iterator=True)
+        if name in torch_api.WRAPPING_FUNCTIONS and args and node.args[0].keyword is None:
+            return replace(args[0], deps=deps)  # skip_first_batches(loader, n): the loader, wrapped
+        if torch_api.is_dataset_class(qualified):
+            return role(Role.DATASET, Confidence.HIGH, origin)
+        if qualified.split(".", 1)[0] in torch_api.NON_TENSOR_PACKAGES:
+            return replace(NOT_TENSOR, deps=deps)  # glob.glob(pattern), os.listdir(path)
         if qualified in torch_api.PROGRESS_BARS and args and args[0].role is Role.LOADER:
-            return replace(args[0], deps=deps)  # tqdm(loader): the loader's batches, with a bar
+            return replace(args[0], deps=deps, iterator=True)  # tqdm(loader): the loader's batches, with a bar
         if qualified.startswith("torch.optim."):
             return role(Role.OPTIMIZER, Confidence.HIGH, origin)
         if qualified in torch_api.DEFAULT_DICTS and node.args:
@@ -1657,13 +1701,19 @@ class FunctionInterpreter:
         deps = frozenset().union(*(a.deps for a in args)) if args else frozenset()
         if name in ("float", "int", "bool", "len", "str", "repr", "print", "isinstance", "hasattr", "format", "range", "id", "hash", "type"):
             return replace(NOT_TENSOR, deps=deps)
+        if name in ("iter", "reversed") and args and args[0].role is Role.LOADER:
+            return replace(args[0], deps=deps, iterator=True)  # iter(loader): the loader's batches, one per next()
         if name == "next" and args and args[0].role is Role.LOADER and frame.loops and not frame.loops[-1].contains_data_loop:
             _mark_data_loop(frame.loops[-1], frame.loops[:-1])  # batch = next(loader_iter): a batch per iteration
         if name in ("sum", "max", "min", "abs", "round", "list", "tuple", "sorted", "reversed", "dict", "set", "next", "iter"):
             return self._under_grad_mode(combine(args, origin=origin, fresh=name in ("sum", "abs")), frame)
+        if name in ("map", "filter") and len(args) > 1 and args[1].role is Role.LOADER:
+            return replace(args[1], deps=deps, iterator=True)  # map(to_device, loader): one item per batch
         if name in ("enumerate", "zip", "tqdm", "iter"):
             if name != "zip" and args and args[0].role is Role.LOADER:
-                return replace(args[0], deps=deps)  # enumerate(loader): still one batch per item
+                return replace(args[0], deps=deps, iterator=True)  # enumerate(loader): still one batch per item
+            if name == "zip" and (loader := next((arg for arg in args if arg.role is Role.LOADER), None)) is not None:
+                return replace(loader, deps=deps, iterator=True)  # zip(labelled, unlabelled): a batch of each per item
             return replace(UNKNOWN, deps=deps)
         return None
 
@@ -1763,6 +1813,11 @@ class FunctionInterpreter:
                 return self._local_call(local, args, frame, node, bound=True)
             if torch_api.framework_loader_method(self.function.cls.qualified_bases, method):
                 return role(Role.LOADER, Confidence.HIGH, origin)  # self.get_eval_dataloader()
+        if method in WRAPPING_METHODS and args and all(arg.keyword is None and not arg.star for arg in node.args):
+            # accelerator.prepare(model, optimizer, loader), fabric.setup_dataloaders(loader): what
+            # it is given, wrapped, one per argument (a tuple for several)
+            self.eval(func.value, frame)
+            return args[0] if len(args) == 1 else replace(combine(args, fresh=False), items=tuple(args))
         callee = self._known_attribute(func, frame)
         if callee is not None and callee.role in (Role.MODEL, Role.LOSS_FN, Role.INSTANCE):
             self.eval(func, frame)
@@ -1791,6 +1846,10 @@ class FunctionInterpreter:
             held = receiver.element
             if held is None or (held.role is Role.INSTANCE and held.cls is args[1].cls):
                 return replace(args[1], deps=deps, fresh=False)
+        if receiver.role is None and receiver.element is not None and receiver.element.role is Role.LOADER and method in ("items", "values") and not args:
+            # loaders.items(): (name, loader) pairs; loaders.values(): the loaders
+            held = replace(UNKNOWN, items=(UNKNOWN, receiver.element)) if method == "items" else receiver.element
+            return replace(NOT_TENSOR, deps=deps, element=held)
         if receiver.fields is not None and receiver.role is None:
             known = self._dict_method(node, method, receiver, receiver_name, args, deps, frame)
             if known is not None:
@@ -1808,10 +1867,20 @@ class FunctionInterpreter:
             added = frozenset().union(*(a.deps for a in args if a.kind in carried and a.role is None))
             if not added <= receiver.deps:
                 receiver = frame.env[receiver_name] = replace(receiver, deps=receiver.deps | added)
+            if method in ("append", "appendleft", "insert") and receiver.element is None and receiver.kind is Kind.NOT_TENSOR and args and args[-1].role is Role.LOADER:
+                # `loaders.append(DataLoader(ds))` makes `loaders` what `[DataLoader(ds)]` is: a list of loaders
+                receiver = frame.env[receiver_name] = replace(receiver, element=args[-1])
             if method in LIST_STORING_METHODS and not receiver.is_graph and any(a.is_graph and a.role is None for a in args):
                 # `xs.append(model(x))` makes `xs` what the literal `[model(x)]` is: a list that
                 # holds graphs, and `torch.stack(xs)`, `xs[-1]`, `for x in xs` carry them.
                 frame.env[receiver_name] = _holding_graphs(receiver, args)
+        if (
+            method in torch_api.MODULE_COLLECTION_METHODS
+            and receiver.role in (None, Role.MODEL, Role.FROZEN_MODEL)
+            and receiver.kind is Kind.UNKNOWN
+            and not (isinstance(receiver.cls, ClassInfo) and receiver.cls.find_method(method) is not None)
+        ):
+            return replace(NOT_TENSOR, deps=deps, element=UNKNOWN)  # model.parameters(): the module's own tensors
         if receiver.role is Role.MODEL:
             return self._module_method(node, func, receiver, receiver_name, args, frame, origin)
         if receiver.role is Role.LOSS_FN and method == "forward":
@@ -1842,13 +1911,23 @@ class FunctionInterpreter:
         if receiver.kind is Kind.NOT_TENSOR and not receiver.is_graph:
             if any(a.is_graph for a in args):
                 return self._under_grad_mode(replace(combine(args, origin=origin), deps=deps), frame)
-            return replace(UNKNOWN if receiver_name is None else NOT_TENSOR, deps=deps) if method not in ("append", "extend") else replace(NOT_TENSOR, deps=deps)
+            if receiver_name is None and not self._from_non_tensor_package(func.value):
+                return replace(UNKNOWN, deps=deps) if method not in ("append", "extend") else replace(NOT_TENSOR, deps=deps)
+            return replace(NOT_TENSOR, deps=deps)
         fresh = method not in torch_api.VIEW_METHODS
         result = combine([receiver] + [a for a in args if a.is_graph], origin=origin, fresh=fresh)
         result = replace(result, deps=deps)
         if receiver.kind is Kind.UNKNOWN and not any(a.is_graph for a in args):
             return replace(UNKNOWN, deps=deps, fresh=False)
         return self._under_grad_mode(result, frame)
+
+    def _from_non_tensor_package(self, expr: cst.BaseExpression) -> bool:
+        """``plt.rcParams["axes.prop_cycle"]``: a value reached from a package of paths, strings,
+        numbers or plots (:data:`torch_api.NON_TENSOR_PACKAGES`)."""
+        while type(expr) in (cst.Attribute, cst.Subscript, cst.Call):
+            expr = expr.func if type(expr) is cst.Call else expr.value  # type: ignore[attr-defined]
+        qualified = self.imports.resolve(expr) if type(expr) is cst.Name else None
+        return qualified is not None and qualified.split(".", 1)[0] in torch_api.NON_TENSOR_PACKAGES
 
     def _written_in_place(self, method: str, receiver: Value, name: str | None, args: list[Value], frame: Frame) -> Value:
         """``weights.scatter_(1, idx, probs)`` / ``buf.copy_(h)`` with gradients on: autograd

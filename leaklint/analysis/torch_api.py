@@ -283,6 +283,10 @@ MODULE_API_METHODS = frozenset(
         "xpu", "zero_grad",
     }
 )
+#: ``nn.Module`` methods that give the module's own parameters, buffers or submodules.
+MODULE_COLLECTION_METHODS = frozenset(
+    {"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules", "named_modules"}
+)
 LIGHTNING_API_METHODS = frozenset(
     {
         "log", "log_dict", "print", "save_hyperparameters", "manual_backward", "optimizers", "lr_schedulers",
@@ -336,6 +340,33 @@ DATA_LOADER_CLASSES = frozenset(
 #: Libraries whose loader classes are DataLoaders of their own data (PyG's ``ClusterLoader``,
 #: DGL's ``GraphDataLoader``): iterating one yields a batch per iteration.
 _DATA_LOADER_MODULES = ("torch_geometric.loader.", "torch_geometric.data.", "dgl.dataloading.")
+
+
+#: Dataset classes: iterating one yields its samples, one ``__getitem__`` after another.
+DATASET_BASES = frozenset(
+    {
+        "torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset",
+        "torch.utils.data.dataset.IterableDataset",
+    }
+)
+#: Packages of datasets whose samples are images or tensors (``torchvision.datasets.CIFAR10(...)``).
+DATASET_PACKAGES = ("torchvision.datasets.",)
+#: Functions (by their last name) that return the loader they get first, wrapped (accelerate's).
+WRAPPING_FUNCTIONS = frozenset({"skip_first_batches"})
+#: itertools functions whose result yields the items of the iterable they get first.
+ITERATING_ITERTOOLS = frozenset(f"itertools.{name}" for name in ("chain", "islice", "cycle", "compress"))
+
+
+#: Packages whose functions and attributes give paths, strings, numbers, colours or images, never
+#: a tensor of torch (``glob.glob(...)``, ``plt.rcParams["axes.prop_cycle"].by_key()["color"]``).
+NON_TENSOR_PACKAGES = frozenset(
+    {"os", "glob", "pathlib", "string", "json", "matplotlib", "seaborn", "colorsys", "PIL", "cv2", "re", "sys"}
+)
+
+
+def is_dataset_class(qualified: str | None) -> bool:
+    """A dataset class of torch or torchvision (``Dataset``, ``torchvision.datasets.CIFAR10``)."""
+    return qualified is not None and (qualified in DATASET_BASES or qualified.startswith(DATASET_PACKAGES))
 
 
 def is_data_loader_class(qualified: str | None) -> bool:

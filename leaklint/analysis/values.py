@@ -74,6 +74,8 @@ class Role(enum.Enum):
     OPTIMIZER = "optimizer"
     FUNCTION = "local function"
     INSTANCE = "instance of a class in the file"
+    #: A dataset of torch or torchvision (``torchvision.datasets.CIFAR10(...)``): it yields samples.
+    DATASET = "dataset"
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,9 @@ class Value:
     #: step's activations. Set on the names the backward differentiates (not on what it only ran
     #: through); what is computed from the tensor afterwards is new.
     backpropagated: bool = False
+    #: An iterator over what it walks (``iter(loader)``, ``enumerate(loader)``, a generator over
+    #: a loader), not the iterable itself: a second pass over it finds it exhausted.
+    iterator: bool = False
 
     @property
     def is_graph(self) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.steps import per_step_functions
@@ -238,3 +239,111 @@ def test_a_name_read_before_it_is_bound_again_keeps_the_names_of_its_older_value
         """
     )
     assert {"loader", "first_batch"} <= probed(facts).deps
+
+
+# --- data loaders, followed through what the code builds (formerly leaklint.analysis.loaders) ---
+_LOADER_HEADER = """\
+import itertools
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader, Dataset
+"""
+
+
+def _probed_values(body: str):
+    facts = facts_of(_LOADER_HEADER + textwrap.dedent(body))
+    return [facts.value(place.node.args[0].value) for place in facts.index.calls_named("probe")]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # built here, by a local name
+        "def f(ds):\n    loader = DataLoader(ds)\n    probe(loader)\n",
+        # unpacked from accelerator.prepare, position by position
+        "def f(model, opt, ds):\n    acc = Accelerator()\n    loader = DataLoader(ds)\n    model, opt, loader = acc.prepare(model, opt, loader)\n    probe(loader)\n",
+        # kept on self by another method
+        "class T:\n    def __init__(self, ds):\n        self.dl = DataLoader(ds)\n    def fit(self):\n        probe(self.dl)\n",
+        # kept on an object of the file, read through the object
+        "class H:\n    def __init__(self, loader):\n        self.io = loader\ndef f(ds):\n    h = H(DataLoader(ds))\n    probe(h.io)\n",
+        # a parameter that the file's only call passes a loader for, and one annotated as one
+        "def g(dl):\n    probe(dl)\ndef f(ds):\n    g(DataLoader(ds))\n",
+        "def g(dl: DataLoader):\n    probe(dl)\n",
+        # what a local function returns; a dict of loaders; a loop over a list of them
+        "def build(ds):\n    return DataLoader(ds)\ndef f(ds):\n    probe(build(ds))\n",
+        "def f(sets):\n    loaders = {k: DataLoader(v) for k, v in sets.items()}\n    for name, dl in loaders.items():\n        probe(dl)\n",
+        "def f(a, b):\n    for dl in [DataLoader(a), DataLoader(b)]:\n        probe(dl)\n",
+        "def f(a):\n    loaders = {}\n    loaders['train'] = DataLoader(a)\n    probe(loaders['train'])\n",
+        # iterators over a loader yield its batches
+        "def f(ds):\n    loader = DataLoader(ds)\n    probe(iter(loader))\n",
+        "def f(ds):\n    loader = DataLoader(ds)\n    probe(enumerate(loader))\n",
+        "def f(ds):\n    loader = DataLoader(ds)\n    probe(zip(loader, range(10)))\n",
+        "def f(ds):\n    loader = DataLoader(ds)\n    probe((b.cuda() for b in loader))\n",
+        "def f(ds):\n    loader = DataLoader(ds)\n    probe(itertools.islice(loader, 100))\n",
+        "def f(ds):\n    loader = DataLoader(ds)\n    probe(map(lambda b: b, loader))\n",
+        "def f(ds, warmup):\n    loader = DataLoader(ds)\n    probe(itertools.chain(warmup, loader))\n",
+        "def f(ds):\n    loader = DataLoader(ds)\n    probe(tqdm(loader))\nfrom tqdm import tqdm\n",
+    ],
+)
+def test_loaders_are_known_by_what_builds_them(body):
+    (value,) = _probed_values(body)
+    assert value.role is Role.LOADER
+    # the loader object itself, or an iterator over it (a second pass finds that one exhausted)
+    assert value.iterator is any(f"probe({call}" in body for call in ("iter", "enumerate", "zip", "(b.", "itertools", "map", "tqdm"))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # wrapped by accelerate's and Fabric's methods and functions
+        "from accelerate.utils import skip_first_batches\ndef f(ds):\n    probe(skip_first_batches(DataLoader(ds), 3))\n",
+        "def f(ds, fabric):\n    loader = fabric.setup_dataloaders(DataLoader(ds))\n    probe(loader)\n",
+        # put in a list by append, read back by index
+        "def f(ds):\n    loaders = []\n    loaders.append(DataLoader(ds))\n    probe(loaders[0])\n",
+    ],
+)
+def test_loaders_are_followed_through_wrappers_and_lists(body):
+    (value,) = _probed_values(body)
+    assert value.role is Role.LOADER and not value.iterator
+
+
+def test_datasets_of_torchvision_are_known_by_the_call_that_builds_them():
+    (value,) = _probed_values("import torchvision\ndef f():\n    ds = torchvision.datasets.CIFAR10('.')\n    probe(ds)\n")
+    assert value.role is Role.DATASET
+
+
+def test_a_dataset_of_the_file_is_an_object_of_that_class():
+    (value,) = _probed_values("class Frames(Dataset):\n    pass\ndef f():\n    probe(Frames())\n")
+    assert value.role is Role.INSTANCE and value.cls.name == "Frames"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "probe([1, 2, 3])\n",
+        "probe(range(10))\n",
+        "def f(sets):\n    probe([DataLoader(s) for s in sets])\n",  # a list *of* loaders: its items are
+        "def f(its):\n    probe(iter(it).__next__ for it in its)\n",  # made here, item by item
+        "def g(values):\n    probe(values)\ng([1e-4, 3e-4])\n",
+        # values of packages of paths and plots; a module's own parameters
+        "import glob\nprobe(sorted(glob.glob('*.tar')))\n",
+        "import matplotlib.pyplot as plt\nprobe(plt.rcParams['axes.prop_cycle'].by_key()['color'])\n",
+        "def f(model):\n    probe(model.parameters())\n",
+    ],
+)
+def test_things_built_in_memory_are_known_not_to_be_loaders(body):
+    (value,) = _probed_values(body)
+    assert value.role is None and (value.kind is not Kind.UNKNOWN or value.items is not None or value.element is not None)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "def f(loader):\n    probe(loader)\n",  # nobody in the file calls f
+        "class T:\n    def fit(self):\n        probe(self.train_loader)\n",  # set by a base class elsewhere
+        "from mylib import make_loader\nprobe(make_loader())\n",
+    ],
+)
+def test_what_the_file_does_not_show_is_unknown_not_a_guess_by_name(body):
+    (value,) = _probed_values(body)
+    assert value.role is None and value.kind is Kind.UNKNOWN and value.element is None
