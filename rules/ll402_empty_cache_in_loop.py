@@ -33,7 +33,7 @@ class EmptyCacheInLoop(Rule):
     help = "drop the call, or run it once per epoch / after the loop; to fix a real leak, drop the reference that keeps the memory alive"
     needs = Words(*DL_FRAMEWORKS) & Names("empty_cache", "collect")
     #: bench/realcode, both corpora (true, false, debatable), and bench/leaks (true, false), written by bench/measured.py --write.
-    measured = Measured(realcode=(4, 2, 0), leaks=(0, 0))
+    measured = Measured(realcode=(3, 1, 0), leaks=(0, 0))
     docs = """
 ## What it finds
 `torch.cuda.empty_cache()` (also `torch.mps.empty_cache()`, `torch.xpu.empty_cache()` and
