@@ -58,7 +58,8 @@ It stays quiet for `@tf.function` at module level, in a class body or in `__init
 (a `train()` that defines its `train_step` and then loops), under a lazy-creation guard
 (`if self._step is None:`), inside a function that is itself a `tf.function` (nested
 definitions are traced once), in a loop around a whole training loop (one function per fold or
-per model is needed when each fold builds a new model), for functions collected into a container
+per model is needed when each fold builds a new model), in loops that run a handful of times by
+their literals (`for fold in range(5)`), for functions collected into a container
 (`{name: tf.function(make(name)) for name in heads}`), and in a loop that wraps a different
 callable each time (`for model in models: tf.function(model.call)`, `tf.function(make_step(agent))`), and in a function that is
 itself a whole run: it builds the state its tf.function closes over (a model, an optimizer,

@@ -782,7 +782,7 @@ def test_lines_a_message_names_are_counted_in_their_cells(project: Path) -> None
 def test_code_a_message_quotes_keeps_its_text(project: Path) -> None:
     """Only the message's own line references are counted in cells: the code it quotes from
     the user's cell stays as written, "line 2" in a string included."""
-    loop = 'outs = []\nfor batch in loader:\n    outs.append(model(batch["line 2"]))'
+    loop = 'outs = []\nfor batch in torch.utils.data.DataLoader(rows):\n    outs.append(model(batch["line 2"]))'
     write(project / "nb.ipynb", notebook(IMPORTS, MODEL, loop))
     _, findings, err = lint_json("--select", "LL102", "nb.ipynb", cwd=project)
     assert findings and all('model(batch["line 2"])' in f["message"] for f in findings), (findings, err)
