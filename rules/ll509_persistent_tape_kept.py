@@ -13,7 +13,7 @@ from leaklint.analysis.places import Place, walk_with_ancestors
 from leaklint.analysis.structure import FunctionInfo, bound_names
 from leaklint.analysis.syntax import keyword_is_true
 from leaklint.analysis.iterations import few_runs
-from leaklint.analysis.tensorflow import TfGraph, tf_api, tf_graph
+from leaklint.analysis.tensorflow import TfGraph, in_tf_function, tf_api, tf_graph
 from leaklint.analysis.torch_api import LOOPS_OR_FUNCTIONS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
@@ -198,7 +198,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             continue
         name = item.asname.name.value
         function = caller_of(place, facts)
-        if _traced(facts, function):
+        if in_tf_function(facts, function):
             continue
         repeated = bool(place.loop_nodes) and not few_runs(facts, place.loop_nodes)
         if not repeated:
@@ -221,18 +221,6 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             ),
             confidence=Confidence.MEDIUM,
         )
-
-
-def _traced(facts: ModuleFacts, function: FunctionInfo) -> bool:
-    """Inside a ``tf.function`` (traced once: no Python tape object lives between calls)."""
-    current: FunctionInfo | None = function
-    while current is not None and current.node is not None:
-        for decorator in current.node.decorators:
-            expr = decorator.decorator
-            if tf_api(facts.imports.resolve(expr.func if isinstance(expr, cst.Call) else expr)) == "function":
-                return True
-        current = current.parent
-    return False
 
 
 def _deleted(region: cst.CSTNode, name: str) -> bool:

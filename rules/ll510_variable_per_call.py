@@ -15,7 +15,7 @@ from leaklint.analysis.syntax import subscript_base
 from leaklint.analysis.keras import is_keras_callback_hook, is_keras_name
 from leaklint.analysis.places import Level, Place, loop_level, step_level, walk_with_ancestors
 from leaklint.analysis.structure import FunctionInfo
-from leaklint.analysis.tensorflow import tf_api, tf_graph, training_sites
+from leaklint.analysis.tensorflow import in_tf_function, tf_api, tf_graph, training_sites
 from leaklint.analysis.torch_api import CHECKPOINT_ITERATORS, LOOPS_OR_FUNCTIONS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
@@ -443,7 +443,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         if found is None:
             continue
         confidence, where = found
-        traced = " (inside a tf.function a variable created after the first call raises ValueError)" if _traced(facts, function) else ""
+        traced = " (inside a tf.function a variable created after the first call raises ValueError)" if in_tf_function(facts, function) else ""
         yield Violation(
             node=place.node,
             message=(
@@ -597,13 +597,3 @@ def _over_checkpoints(facts: ModuleFacts, loop: cst.CSTNode) -> bool:
     )
 
 
-def _traced(facts: ModuleFacts, function: FunctionInfo) -> bool:
-    """``function`` (or a function around it) is decorated with ``tf.function``."""
-    current: FunctionInfo | None = function
-    while current is not None and current.node is not None:
-        for decorator in current.node.decorators:
-            expr = decorator.decorator
-            if tf_api(facts.imports.resolve(expr.func if isinstance(expr, cst.Call) else expr)) == "function":
-                return True
-        current = current.parent
-    return False

@@ -1192,3 +1192,16 @@ def _training_sites(facts: ModuleFacts) -> TrainingSites:
             if info is not None:
                 functions.add(info)
     return TrainingSites(frozenset(loops), frozenset(functions))
+
+
+def in_tf_function(facts: ModuleFacts, function: FunctionInfo) -> bool:
+    """``function`` (or a function around it) is decorated with ``tf.function``: its body is
+    traced once, not run per call."""
+    current: FunctionInfo | None = function
+    while current is not None and current.node is not None:
+        for decorator in current.node.decorators:
+            expr = decorator.decorator
+            if tf_api(facts.imports.resolve(expr.func if isinstance(expr, cst.Call) else expr)) == "function":
+                return True
+        current = current.parent
+    return False
