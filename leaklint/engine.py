@@ -185,7 +185,9 @@ def run_deep(function: Callable[[], T]) -> T:
     try:
         threading.stack_size(_DEEP_STACK_BYTES)
         sys.setrecursionlimit(max(previous_limit, _DEEP_RECURSION_LIMIT))
-        worker = threading.Thread(target=target, name="leaklint-deep")
+        # a daemon: Ctrl-C (in --watch, say) ends the process without waiting for an analysis
+        # still running on it
+        worker = threading.Thread(target=target, name="leaklint-deep", daemon=True)
         worker.start()
     finally:
         threading.stack_size(previous_stack)
