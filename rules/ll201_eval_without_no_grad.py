@@ -11,7 +11,7 @@ from leaklint.analysis.arguments import is_bound_to_object, parameter_for
 from leaklint.analysis.calls import call_graph, local_callee
 from leaklint.analysis.carry import carried_states, detached_each_iteration
 from leaklint.analysis.containers import Store, stores
-from leaklint.analysis.facts import ModuleFacts, result_backpropagated
+from leaklint.analysis.facts import ModuleFacts, binding_feeds_backward, result_backpropagated
 from leaklint.analysis.graph_use import GraphUse, frozen_models, graph_use
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import COMPREHENSIONS
@@ -256,6 +256,34 @@ calls a helper whose body is under `torch.no_grad()`.
 - Runtime repro: `leaklint verify LL201` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # a method of the object runs the model it holds after .eval(), and its result is
+        # differentiated: training with frozen normalization statistics
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class BatchNormFrozenFitter:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+
+    def _step(self, x, y):
+        return F.cross_entropy(self.model(x), y)
+
+    def fit(self, batches, epochs):
+        self.model.eval()  # normalization statistics stay frozen while the weights train
+        for epoch in range(epochs):
+            for x, y in batches:
+                loss = self._step(x, y)
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+
+
+net = nn.Linear(16, 4)
+BatchNormFrozenFitter(net, torch.optim.SGD(net.parameters(), lr=0.1)).fit([(torch.randn(8, 16), torch.randint(0, 4, (8,)))], 2)
+""",
         # a model in eval mode handed to helpers that do not record a graph for it: one decorated
         # with @torch.no_grad(), one that disables gradients around its own forwards, and one
         # that adapts the model at test time (it runs a backward: it needs the graph)
@@ -1876,6 +1904,43 @@ tower = Tower()
 train(tower, torch.optim.SGD(tower.parameters(), lr=0.1), [(torch.rand(8, 64), torch.rand(8, 64))])
 print(evaluate(tower, [torch.rand(8, 64)], [torch.rand(100, 64)]))
 """,
+        # the model held on the object, run by one of its methods: the validation pass's `loss`
+        # is not the one the training pass differentiates (that one is bound afresh before it)
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Fitter:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+
+    def _step(self, x, y):
+        logits = self.model(x)
+        return F.cross_entropy(logits, y), logits
+
+    def fit(self, train_batches, valid_batches, epochs):
+        for epoch in range(epochs):
+            self.model.train()
+            for x, y in train_batches:
+                loss, _ = self._step(x, y)
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            self.model.eval()
+            correct = 0
+            for x, y in valid_batches:
+                loss, logits = self._step(x, y)  # expect: LL201
+                correct += (logits.argmax(-1) == y).sum().item()
+            print(epoch, loss.item(), correct)
+
+
+net = nn.Linear(16, 4)
+fitter = Fitter(net, torch.optim.SGD(net.parameters(), lr=0.1))
+batches = [(torch.randn(8, 16), torch.randint(0, 4, (8,)))]
+fitter.fit(batches, batches, 2)
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -1909,7 +1974,7 @@ def _feeds_backward(facts: ModuleFacts, call: ModelCall) -> bool:
         return False
     targets = statement.node.targets if isinstance(statement.node, cst.Assign) else [statement.node]
     names = {name for target in targets for name in bound_names(target.target)}
-    if names & facts.summary(statement.function).backward_consumed:
+    if binding_feeds_backward(facts, statement, names):
         return True
     return any(_handed_to_backward(facts, site, callee, names) for site, callee in call_graph(facts).callees_of(statement.function))
 
@@ -2016,7 +2081,7 @@ def _eval_mode_finding(facts: ModuleFacts, call: ModelCall) -> Violation | None:
         name = f"{name}.{call.method}"
     elif isinstance(call, _EvalModeHelper):
         name = f"{facts.describe(call.node.func)}()"
-        why = f"the forward of {call.callee}, handed to it, " + why
+        why = f"the forward of {call.callee}, " + ("on the same object, " if call.on_self else "handed to it, ") + why
     return Violation(
         node=call.node,
         message=(
@@ -2222,6 +2287,8 @@ class _EvalModeHelper(ModelCall):
     #: The functions of the file that run the model's forward for it (the helper, a function it
     #: hands the model to, the model's methods it calls).
     runs_in: frozenset[FunctionInfo] = frozenset()
+    #: The helper is a method of the same object, which holds the model (``self._step(x)``).
+    on_self: bool = False
 
 
 def _eval_mode_helper_calls(facts: ModuleFacts, use: GraphUse) -> list[_EvalModeHelper]:
@@ -2258,7 +2325,38 @@ def _eval_mode_helper_calls(facts: ModuleFacts, use: GraphUse) -> list[_EvalMode
                 break  # `loss = compute_loss(model, batch)` ... `loss.backward()`: training
             found.append(_EvalModeHelper(call, fact, model, facts.value(arg.value), fact.grad, "eval-mode", callee, runs_in))
             break
+        else:
+            found.extend(_eval_mode_own_method_call(facts, use, calls, call, fact, callee, frozen))
     return found
+
+
+def _eval_mode_own_method_call(facts: ModuleFacts, use: GraphUse, calls, call: cst.Call, fact, callee: FunctionInfo, frozen) -> list[_EvalModeHelper]:
+    """``self.model.eval()`` then ``self._step(x, y)``: a method of the same object that runs the
+    forward of the model the caller put in evaluation mode, held on ``self`` rather than handed
+    over. The same evaluation code one call away as ``beam_search(model, src)``."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and callee.is_method and callee.cls is fact.function.cls):
+        return []
+    for model in sorted(fact.eval_mode):
+        if not model.startswith("self.") or model.count(".") != 1 or model in frozen:
+            continue
+        node = _eval_call_receiver(facts, fact.function, model)
+        if node is None or facts.value(node).role is Role.FROZEN_MODEL or use.model_confidence(node, fact.function) is Confidence.LOW:
+            continue
+        runs_in = _runs_parameter_forward(facts, calls, callee, model, 0)
+        if not runs_in or result_backpropagated(call, fact, facts):
+            continue
+        return [_EvalModeHelper(call, fact, model, facts.value(node), fact.grad, "eval-mode", callee, runs_in, on_self=True)]
+    return []
+
+
+def _eval_call_receiver(facts: ModuleFacts, function: FunctionInfo, model: str) -> cst.BaseExpression | None:
+    """The ``self.model`` of ``self.model.eval()`` in ``function``: the expression that stands for
+    the model there."""
+    for call, _ in _calls_in(facts, function):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "eval" and dotted_name(call.func.value) == model:
+            return call.func.value
+    return None
 
 
 def _runs_parameter_forward(facts: ModuleFacts, calls, function: FunctionInfo, parameter: str, depth: int) -> frozenset[FunctionInfo]:
@@ -2278,7 +2376,7 @@ def _runs_parameter_forward(facts: ModuleFacts, calls, function: FunctionInfo, p
     runs: set[FunctionInfo] = set()
     for call, fact in _calls_in(facts, function):
         func = call.func
-        if isinstance(func, cst.Attribute) and type(func.value) is cst.Name and func.value.value == parameter:
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) == parameter:
             method = func.attr.value
             if method == "train" and not (call.args and dotted_name(call.args[0].value) == "False"):
                 return frozenset()  # it puts the model back in training mode
@@ -2290,7 +2388,7 @@ def _runs_parameter_forward(facts: ModuleFacts, calls, function: FunctionInfo, p
             targets = _methods_named(facts, method)
             if targets and all(_evaluates(facts, calls, target) for target in targets):
                 runs |= {function, *targets}
-        elif type(func) is cst.Name and func.value == parameter:
+        elif dotted_name(func) == parameter:
             if fact.grad is GradMode.ENABLED:
                 runs.add(function)
         elif fact.grad is GradMode.ENABLED:
@@ -2299,7 +2397,7 @@ def _runs_parameter_forward(facts: ModuleFacts, calls, function: FunctionInfo, p
                 continue
             skip = 1 if isinstance(func, cst.Attribute) and callee.is_method and is_bound_to_object(callee.node) else 0
             for arg in call.args:
-                inner = parameter_for(callee.node, call, arg, skip) if type(arg.value) is cst.Name and arg.value.value == parameter else None
+                inner = parameter_for(callee.node, call, arg, skip) if dotted_name(arg.value) == parameter else None
                 if inner is not None:
                     runs |= _runs_parameter_forward(facts, calls, callee, inner, depth + 1)
     return frozenset(runs)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import ChainMap
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import libcst as cst
 
@@ -540,8 +540,76 @@ def result_backpropagated(call: cst.Call, fact: StatementFact, facts: ModuleFact
             return True
     if isinstance(node, (cst.Assign, cst.AnnAssign)):
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-        names = {name for target in targets for name in bound_names(target)}
-        return bool(names & facts.summary(fact.function).backward_consumed)
+        return binding_feeds_backward(facts, fact, {name for target in targets for name in bound_names(target)})
+    return False
+
+
+def binding_feeds_backward(facts: ModuleFacts, fact: StatementFact, names: set[str]) -> bool:
+    """One of ``names``, as the statement of ``fact`` binds it, flows into a backward of its
+    function: the name is consumed by one, and not bound afresh before every backward that
+    differentiates it."""
+    summary = facts.summary(fact.function)
+    return any(not _rebound_before_its_backwards(summary, fact, name) for name in names & summary.backward_consumed)
+
+
+def _rebound_before_its_backwards(summary: FunctionSummary, fact: StatementFact, name: str) -> bool:
+    """Every backward that differentiates ``name`` is preceded, in its own block, by another plain
+    assignment of ``name``: the binding at ``fact`` never reaches one. The validation pass's
+    ``loss, logits = step(x)`` is not the ``loss`` that ``loss = step(x); loss.backward()`` of the
+    training pass differentiates, though both bind the name in one function."""
+    lines = summary.backward_lines.get(name)
+    if not lines or name in summary.consumed_through or fact.function.node is None:
+        return False
+    blocks = _blocks_holding(fact.function.node, lines)
+    for line in lines:
+        block = blocks.get(line)
+        if block is None:
+            return False
+        binding = _last_binding_before(block, line, name)
+        if binding is None or binding is fact.line or not _binds_afresh_line(binding, name):
+            return False
+    return True
+
+
+def _binds_afresh_line(statement: cst.CSTNode, name: str) -> bool:
+    """A plain line that assigns ``name`` a value not computed from its previous one (``loss =
+    f(x)``, not ``loss = loss + aux`` or ``loss += aux``): no earlier binding gets past it."""
+    return isinstance(statement, cst.SimpleStatementLine) and any(_binds_afresh(small, name) for small in statement.body)
+
+
+def _blocks_holding(function: cst.FunctionDef, lines: list[cst.CSTNode]) -> dict[cst.CSTNode, Sequence[cst.CSTNode]]:
+    """For each of ``lines`` (statements of ``function``): the statements of the block it is in."""
+    wanted = set(lines)
+    found: dict[cst.CSTNode, Sequence[cst.CSTNode]] = {}
+    for node in walk(function):
+        body = node.body if isinstance(node, cst.IndentedBlock) else None
+        if body is None:
+            continue
+        for statement in body:
+            if statement in wanted:
+                found[statement] = body
+    return found
+
+
+def _last_binding_before(block: Sequence[cst.CSTNode], line: cst.CSTNode, name: str) -> cst.CSTNode | None:
+    """The last statement of ``block`` before ``line`` that binds ``name`` (a plain line assigning
+    it, or a compound statement binding it somewhere inside), or None."""
+    binding = None
+    for statement in block:
+        if statement is line:
+            return binding
+        if _binds(statement, name):
+            binding = statement
+    return None
+
+
+def _binds(statement: cst.CSTNode, name: str) -> bool:
+    for node in walk(statement):
+        if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+            if name in bound_names(node.target):
+                return True
+        elif isinstance(node, cst.AsName) and name in bound_names(node.name):  # type: ignore[arg-type]
+            return True
     return False
 
 

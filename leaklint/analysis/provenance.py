@@ -120,6 +120,13 @@ class FunctionSummary:
     returned_names: set[str] = field(default_factory=set)
     #: Names whose values flow into a backward call (the graph is consumed on purpose).
     backward_consumed: set[str] = field(default_factory=set)
+    #: Of those, the names a backward differentiates as they are (``loss`` of ``loss.backward()``),
+    #: with the lines of those backwards: which binding of the name feeds it is a question of
+    #: where the name was last bound before that line (``facts.result_backpropagated``).
+    backward_lines: dict[str, list[cst.CSTNode]] = field(default_factory=dict)
+    #: The names that flow into a backward through what is computed from them (``logits`` of
+    #: ``loss = ce(logits)`` ... ``loss.backward()``).
+    consumed_through: set[str] = field(default_factory=set)
     #: For methods: parameter -> the (kind, attribute) pairs where the method keeps the argument
     #: on ``self``: "accumulate" (``self.sum += val``), "append" (``self.values.append(val)``,
     #: also into a slot: ``self.stats[key].append(val)``) or "slot" (``self.last = val``,
@@ -2007,7 +2014,14 @@ class FunctionInterpreter:
         if target is None:
             return
         value = self.rec.values.get(target) or self.eval(target, frame)
-        self.summary.backward_consumed |= value.deps | set(bound_names(target))
+        differentiated = set(bound_names(target))
+        self.summary.backward_consumed |= value.deps | differentiated
+        self.summary.consumed_through |= value.deps - differentiated
+        line = self._statement.line if self._statement is not None else None
+        for name in differentiated:
+            lines = self.summary.backward_lines.setdefault(name, [])
+            if line is not None and line not in lines:
+                lines.append(line)
         self._runs_model([value], frame)
         if frees_whole_graph(node, self.imports):
             self._backpropagated(target, frame)

@@ -8,7 +8,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from leaklint.analysis.facts import ModuleFacts
+from leaklint.analysis.facts import ModuleFacts, result_backpropagated
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import GradMode
 from leaklint.analysis.values import Kind, Role
@@ -193,6 +193,35 @@ def test_whether_callers_backpropagate_a_result():
     )
     assert not facts.result_backpropagated(function(facts, "sample"))
     assert facts.result_backpropagated(function(facts, "loss_of"))
+
+
+def test_a_binding_feeds_a_backward_only_where_it_reaches_one():
+    facts = facts_of(
+        """
+        def fit(model, optimizer, train, valid):
+            for epoch in range(10):
+                for x, y in train:
+                    loss = model(x, y)
+                    loss.backward()
+                for x, y in valid:
+                    loss = model(x, y)
+                    print(loss.item())
+                total = model(x, y)
+                total = total + model(y, x)
+                total.backward()
+        """
+    )
+    def bindings(source: str) -> list:
+        return [fact for fact in facts.statements() if cst.Module([]).code_for_node(fact.node) == source]
+
+    training, validation = bindings("loss = model(x, y)")
+    (total,) = bindings("total = model(x, y)")
+    # the training pass's loss is differentiated; the validation pass's never reaches a backward:
+    # the training pass binds the name afresh right before its backward
+    assert result_backpropagated(training.node.value, training, facts)
+    assert not result_backpropagated(validation.node.value, validation, facts)
+    # `total = total + ...` is computed from the earlier binding: that one reaches the backward too
+    assert result_backpropagated(total.node.value, total, facts)
 
 
 def test_a_custom_autograd_forward_runs_without_recording():
