@@ -111,8 +111,11 @@ reuses) is reported like any other tensor; the memory is really held until the g
 `save_for_backward` is no fix there (the in-place resize would trip its version check): `del
 ctx.bufs_` at the end of `backward` is. Those are the only findings on bench/realcode (judged
 debatable). An attribute that `backward` deletes (`del ctx.next_state`) or sets to `None` is not
-reported: once backward has run, ctx lets go of it and the cycle is broken (it still holds the
-tensor until then, and forever if the output is never differentiated). Parameters of `forward` are not reported unless leaklint can tell they are tensors, so
+reported at the default confidence: once backward has run, ctx lets go of it and the cycle is
+broken. It still holds the tensor until then, and an output kept so leaks for good on every call
+whose backward never runs (a reversible block under an exit head that is monitored but not in the
+loss, a forward in evaluation without `no_grad`: RevTorch#1); whether that happens is a question of
+the whole program, so such an output is reported with low confidence. Parameters of `forward` are not reported unless leaklint can tell they are tensors, so
 `ctx.x = x` with an input `x` is missed, and so is anything a helper of unknown kind returns
 (`ctx.stride = _pair(stride)`, `ctx.inputs = list(args)`): only what torch computes in the forward
 counts.
@@ -134,6 +137,7 @@ counts.
 
     VALID = (
         # kept on ctx, but let go of by backward: the cycle ends when the step is differentiated
+        # (shown with low confidence: a call whose backward never runs keeps it)
         """
 import torch
 
@@ -465,8 +469,9 @@ def _ctx_stores(
     for target in node.targets:
         for slot, expr in assignment_pairs(target.target, node.value):
             name = dotted_name(slot)
-            if name is None or not name.startswith(ctx_name + ".") or name.count(".") != 1 or name.split(".", 1)[1] in freed:
+            if name is None or not name.startswith(ctx_name + ".") or name.count(".") != 1:
                 continue
+            let_go = name.split(".", 1)[1] in freed
             returned = (
                 _mentions(expr, outputs)
                 or name in outputs
@@ -479,7 +484,13 @@ def _ctx_stores(
             if not computed and not closure and not (returned and facts.value(expr).kind is not Kind.NOT_TENSOR):
                 continue
             returned = returned or closure
-            confidence = Confidence.HIGH if returned else Confidence.MEDIUM
+            if let_go and not returned:
+                continue  # backward lets go of it, and it closes no cycle: held only while the graph is
+            # An output that backward deletes still closes the cycle until backward runs, and a
+            # backward that never runs (an output that does not reach the loss, a forward outside
+            # no_grad in evaluation) leaves it closed for good: whether that happens is a question
+            # of the whole program, so low confidence.
+            confidence = Confidence.LOW if let_go else Confidence.HIGH if returned else Confidence.MEDIUM
             what = "a closure over an output of forward" if closure else "an output of forward" if returned else "a tensor"
             if isinstance(expr, (cst.Tuple, cst.List)):
                 what = f"holding {what}"
@@ -489,7 +500,11 @@ def _ctx_stores(
                     f"'{facts.describe(expr)}' ({what}) is kept as '{name}' on the autograd ctx instead of "
                     "ctx.save_for_backward(); "
                     + (
-                        "the output, its graph node and the ctx form a reference cycle the garbage collector "
+                        f"backward deletes it, but until backward runs the output, its graph node and the ctx form "
+                        "a reference cycle the garbage collector cannot free: every call whose backward never runs "
+                        "(an output that does not reach the loss, a forward in evaluation without no_grad) leaks it"
+                        if let_go
+                        else "the output, its graph node and the ctx form a reference cycle the garbage collector "
                         "cannot free, so every call leaks it"
                         if returned
                         else "backward does not free it: it lives as long as anything keeps the graph"
