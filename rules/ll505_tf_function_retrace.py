@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -46,7 +46,8 @@ loop, or in a function called from one — and passes:
   (`for step in range(n)`), a number the loop recomputes from it (`lr = schedule(step)`) or
   updates (`epsilon = max(0.05, epsilon * 0.999)`, `step += 1`), an attribute the program keeps
   updating (`agent.sigma = agent.sigma * 0.999`), a Python number made from any of these
-  (`float(0.5 * np.exp(-step / 1000))`), or a parameter that callers pass such a number to (the
+  (`float(0.5 * np.exp(-step / 1000))`, a local schedule returning `math.exp(-5.0 * phase * phase)`),
+  or a parameter that callers pass such a number to (the
   parameters of a Keras model's `call`, or of a class's `__call__`, get what `model(x, limit)`
   passes);
 - a bound method (`train_epoch(model.step, data)`): each attribute access makes a new method
@@ -191,6 +192,21 @@ while step < 10000:
     train_step(next(data), lr)  # expect: LL505
     step += 1
 """,
+        # a ramp-up weight written with the math module, recomputed every epoch
+        """
+import math
+import tensorflow as tf
+def rampup(epoch, length=80):
+    phase = 1.0 - min(epoch, length) / length
+    return math.exp(-5.0 * phase * phase)
+@tf.function
+def train_step(x, weight):
+    return tf.reduce_mean(x) * weight
+for epoch in range(400):
+    weight = 10.0 * rampup(epoch)
+    for x in dataset:
+        train_step(x, weight)  # expect: LL505
+""",
         # a bound method passed as an argument
         """
 import tensorflow as tf
@@ -259,6 +275,9 @@ for t in range(100000):
 TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v2.function", "tensorflow.compat.v1.function"})
 #: Builtins that turn numbers into numbers.
 _NUMBER_BUILTINS = frozenset({"float", "int", "max", "min", "round", "abs", "pow"})
+#: The standard library module whose functions take and return Python numbers (``math.exp``,
+#: ``math.cos``): a schedule written with them is Python arithmetic.
+_NUMBER_MODULE = "math"
 _COUNTERS = frozenset({"range", "enumerate", "count"})
 NUMBER, OTHER, UNKNOWN = "number", "other", "unknown"
 _MAX_DEPTH = 4
@@ -401,13 +420,13 @@ class _Retrace:
     def _number_call(self, call: cst.Call, site: Site, place: Place, depth: int) -> _Num:
         func = call.func
         args = [a.value for a in call.args if not a.star]
-        if isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS and self.facts.imports.resolve(func) is None:
+        if (isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS and self.facts.imports.resolve(func) is None) or _is_math_call(call, self.facts):
             found = _combine([self._number(a, site, place, depth) for a in args])
             if found.kind == OTHER and func.value not in ("float", "int"):
                 return found
             return _Num(NUMBER, found.why, found.confidence, found.loops)  # float(x) is a Python number, whatever x is
         function = self.tf.callee_of.get(id(call))
-        if function is not None and function.node is not None and _returns_number(function.node):
+        if function is not None and function.node is not None and _returns_number(function.node, lambda c: _is_math_call(c, self.facts)):
             found = _combine([self._number(a, site, place, depth) for a in args])
             why = f"'{self.facts.describe(call)}', computed from {found.why}" if found.why is not None else None
             return _Num(NUMBER, why, found.confidence, found.loops)
@@ -592,10 +611,17 @@ def _loop_header(loop: cst.CSTNode) -> tuple[cst.BaseExpression | None, cst.Base
     return None, None
 
 
-def _returns_number(function: cst.FunctionDef) -> bool:
-    """The function returns Python arithmetic (``start + (end - start) * frac``): every return is
-    an arithmetic expression of parameters, numeric literals, number builtins and locals bound to
-    such expressions, with a literal or a builtin somewhere (no tensors, no objects)."""
+def _is_math_call(call: cst.Call, facts: ModuleFacts) -> bool:
+    """``math.exp(x)`` (or ``exp(x)`` imported from math): a Python number."""
+    qualified = facts.imports.resolve(call.func)
+    return qualified is not None and qualified.split(".", 1)[0] == _NUMBER_MODULE
+
+
+def _returns_number(function: cst.FunctionDef, is_number_call: Callable[[cst.Call], bool] = lambda call: False) -> bool:
+    """The function returns Python arithmetic (``start + (end - start) * frac``,
+    ``math.exp(-5.0 * phase * phase)``): every return is an arithmetic expression of parameters,
+    numeric literals, number builtins (and the calls ``is_number_call`` accepts) and locals bound
+    to such expressions, with a literal or a builtin somewhere (no tensors, no objects)."""
     if function.decorators:
         return False
     returns = [n.value for n in walk(function.body, into=not_into_scopes) if isinstance(n, cst.Return) and n.value is not None]
@@ -626,7 +652,7 @@ def _returns_number(function: cst.FunctionDef) -> bool:
             return numeric(value.left, depth + 1) and numeric(value.right, depth + 1)
         if isinstance(value, cst.IfExp):
             return numeric(value.body, depth + 1) and numeric(value.orelse, depth + 1)
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _NUMBER_BUILTINS:
+        if isinstance(value, cst.Call) and ((isinstance(value.func, cst.Name) and value.func.value in _NUMBER_BUILTINS) or is_number_call(value)):
             evidence[0] = True
             return all(numeric(a.value, depth + 1) for a in value.args)
         return False
