@@ -132,8 +132,9 @@ to a dict and filled item by item). Medium when no epoch-end hook reads it (the 
 reads it: every training step's outputs are kept, for a metric that could be updated step by
 step. When only `validation_epoch_end`/`test_epoch_end` read it, as for an evaluation loop: medium
 for a model's whole output, low for labels, indices and per-sample numbers (the input of an
-epoch-level metric). The `"loss"` entry, which Lightning backpropagates, and single numbers are
-not reported.
+epoch-level metric), except when the hooks read it from one batch only (`outputs[0]["images"]`,
+a few samples to log): then every other batch's is kept for nothing, medium. The `"loss"` entry,
+which Lightning backpropagates, and single numbers are not reported.
 
 An HF `Trainer` (or a subclass) built with `compute_metrics` and an `eval_dataset` keeps, at
 every evaluation, the logits of every batch on the accelerator until `compute_metrics` runs. On a
@@ -865,6 +866,27 @@ def collect_and_update(agent, reward_model, batches, num_updates, batch_size, ch
 """,
     )
     INVALID = (
+        # Lightning before 2.0 keeps every validation batch's returned images for the epoch-end
+        # hook, which logs a few from the first batch only
+        """
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+
+class Denoiser(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def validation_step(self, batch, batch_idx):
+        noisy, clean = batch
+        restored = self.net(noisy)
+        return {"val_loss": F.mse_loss(restored, clean), "noisy": noisy}  # expect: LL202
+
+    def validation_epoch_end(self, outputs):
+        self.log("val/loss", torch.stack([o["val_loss"] for o in outputs]).mean())
+        self.logger.experiment.add_images("val/noisy", outputs[0]["noisy"][:4].cpu(), self.current_epoch)
+""",
         # a token classifier built to return every layer's hidden states, evaluated by a Trainer
         # with compute_metrics: each evaluation batch keeps all of them on the device
         """
@@ -2131,7 +2153,12 @@ def _kept_for_epoch_end(
             help="leave it out of what the step returns (or return it moved to the CPU: .cpu())",
             statement=part.fact.line or part.fact.node,
         )
-    if all(reader in LIGHTNING_EVALUATION_EPOCH_ENDS for reader in readers):
+    one_batch = part.key is not None and all(
+        part.key in _keys_read_from_one_batch(node) for _, epoch_end, node in hooks if epoch_end in readers
+    )
+    if one_batch:
+        confidence = Confidence.MEDIUM  # every batch's kept, one batch's read (`outputs[0]["images"]`)
+    elif all(reader in LIGHTNING_EVALUATION_EPOCH_ENDS for reader in readers):
         big = size is FULL and _model_output(facts, part.fact.function, part.expr)
         confidence = Confidence.MEDIUM if big else Confidence.LOW
     else:
@@ -2142,6 +2169,7 @@ def _kept_for_epoch_end(
         message=(
             f"{source}, a tensor on the accelerator, and '{reader}' makes Lightning (before 2.0) keep every "
             "batch's return value on the device until the epoch ends: device memory grows with every batch"
+            + (f", though '{reader}' reads it from one batch only" if one_batch else "")
         ),
         confidence=confidence,
         help="return tensors moved to the CPU (.cpu()), or only the numbers the epoch's end needs",
@@ -2240,6 +2268,33 @@ def _reads(keys: frozenset[str] | None, key: str | None) -> bool:
     if keys is None:
         return True
     return bool(keys) if key is None else key in keys
+
+
+def _keys_read_from_one_batch(hook: cst.FunctionDef) -> frozenset[str]:
+    """The keys an epoch-end hook reads only from one batch's outputs (``outputs[0]["images"]``,
+    to log a few samples) and nowhere else: what every other batch kept under them is never read."""
+    params = [param.name.value for param in hook.params.params]
+    if len(params) < 2:
+        return frozenset()
+    one: set[str] = set()
+    other: set[str] = set()
+    for node in walk(hook.body):
+        key = _string_key(node) if isinstance(node, cst.Subscript) else None
+        if key is None:
+            continue
+        element = node.value  # type: ignore[attr-defined]
+        if (
+            isinstance(element, cst.Subscript)
+            and isinstance(element.value, cst.Name)
+            and element.value.value == params[1]
+            and len(element.slice) == 1
+            and isinstance(element.slice[0].slice, cst.Index)
+            and isinstance(element.slice[0].slice.value, (cst.Integer, cst.UnaryOperation))
+        ):
+            one.add(key)
+        else:
+            other.add(key)
+    return frozenset(one - other)
 
 
 def _keys_read(hook: cst.FunctionDef) -> frozenset[str] | None:
