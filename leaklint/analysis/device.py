@@ -341,6 +341,11 @@ def placed(
     kind = type(node)
     if kind is cst.Call:
         device = _call_device(node, value, values, imports, function)  # type: ignore[arg-type]
+        callee = values.get(node.func)  # type: ignore[attr-defined]
+        if value.items is not None and device is not Device.UNKNOWN and callee is not None and callee.role is Role.MODEL:
+            # `z_pre, z, x_hat = model(x)`: every part of a model's output lives where it does
+            items = tuple(item if item.device is not Device.UNKNOWN or item.kind is Kind.NOT_TENSOR else replace(item, device=device) for item in value.items)
+            return replace(value, device=device, items=items)
     elif kind is cst.Attribute or kind is cst.Subscript:
         if value.device is not Device.UNKNOWN:
             return value

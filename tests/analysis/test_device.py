@@ -219,3 +219,35 @@ def test_calls_that_produce_a_model_output():
     }
     produced = {name for name, call in calls.items() if produces_model_output(facts, call, run)}
     assert produced == {"a", "b", "c"}
+
+
+def test_every_part_of_a_model_output_lives_where_the_output_does():
+    # a module class of the file whose forward returns a tuple, run on the accelerator: each part
+    # unpacked from its output is there too, with gradients on or off; a Python number returned
+    # next to a tensor by a plain function is not
+    source = """
+        import time
+        import torch
+        import torch.nn as nn
+
+        class Autoencoder(nn.Module):
+            def forward(self, x):
+                code = self.encoder(x)
+                return code, self.decoder(code)
+
+        def timed_loss(a, b):
+            start = time.time()
+            loss = (a - b).square().mean()
+            return loss, time.time() - start
+
+        def run(x):
+            model = Autoencoder().cuda()
+            code, recon = model(x.cuda())
+            with torch.no_grad():
+                frozen_code, _ = model(x.cuda())
+            loss, seconds = timed_loss(recon, x.cuda())
+            probe(PROBED)
+    """
+    assert probe(source.replace("PROBED", "code"), "run").device is Device.ACCELERATOR
+    assert probe(source.replace("PROBED", "frozen_code"), "run").device is Device.ACCELERATOR
+    assert probe(source.replace("PROBED", "seconds"), "run").device is not Device.ACCELERATOR
