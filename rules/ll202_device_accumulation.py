@@ -7,8 +7,8 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from leaklint.analysis.arguments import is_staticmethod, parameter_for
-from leaklint.analysis.calls import local_callee
+from leaklint.analysis.arguments import is_bound_to_object, is_staticmethod, parameter_for
+from leaklint.analysis.calls import call_graph, local_callee
 from leaklint.analysis.containers import literal_key
 from leaklint.analysis.device import (
     DEVICE_EVIDENCE,
@@ -148,7 +148,10 @@ cannot see, read from the command line, count as setting them). The same holds f
 built with `output_attentions=True` or `output_hidden_states=True`: the Trainer keeps every
 output but the loss, so each batch adds a tensor per layer (`[batch, heads, length, length]` for
 attention maps); reported at the `from_pretrained` call that sets the flag (medium), with the
-same exceptions. A subclass that replaces the
+same exceptions. So is a module class of the file whose `forward` returns those outputs of a call
+it makes with the flag (`enc = self.encoder(ids, output_hidden_states=True)`, then
+`SequenceClassifierOutput(logits=logits, hidden_states=enc.hidden_states)`): reported where
+`forward` returns them. A subclass that replaces the
 evaluation loop (`evaluate`, `evaluation_loop`, `prediction_loop`) is judged by its own loop.
 
 A loop over the items of something else (the frames of a video, the crops of an image, a list of
@@ -156,6 +159,10 @@ texts) that runs the model on each item counts too when the code after it moves 
 the host anyway, piece by piece or all at once (`for mask in masks: mask.argmax(1).cpu()`): the
 device copies were never needed together. Without that, such a loop is taken as bounded work that
 means to end on the device (chunks of one input concatenated for the caller).
+
+A helper that keeps the tensor in a container its caller hands it (`log_step(logs, codes)`, which
+appends to `logs`) counts as the caller's loop keeping it, when every call of the file passes a
+container bound before a loop over the data and neither rebound nor emptied in it (medium).
 
 Not reported: a store in `__init__`; writes into slots that exist already (`d[k] = d[k].to(device)`,
 `for k in d: d[k] = ...`, `buf[i] = out` into a preallocated tensor); a tensor a generation loop
@@ -272,6 +279,21 @@ run fills (medium, see above) unless the hook itself flushes them.
 """
 
     VALID = (
+        # the same helper, but the caller's dict is made afresh for every batch
+        """
+from collections import defaultdict
+import torch
+
+def log_step(logs, codes):
+    logs["codes"].append(codes.detach()[::8])
+
+def train(model, loader, writer):
+    for step, x in enumerate(loader):
+        logs = defaultdict(list)
+        codes, recon = model(x.cuda())
+        log_step(logs, codes)
+        writer.add_histogram("codes", torch.cat(logs["codes"]).cpu(), step)
+""",
         # the same flag with the outputs cut to the logits before they are kept, and with the
         # evaluation outputs moved to the host every few batches
         """
@@ -866,6 +888,51 @@ def collect_and_update(agent, reward_model, batches, num_updates, batch_size, ch
 """,
     )
     INVALID = (
+        # a classifier of the file returns its encoder's hidden states next to the logits, and a
+        # Trainer with compute_metrics keeps every evaluation batch's outputs on the device
+        """
+import torch.nn as nn
+from transformers import AutoModel, Trainer, TrainingArguments
+from transformers.modeling_outputs import SequenceClassifierOutput
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = AutoModel.from_pretrained("bert-base-uncased")
+        self.head = nn.Linear(768, 4)
+
+    def forward(self, input_ids, attention_mask, labels=None):
+        enc = self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
+        logits = self.head(enc.last_hidden_state[:, 0])
+        loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
+        return SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=enc.hidden_states)  # expect: LL202
+
+def main(train_ds, eval_ds, accuracy):
+    trainer = Trainer(model=Classifier(), args=TrainingArguments("out"), train_dataset=train_ds, eval_dataset=eval_ds, compute_metrics=accuracy)
+    trainer.train()
+""",
+        # a logging helper keeps a slice of every step's codes in the dict its caller hands it,
+        # made before the training loop and never emptied
+        """
+from collections import defaultdict
+import torch
+
+def log_step(logs, codes, loss):
+    logs["loss"].append(loss.item())
+    logs["codes"].append(codes.detach()[::8])  # expect: LL202
+
+def train(model, loader, optimizer, epochs=10):
+    logs = defaultdict(list)
+    for epoch in range(epochs):
+        for x in loader:
+            codes, recon = model(x.cuda())
+            loss = (recon - x.cuda()).square().mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            log_step(logs, codes, loss)
+    return logs
+""",
         # Lightning before 2.0 keeps every validation batch's returned images for the epoch-end
         # hook, which logs a few from the first batch only
         """
@@ -1465,6 +1532,16 @@ def _candidate(facts: ModuleFacts, fact: StatementFact, store: Store, resets: fr
         )
     if lifetime.consumed_by_backward:
         return None
+    kept_by_caller = _callers_keep_across_steps(facts, fact.function, store.container)
+    if kept_by_caller is not None:
+        call, loop = kept_by_caller
+        return _Candidate(
+            fact, store, loop.node, size, from_model, Confidence.LOW if size is SCALAR else Confidence.MEDIUM,
+            f"'{what}' is a tensor on the accelerator, kept in '{store.container}' on every call of "
+            f"'{fact.function.name}', and the call at line {facts.line_of(call)} hands it a container that outlives every "
+            f"iteration of the loop at line {facts.line_of(loop.node)}: device memory grows with every iteration",
+            f"keep {moved} (or the numbers you need, with .item() / .tolist())",
+        )
     once = _once_per_loop(facts, fact)
     loops = [
         loop for loop in lifetime.carried_by
@@ -1691,6 +1768,31 @@ def _iterates_files(loop: LoopInfo, facts: ModuleFacts) -> bool:
 def _repeats_data_loop(loop: LoopInfo) -> bool:
     """An epoch loop: it counts (``range(epochs)``, ``while``) and runs a data loop inside each iteration."""
     return loop.contains_data_loop and not loop.iterates_data and is_counter_loop(loop.node)
+
+
+def _callers_keep_across_steps(facts: ModuleFacts, function: FunctionInfo, container: str) -> tuple[cst.Call, LoopInfo] | None:
+    """``log_metrics(logs, z)`` in a training loop, where ``log_metrics`` appends to its parameter
+    ``logs``: the caller's container is bound before a loop over the data that makes the call and
+    is neither rebound nor emptied in it, so what the helper keeps there outlives every step. A
+    call and that loop, when every call of the file is such a call (and there is one)."""
+    if function.node is None or container not in function.params or function.may_be_called_by_base:
+        return None
+    sites = call_graph(facts).sites_of(function)
+    skip = 1 if function.is_method and is_bound_to_object(function.node) else 0
+    found = None
+    for call, fact in sites:
+        passed = [arg.value for arg in call.args if parameter_for(function.node, call, arg, skip) == container]
+        if len(passed) != 1 or type(passed[0]) is not cst.Name:
+            return None
+        name = passed[0].value  # type: ignore[attr-defined]
+        loops = [
+            loop for loop in fact.loops
+            if loop.iterates_data and name not in loop.rebound and not _empties(loop.node.body, name)  # type: ignore[attr-defined]
+        ]
+        if not loops:
+            return None
+        found = found or (call, loops[-1])
+    return found
 
 
 def _runs_per_step(facts: ModuleFacts, fact: StatementFact) -> bool:
@@ -2417,11 +2519,11 @@ def _trainer_keeps_logits(facts: ModuleFacts) -> Iterator[Violation]:
             continue
         every_layer = _every_layer_output(keywords.get("model"), fact.function, facts)
         if every_layer is not None:
-            built, flag = every_layer
+            built, flag, source = every_layer
             yield Violation(
                 node=built,
                 message=(
-                    f"'{flag}=True' makes the model return every layer's {flag.split('_', 1)[1].replace('_', ' ')} with its "
+                    f"{source} every layer's {flag.split('_', 1)[1].replace('_', ' ')} with its "
                     f"logits, and the Trainer built with '{facts.describe(metrics)}' keeps every evaluation batch's outputs on "
                     "the accelerator until it runs: device memory grows with every batch by a tensor per layer"
                 ),
@@ -2509,20 +2611,61 @@ def _lm_head_model(expr: cst.BaseExpression | None, function: FunctionInfo, fact
 _EVERY_LAYER_OUTPUTS = ("output_attentions", "output_hidden_states")
 
 
-def _every_layer_output(expr: cst.BaseExpression | None, function: FunctionInfo, facts: ModuleFacts) -> tuple[cst.Call, str] | None:
-    """The ``from_pretrained(..., output_attentions=True)`` call (and the flag) that built the
-    trainer's ``model=``, directly or through the name it is bound to: its outputs carry every
-    layer's attention maps or hidden states next to the logits."""
+def _every_layer_output(expr: cst.BaseExpression | None, function: FunctionInfo, facts: ModuleFacts) -> tuple[cst.CSTNode, str, str] | None:
+    """Where the trainer's ``model=`` (directly or through the name it is bound to) is made to
+    return every layer's attention maps or hidden states next to the logits, the flag, and how to
+    say so: the ``from_pretrained(..., output_attentions=True)`` call that built it, or, for a
+    module class of the file, what its ``forward`` returns of a call it makes with the flag
+    (``enc = self.encoder(ids, output_hidden_states=True)`` ... ``hidden_states=enc.hidden_states``)."""
     if expr is None:
         return None
     name = dotted_name(expr)
     values = [expr] if name is None else facts.index.visible_values(function, name)
     for value in values:
-        if not isinstance(value, cst.Call) or (facts.imports.resolve(value.func) or "").rsplit(".", 1)[-1] not in ("from_pretrained", "from_config"):
+        if not isinstance(value, cst.Call):
             continue
-        for arg in value.args:
-            if arg.keyword is not None and arg.keyword.value in _EVERY_LAYER_OUTPUTS and is_literal(arg.value, "True"):
-                return value, arg.keyword.value
+        if (facts.imports.resolve(value.func) or "").rsplit(".", 1)[-1] in ("from_pretrained", "from_config"):
+            flag = _every_layer_flag(value)
+            if flag is not None:
+                return value, flag, f"'{flag}=True' makes the model return"
+            continue
+        cls = facts.structure.classes_by_name.get(dotted_name(value.func) or "")
+        forward = cls.find_method("forward") if cls is not None and cls.is_module else None
+        returned = _returns_every_layer(forward) if forward is not None else None
+        if returned is not None:
+            part, flag = returned
+            return part, flag, f"'{cls.name}.forward' returns (asked for with '{flag}=True')"  # type: ignore[union-attr]
+    return None
+
+
+def _every_layer_flag(call: cst.Call) -> str | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _EVERY_LAYER_OUTPUTS and is_literal(arg.value, "True"):
+            return arg.keyword.value
+    return None
+
+
+def _returns_every_layer(forward: cst.FunctionDef) -> tuple[cst.BaseExpression, str] | None:
+    """The part of what ``forward`` returns that reads the per-layer outputs of a call it makes
+    with an ``output_*=True`` flag (``enc.hidden_states`` of ``enc = self.encoder(...,
+    output_hidden_states=True)``), and that flag."""
+    flagged: dict[str, str] = {}
+    for node in walk(forward.body, into=not_into_scopes):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1:
+            flag = _every_layer_flag(node.value)
+            target = dotted_name(node.targets[0].target)
+            if flag is not None and target is not None:
+                flagged[target] = flag
+    if not flagged:
+        return None
+    for node in walk(forward.body, into=not_into_scopes):
+        if not (isinstance(node, cst.Return) and node.value is not None):
+            continue
+        for part in walk(node.value):
+            if isinstance(part, cst.Attribute) and part.attr.value in ("hidden_states", "attentions"):
+                owner = dotted_name(part.value)
+                if owner in flagged:
+                    return part, flagged[owner]
     return None
 
 
