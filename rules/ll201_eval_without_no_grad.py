@@ -17,7 +17,7 @@ from leaklint.analysis.names import dotted_name
 from leaklint.analysis.places import COMPREHENSIONS
 from leaklint.analysis.structure import FunctionInfo
 from leaklint.analysis.values import Kind, Role
-from leaklint.analysis.provenance import ModelCall
+from leaklint.analysis.provenance import ModelCall, held_in_eval_mode
 from leaklint.analysis.structure import GradMode, bound_names
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LIBRARY_FORWARD_METHODS, TORCH_CODE, is_eval_function_name
 from leaklint.analysis.walk import walk
@@ -47,7 +47,9 @@ class EvalWithoutNoGrad(Rule):
 ## What it finds
 A forward call of a model (`model(x)`, `self.model(x)`, `model.forward(x)`, `self(x)`) in
 evaluation code that runs with gradients enabled. Evaluation code is everything after
-`model.eval()` in the same function (until `model.train()`). A function's name alone (`evaluate`,
+`model.eval()` in the same function (until `model.train()`), and every method of a plain wrapper
+class (not a module) whose `__init__` calls `self.model.eval()` when no method of the class turns
+it back with `self.model.train()` (an embedding or inference wrapper). A function's name alone (`evaluate`,
 `validate`, `predict`, `infer`...) is only a guess: such findings are low confidence, shown with
 `--min-confidence low` (PPO's `evaluate_actions()` is a training forward). Also the call of a
 function of the file that runs the forward and returns what it computes (`loss =
@@ -96,7 +98,10 @@ the evaluation. The helper counts when it calls the parameter (`net(x)`, `net.fo
 method of a module class of the file on it that runs a model with gradients on (every module class
 of that name must; not a `@torch.no_grad()` method), a library model's forward under another name
 (`get_image_features`), or hands it on to a further function of the file that does (two calls
-deep). Not when the helper is decorated with `no_grad`, disables gradients around those forwards,
+deep). The same holds for a method of the same object that runs the model it holds
+(`self.model.eval()` then `loss, logits = self._step(x, y)` in the validation loop; a binding of
+`loss` that a later training pass binds afresh before its own backward does not count as
+differentiated). Not when the helper is decorated with `no_grad`, disables gradients around those forwards,
 runs a backward (test-time adaptation) or calls one that does, binds the parameter again, or calls
 `model.train()`; not when the call's result feeds a backward; not when a forward the helper runs
 already has a finding, at any confidence (one finding per graph), or the helper carries a chain
@@ -256,6 +261,27 @@ calls a helper whose body is under `torch.no_grad()`.
 - Runtime repro: `leaklint verify LL201` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # the wrapper's model is put in evaluation mode in __init__, but its fit method turns it
+        # back to training: which mode a method runs in is not known from the constructor
+        """
+import torch
+
+class Finetuner:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.model.eval()
+
+    def fit(self, batches):
+        self.model.train()
+        for x, y in batches:
+            loss = torch.nn.functional.cross_entropy(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    def scores(self, x):
+        return self.model(x).softmax(-1)
+""",
         # a method of the object runs the model it holds after .eval(), and its result is
         # differentiated: training with frozen normalization statistics
         """
@@ -1280,6 +1306,26 @@ def finetune_frozen_bn(model, loader, optimizer):
 """,
     )
     INVALID = (
+        # a plain wrapper puts its model in evaluation mode once, in __init__, and its encode
+        # method runs it over a corpus with gradients on
+        """
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+class Embedder:
+    def __init__(self, name):
+        self.tokenizer = AutoTokenizer.from_pretrained(name)
+        self.model = AutoModel.from_pretrained(name).cuda()
+        self.model.eval()
+
+    def encode(self, texts, batch_size=64):
+        chunks = []
+        for start in range(0, len(texts), batch_size):
+            inputs = self.tokenizer(texts[start:start + batch_size], padding=True, return_tensors="pt").to("cuda")
+            hidden = self.model(**inputs).last_hidden_state  # expect: LL201
+            chunks.append(hidden[:, 0].cpu().numpy())
+        return chunks
+""",
         # a distillation loss helper shared by training and validation: the teacher is frozen,
         # but the student the helper also runs is not, so the validation call records a graph
         """
@@ -2067,6 +2113,9 @@ def _eval_mode_finding(facts: ModuleFacts, call: ModelCall) -> Violation | None:
     elif call.eval_reason == "eval-mode" and not _wrapper_forward(call):
         confidence = Confidence.HIGH
         why = f"after {call.callee}.eval()"
+        function = call.statement.function if call.statement is not None else None
+        if function is not None and function.cls is not None and call.callee in held_in_eval_mode(function.cls):
+            why += " in __init__ (nothing in the class turns it back to training)"
     elif call.eval_reason == "eval-mode":
         confidence = Confidence.LOW  # a wrapper's forward that keeps its module in eval mode
         why = f"after {call.callee}.eval() in a module's forward (its caller may train through it)"

@@ -499,6 +499,8 @@ class FunctionInterpreter:
     # ==== entry points ==========================================================================
     def run(self, grad: GradMode) -> Frame:
         frame = Frame(Env(self._initial_env()), grad)
+        if self.function.is_method and self.function.cls is not None and self.function.name != "__init__":
+            frame.eval_mode = held_in_eval_mode(self.function.cls)
         if self.function.node is None:
             self._block(self.module.body, frame)
         else:
@@ -2173,6 +2175,37 @@ def _view_root(expr: cst.BaseExpression) -> str | None:
 
 
 _NON_STORING_BUILTINS = frozenset({"print", "len", "float", "int", "bool", "str", "repr", "isinstance", "format", "round", "abs"})
+
+
+_HELD_IN_EVAL_MODE: weakref.WeakKeyDictionary[ClassInfo, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def held_in_eval_mode(cls: ClassInfo) -> frozenset[str]:
+    """The models a plain wrapper class puts in evaluation mode once and for good: ``__init__``
+    calls ``self.model.eval()`` and no method of the class turns it back (``self.model.train()``).
+    Every method of the class runs them in evaluation mode. Not for a module class: whoever holds
+    it may call ``.train()`` on it, which reaches its submodules."""
+    found = _HELD_IN_EVAL_MODE.get(cls)
+    if found is not None:
+        return found
+    held: set[str] = set()
+    init = cls.find_method("__init__")
+    if init is not None and not cls.is_module and not cls.is_lightning and not cls.local_bases:
+        turned: set[str] = set()
+        for node in walk(cls.node.body):
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+                continue
+            receiver = dotted_name(node.func.value)
+            if receiver is None or not receiver.startswith("self.") or receiver.count(".") != 1:
+                continue
+            method = node.func.attr.value
+            if method == "train" and not (node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False"):
+                turned.add(receiver)
+            elif method == "eval" and not node.args and any(part is node for part in walk(init.body)):
+                held.add(receiver)
+        held -= turned
+    found = _HELD_IN_EVAL_MODE[cls] = frozenset(held)
+    return found
 
 
 def _shaped_like(output: Value, returned: Value) -> Value:
