@@ -301,11 +301,13 @@ class ImportMap:
             # `from torch import nn` but no `import torch`, and `torch.no_grad()` read as a global
             # nothing binds: a notebook whose kernel (or a star import) brought torch in.
             self._aliases["torch"] = "torch"
+        marimo = self.imports_anything_from("marimo")
         for scope in self._scopes.values():
             shadowing: set[str] = set()
+            cell_inputs = _marimo_cell_parameters(scope.node) if marimo else frozenset()
             for name, target in scope.bound.items():
                 alias = self._aliases.get(name)
-                if alias is None or target == alias or name in scope.declared_nonlocal:
+                if alias is None or target == alias or name in scope.declared_nonlocal or name in cell_inputs:
                     continue
                 if scope.node is None or name in scope.declared_global:
                     self._rebound.add(name)
@@ -315,6 +317,18 @@ class ImportMap:
                 self._shadowed.update(
                     node for node in _scope_region(scope.node) if isinstance(node, cst.Name) and node.value in shadowing
                 )
+
+
+def _marimo_cell_parameters(node: cst.CSTNode | None) -> frozenset[str]:
+    """The parameters of a marimo cell (a function decorated with ``@app.cell``): marimo passes
+    each the value another cell defines under that name, so ``def _(torch):`` receives the module
+    that ``import torch`` in another cell binds; the parameter stands for the import."""
+    if not isinstance(node, cst.FunctionDef) or not any(
+        (dotted_name(decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator) or "").endswith(".cell")
+        for decorator in node.decorators
+    ):
+        return frozenset()
+    return frozenset(param.name.value for param in node.params.params)
 
 
 def _scope_region(node: cst.CSTNode | None) -> Iterator[cst.CSTNode]:

@@ -497,6 +497,34 @@ def test_a_name_bound_in_a_function_is_not_the_import_inside_it(binding):
     assert [facts.imports.resolve(node) for node in attributes] == [None, None, "torch.no_grad"]
 
 
+def test_a_marimo_cell_parameter_is_the_import_another_cell_makes():
+    source = textwrap.dedent(
+        """
+        import marimo
+
+        app = marimo.App()
+
+        @app.cell
+        def _():
+            import torch
+            return (torch,)
+
+        @app.cell
+        def _(torch, model, x):
+            with torch.no_grad():
+                y = model(x)
+            return (y,)
+
+        def helper(torch):
+            return torch.no_grad
+        """
+    )
+    facts = facts_of(source)
+    attributes = [node for node in _all_nodes(facts.module) if isinstance(node, cst.Attribute) and node.attr.value == "no_grad"]
+    # in the cell, `torch` is what marimo hands over (the import); in a plain function it is a parameter
+    assert [facts.imports.resolve(node) for node in attributes] == ["torch.no_grad", None]
+
+
 def test_a_parameter_does_not_shadow_its_functions_decorator():
     source = """
         import torch
