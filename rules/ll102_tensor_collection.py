@@ -177,6 +177,42 @@ logging flag set in `__init__` (now low confidence) are fixed.
 - Runtime repro: `leaklint verify LL102` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # entropies kept for the episode next to the log-probabilities its loss backpropagates:
+        # the policy's forwards are kept for that backward anyway (low confidence: the entropy
+        # tail of each step is extra)
+        """
+import torch
+
+class Policy(torch.nn.Module):
+    def __init__(self, n_obs, n_actions):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(n_obs, 128), torch.nn.ReLU(), torch.nn.Linear(128, n_actions))
+
+    def forward(self, obs):
+        return torch.distributions.Categorical(logits=self.body(obs))
+
+
+def train(env, device, episodes=1000):
+    policy = Policy(8, 4).to(device)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=1e-3)
+    history = []
+    for episode in range(episodes):
+        obs, done = env.reset(), False
+        log_probs, entropies, rewards = [], [], []
+        while not done:
+            dist = policy(torch.as_tensor(obs, device=device))
+            action = dist.sample()
+            log_probs.append(dist.log_prob(action))
+            entropies.append(dist.entropy())
+            obs, reward, done, _ = env.step(action.item())
+            rewards.append(reward)
+        loss = -(torch.stack(log_probs) * torch.tensor(rewards, device=device)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        history.append(torch.stack(entropies).mean().item())
+    return history
+""",
         # A TensorFlow file that imports nothing of torch: a TF model's outputs kept in a list
         # carry no autograd graph (whether they pin GPU memory is another question)
         """

@@ -17,7 +17,7 @@ import libcst as cst
 
 from leaklint.analysis import torch_api
 from leaklint.analysis.index import ModuleIndex
-from leaklint.analysis.names import ImportMap, dotted_name, dotted_names_in
+from leaklint.analysis.names import ImportMap, dotted_name, dotted_names_in, names_read
 from leaklint.analysis.project_classes import KeepingMethod
 from leaklint.analysis.provenance import (
     STORING_METHODS,
@@ -81,6 +81,11 @@ class Lifetime:
     #: the target (in view of the keep), or its output is carried by a loop around it (a
     #: sampler's chain, whose graph grows in the helper already); the keep is then only a guess.
     unused_forward_reported: bool = False
+    #: What is stored is computed from a graph that a backward of the function consumes
+    #: (``entropies.append(dist.entropy())`` next to ``log_probs.append(dist.log_prob(a))``, whose
+    #: sum is backpropagated): the forward it keeps is the one kept for that backward anyway, and
+    #: only the few operations after it are extra.
+    shares_consumed_graph: bool = False
 
     @property
     def per_input(self) -> bool:
@@ -136,8 +141,9 @@ class Lifetime:
         if self.per_input and self.graph_unused and not self.unused_forward_reported and not self.returned:
             # Reset every step, but a loop inside the step runs a helper's forward per iteration
             # (an annealing schedule of 500 steps summing log-weights) and nothing differentiates
-            # the total: the step holds one graph per inner iteration, for nothing.
-            return confidence
+            # the total: the step holds one graph per inner iteration, for nothing. When the step
+            # backpropagates the same forwards through another value, only a tail is extra.
+            return Confidence.LOW if self.shares_consumed_graph else confidence
         # Only "structure" loops (over heads, layers, chunks) carry it: a value built for one step.
         if self.returned or self.reset_each_step:
             return None
@@ -355,6 +361,10 @@ class ModuleFacts:
                     for _, owner, reached in forwards
                 )
                 unused_forward_line = self.line_of(forwards[0][0])
+        shares_consumed_graph = graph_unused and any(
+            name != target and name in summary.backward_consumed and name in fact.env and fact.env[name].is_graph
+            for name in names_read(fact.node)
+        )
         return Lifetime(
             target=target,
             carried_by=carried,
@@ -369,6 +379,7 @@ class ModuleFacts:
             graph_unused=graph_unused,
             unused_forward_line=unused_forward_line,
             unused_forward_reported=unused_forward_reported,
+            shares_consumed_graph=shares_consumed_graph,
         )
 
     def _bound_before(self, fact: StatementFact, target: str, loop: cst.CSTNode) -> bool:
