@@ -560,10 +560,11 @@ def binding_feeds_backward(facts: ModuleFacts, fact: StatementFact, names: set[s
     function: the name is consumed by one, and not bound afresh before every backward that
     differentiates it."""
     summary = facts.summary(fact.function)
-    return any(not _rebound_before_its_backwards(summary, fact, name) for name in names & summary.backward_consumed)
+    consumed = names & summary.backward_consumed
+    return bool(consumed) and any(not _rebound_before_its_backwards(facts, summary, fact, name) for name in consumed)
 
 
-def _rebound_before_its_backwards(summary: FunctionSummary, fact: StatementFact, name: str) -> bool:
+def _rebound_before_its_backwards(facts: ModuleFacts, summary: FunctionSummary, fact: StatementFact, name: str) -> bool:
     """Every backward that differentiates ``name`` is preceded, in its own block, by another plain
     assignment of ``name``: the binding at ``fact`` never reaches one. The validation pass's
     ``loss, logits = step(x)`` is not the ``loss`` that ``loss = step(x); loss.backward()`` of the
@@ -571,7 +572,7 @@ def _rebound_before_its_backwards(summary: FunctionSummary, fact: StatementFact,
     lines = summary.backward_lines.get(name)
     if not lines or name in summary.consumed_through or fact.function.node is None:
         return False
-    blocks = _blocks_holding(fact.function.node, lines)
+    blocks = facts.derived(_blocks_of_lines)
     for line in lines:
         block = blocks.get(line)
         if block is None:
@@ -588,17 +589,13 @@ def _binds_afresh_line(statement: cst.CSTNode, name: str) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and any(_binds_afresh(small, name) for small in statement.body)
 
 
-def _blocks_holding(function: cst.FunctionDef, lines: list[cst.CSTNode]) -> dict[cst.CSTNode, Sequence[cst.CSTNode]]:
-    """For each of ``lines`` (statements of ``function``): the statements of the block it is in."""
-    wanted = set(lines)
+def _blocks_of_lines(facts: ModuleFacts) -> dict[cst.CSTNode, Sequence[cst.CSTNode]]:
+    """For every statement in an indented block of the module: the statements of that block."""
     found: dict[cst.CSTNode, Sequence[cst.CSTNode]] = {}
-    for node in walk(function):
-        body = node.body if isinstance(node, cst.IndentedBlock) else None
-        if body is None:
-            continue
-        for statement in body:
-            if statement in wanted:
-                found[statement] = body
+    for node in walk(facts.module):
+        if isinstance(node, cst.IndentedBlock):
+            for statement in node.body:
+                found[statement] = node.body
     return found
 
 
