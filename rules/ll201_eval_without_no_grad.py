@@ -49,7 +49,8 @@ A forward call of a model (`model(x)`, `self.model(x)`, `model.forward(x)`, `sel
 evaluation code that runs with gradients enabled. Evaluation code is everything after
 `model.eval()` in the same function (until `model.train()`), and every method of a plain wrapper
 class (not a module) whose `__init__` calls `self.model.eval()` when no method of the class turns
-it back with `self.model.train()` (an embedding or inference wrapper). A function's name alone (`evaluate`,
+it back with `self.model.train()` or puts another model in its place (an embedding or inference
+wrapper). A function's name alone (`evaluate`,
 `validate`, `predict`, `infer`...) is only a guess: such findings are low confidence, shown with
 `--min-confidence low` (PPO's `evaluate_actions()` is a training forward). Also the call of a
 function of the file that runs the forward and returns what it computes (`loss =
@@ -261,6 +262,34 @@ calls a helper whose body is under `torch.no_grad()`.
 - Runtime repro: `leaklint verify LL201` measures the leaky and the fixed loop body.
 """
     VALID = (
+        # eval mode set in __init__, but another method puts a fresh model (in training mode) in
+        # its place: no method is known to run it in evaluation mode
+        """
+import torch
+
+
+class Student:
+    def __init__(self, build):
+        self.build = build
+        self.model = build().cuda()
+        self.model.eval()
+
+    def restart(self):
+        self.model = self.build().cuda()  # a fresh model, in training mode, trained by fit()
+
+    def fit(self, batches, optimizer):
+        for x, y in batches:
+            loss = torch.nn.functional.cross_entropy(self.model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+    def labels(self, batches):
+        found = []
+        for x in batches:
+            found.extend(self.model(x).argmax(-1).tolist())
+        return found
+""",
         # the wrapper's model is put in evaluation mode in __init__, but its fit method turns it
         # back to training: which mode a method runs in is not known from the constructor
         """

@@ -2182,9 +2182,10 @@ _HELD_IN_EVAL_MODE: weakref.WeakKeyDictionary[ClassInfo, frozenset[str]] = weakr
 
 def held_in_eval_mode(cls: ClassInfo) -> frozenset[str]:
     """The models a plain wrapper class puts in evaluation mode once and for good: ``__init__``
-    calls ``self.model.eval()`` and no method of the class turns it back (``self.model.train()``).
-    Every method of the class runs them in evaluation mode. Not for a module class: whoever holds
-    it may call ``.train()`` on it, which reaches its submodules."""
+    calls ``self.model.eval()``, and no method of the class turns it back (``self.model.train()``)
+    or puts another model in its place (``self.model = load(path)``, in training mode). Every
+    method of the class runs them in evaluation mode. Not for a module class: whoever holds it may
+    call ``.train()`` on it, which reaches its submodules."""
     found = _HELD_IN_EVAL_MODE.get(cls)
     if found is not None:
         return found
@@ -2192,6 +2193,11 @@ def held_in_eval_mode(cls: ClassInfo) -> frozenset[str]:
     init = cls.find_method("__init__")
     if init is not None and not cls.is_module and not cls.is_lightning and not cls.local_bases:
         turned: set[str] = set()
+        for method in cls.node.body.body:
+            if isinstance(method, cst.FunctionDef) and method is not init:
+                for node in walk(method.body):
+                    if isinstance(node, cst.AssignTarget):
+                        turned.update(name for name in bound_names(node.target) if name.startswith("self."))
         for node in walk(cls.node.body):
             if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
                 continue
