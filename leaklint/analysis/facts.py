@@ -37,6 +37,7 @@ from leaklint.analysis.structure import (
     backward_calls,
     backward_target,
     bound_names,
+    names_bound_in,
     scan_imports_and_structure,
 )
 from leaklint.analysis.values import UNKNOWN, Value, replace
@@ -606,19 +607,9 @@ def _last_binding_before(block: Sequence[cst.CSTNode], line: cst.CSTNode, name: 
     for statement in block:
         if statement is line:
             return binding
-        if _binds(statement, name):
+        if name in names_bound_in(statement):
             binding = statement
     return None
-
-
-def _binds(statement: cst.CSTNode, name: str) -> bool:
-    for node in walk(statement):
-        if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-            if name in bound_names(node.target):
-                return True
-        elif isinstance(node, cst.AsName) and name in bound_names(node.name):  # type: ignore[arg-type]
-            return True
-    return False
 
 
 def _result_dropped(call: cst.Call, fact: StatementFact, facts: ModuleFacts) -> bool:

@@ -2195,9 +2195,7 @@ def held_in_eval_mode(cls: ClassInfo) -> frozenset[str]:
         turned: set[str] = set()
         for method in cls.node.body.body:
             if isinstance(method, cst.FunctionDef) and method is not init:
-                for node in walk(method.body):
-                    if isinstance(node, cst.AssignTarget):
-                        turned.update(name for name in bound_names(node.target) if name.startswith("self."))
+                turned.update(name for name in names_bound_in(method.body) if name.startswith("self."))
         for node in walk(cls.node.body):
             if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
                 continue
