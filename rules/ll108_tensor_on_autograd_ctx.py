@@ -500,7 +500,7 @@ def _ctx_stores(
                     f"'{facts.describe(expr)}' ({what}) is kept as '{name}' on the autograd ctx instead of "
                     "ctx.save_for_backward(); "
                     + (
-                        f"backward deletes it, but until backward runs the output, its graph node and the ctx form "
+                        "backward deletes it, but until backward runs the output, its graph node and the ctx form "
                         "a reference cycle the garbage collector cannot free: every call whose backward never runs "
                         "(an output that does not reach the loss, a forward in evaluation without no_grad) leaks it"
                         if let_go

@@ -2096,11 +2096,6 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         if call.statement is not None and finding.confidence is not Confidence.LOW:
             judged_in.add(call.statement.function)
         yield finding
-    for call, finding in unused.items():
-        where = call.statement.line if call.statement is not None else call.node
-        if isinstance(call, (_MethodForward, _HelperForward)) and where not in reported:
-            reported.add(where)
-            yield finding
     helper_calls = _eval_mode_helper_calls(facts, graph_use(facts))
     if helper_calls:
         # A forward the helper runs that is judged already (at any confidence: shown low where
@@ -2124,6 +2119,13 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             continue  # a sampler's own loop: LL103 judges the chain it carries (or cuts)
         finding = _eval_mode_finding(facts, call)
         if finding is not None:
+            reported.add(where)
+            yield finding
+    # A helper's or a method's forward whose output nothing uses, where no evaluation-mode
+    # finding was made for the call (those say more: the model is known to be evaluated).
+    for call, finding in unused.items():
+        where = call.statement.line if call.statement is not None else call.node
+        if isinstance(call, (_MethodForward, _HelperForward)) and where not in reported:
             reported.add(where)
             yield finding
 
