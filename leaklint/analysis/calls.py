@@ -44,7 +44,8 @@ def function_named(name: str, scope: FunctionInfo, facts: ModuleFacts) -> cst.Fu
 
 
 def local_callee(call: cst.Call, scope: FunctionInfo, facts: ModuleFacts) -> FunctionInfo | None:
-    """The function of this file that ``call`` (made in ``scope``) runs: ``helper(...)``,
+    """The function of this file that ``call`` (made in ``scope``) runs: ``helper(...)`` (also
+    where ``helper`` is the nested function a call returned),
     ``self.method(...)`` / ``cls.method(...)`` (found in the class or its local bases), or a
     method of an object the provenance pass knows was built from a class of the file
     (``trainer.train_step(batch)``, ``meter.update(loss)``), and such an object's ``__call__``
@@ -53,6 +54,9 @@ def local_callee(call: cst.Call, scope: FunctionInfo, facts: ModuleFacts) -> Fun
     node: cst.FunctionDef | None = None
     if isinstance(func, cst.Name):
         node = function_named(func.value, scope, facts)
+        if node is None:
+            made = facts.value(func).function  # policy = make_policy(net): the def it returned
+            node = made if isinstance(made, cst.FunctionDef) else None
     elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
         if scope.cls is not None:
             node = scope.cls.find_method(func.attr.value)

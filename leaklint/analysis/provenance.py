@@ -51,6 +51,7 @@ from leaklint.analysis.values import (
     Role,
     Value,
     combine,
+    function_value,
     graph,
     instance,
     join,
@@ -600,7 +601,7 @@ class FunctionInterpreter:
             self._match(statement, frame)  # type: ignore[arg-type]
         elif kind is cst.FunctionDef:
             if self.function.node is not None:  # module-level defs are known from the structure
-                frame.env[statement.name.value] = role(Role.FUNCTION, Confidence.HIGH, statement.name.value)
+                frame.env[statement.name.value] = function_value(statement.name.value, statement)
             else:
                 frame.env.pop(statement.name.value, None)
         elif kind is cst.ClassDef:
@@ -1260,15 +1261,15 @@ class FunctionInterpreter:
         elif (outside := self.inputs.outer(name)) is not None:
             value = outside
         elif name in self.structure.module_functions:
-            value = role(Role.FUNCTION, Confidence.HIGH, name)
+            value = function_value(name, self.structure.module_functions[name])
         elif self.imports.resolve(node) is not None:
             return NOT_TENSOR
         elif name in ("True", "False", "None"):
             return NOT_TENSOR
         else:
             value = self._guess_from_name(name)
-        if value.role is Role.FUNCTION and name in self.structure.module_functions:
-            self._note_reference(node, self.structure.module_functions[name])
+        if value.role is Role.FUNCTION and value.function is not None:
+            self._note_reference(node, value.function)  # type: ignore[arg-type]
         if name in frame.not_modules:
             return _no_module(value).with_dep(name)
         value = self._upgrade_module_evidence(name, value)
@@ -1727,6 +1728,9 @@ class FunctionInterpreter:
         return None
 
     def _local_function(self, name: str, frame: Frame) -> cst.FunctionDef | None:
+        known = frame.env[name] if name in frame.env else self.inputs.outer(name)
+        if known is not None and known.role is Role.FUNCTION and known.function is not None:
+            return known.function  # type: ignore[return-value]  # (also the def a maker returned)
         if name in frame.env and frame.env[name].role is not Role.FUNCTION:
             return None
         return self.structure.module_functions.get(name) or self._nested_function(name)

@@ -114,6 +114,9 @@ class Value:
     #: step's activations. Set on the names the backward differentiates (not on what it only ran
     #: through); what is computed from the tensor afterwards is new.
     backpropagated: bool = False
+    #: For ``Role.FUNCTION``: the ``def`` it is, where the code shows which (a nested function
+    #: its maker returns: ``policy = make_policy(model)``), so a call of it is followed there.
+    function: object = field(default=None, compare=False)
     #: An iterator over what it walks (``iter(loader)``, ``enumerate(loader)``, a generator over
     #: a loader), not the iterable itself: a second pass over it finds it exhausted.
     iterator: bool = False
@@ -170,6 +173,11 @@ def graph(evidence: Evidence, confidence: Confidence, origin: str = "", deps: fr
 
 def role(role: Role, confidence: Confidence, origin: str = "") -> Value:
     return Value(Kind.UNKNOWN, confidence, None, role, frozenset(), False, None, origin)
+
+
+def function_value(name: str, function: object) -> Value:
+    """A function of the file, ``function`` its ``def`` node."""
+    return Value(Kind.UNKNOWN, Confidence.HIGH, None, Role.FUNCTION, frozenset(), False, None, name, function=function)
 
 
 def instance(cls: object) -> Value:

@@ -376,3 +376,34 @@ def test_things_built_in_memory_are_known_not_to_be_loaders(body):
 def test_what_the_file_does_not_show_is_unknown_not_a_guess_by_name(body):
     (value,) = _probed_values(body)
     assert value.role is None and value.kind is Kind.UNKNOWN and value.element is None
+
+
+def test_a_nested_function_that_its_maker_returns_is_followed_where_it_is_called():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        def make_policy(device):
+            encoder = nn.Linear(8, 4).to(device)
+            def policy(obs):
+                return encoder(obs)
+            return policy
+        act = make_policy("cuda")
+        action = act(obs)
+        probe(action)
+        """
+    )
+    assert probed(facts).kind is Kind.GRAPH
+
+
+def test_a_returned_nested_function_has_callers_the_file_does_not_show():
+    facts = facts_of(
+        """
+        import torch.nn as nn
+        def make_policy(model):
+            def policy(obs):
+                return model(obs)
+            return policy
+        """
+    )
+    policy = function(facts, "policy")
+    assert policy.node in facts._recording.escaping
