@@ -7,7 +7,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from leaklint.analysis.arguments import is_bound_to_object, parameter_for
+from leaklint.analysis.arguments import is_bound_to_object, literal_arguments, literal_truth, parameter_for
 from leaklint.analysis.calls import call_graph, local_callee
 from leaklint.analysis.carry import carried_states, detached_each_iteration
 from leaklint.analysis.containers import Store, stores
@@ -18,7 +18,7 @@ from leaklint.analysis.places import COMPREHENSIONS
 from leaklint.analysis.structure import FunctionInfo
 from leaklint.analysis.values import Kind, Role
 from leaklint.analysis.provenance import ModelCall, held_in_eval_mode
-from leaklint.analysis.structure import GradMode, bound_names
+from leaklint.analysis.structure import GradMode, backward_calls, bound_names
 from leaklint.analysis.torch_api import GRAPH_EVIDENCE, LIBRARY_FORWARD_METHODS, TORCH_CODE, is_eval_function_name
 from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
@@ -81,6 +81,14 @@ finding is medium confidence when the file shows the function run with gradients
 code, a framework hook, or a caller that does not disable them), low confidence when its callers
 are elsewhere. A graph that an inference loop carries into its next iteration is LL103's finding,
 at the line that carries it.
+
+**One loop for training and evaluation** (`run_epoch(loader, train=False)`): a function whose
+every backward sits on one side of a test of its parameters (`if train:`, `if phase == "train":`,
+`if mode in ("train", "finetune"):`), called in the file with the literal that skips it and with
+gradients on. On that call each of its forwards records a graph that nothing differentiates; the
+finding is at the forward (medium confidence), where `with torch.set_grad_enabled(train):` goes,
+and names the call. Not when the function hands a graph-attached value back to its callers, and
+not for a forward on the skipped side itself.
 
 A model put in evaluation mode and then run through **a method of its own class** other than
 `forward` (`actor.eval()` then `actor.predict(obs)` or `model.inference(x)` per step) is reported
@@ -173,7 +181,10 @@ calls) is reported at high confidence only when its callers in the file never di
 it returns; when a caller does, or the callers are elsewhere (a closure handed to other modules),
 the graph is theirs to use and the finding is low confidence. A function that runs the model over
 a loop and returns what it collected is evaluation itself, and stays reported. `torch.set_grad_enabled(flag)` with a runtime flag is taken as
-a deliberate choice and not reported. Lightning's `validation_step`,
+a deliberate choice and not reported. A shared training/evaluation loop called with the flag that
+skips its backward is reported even when another module of the project makes that same call
+under `torch.no_grad()` (a trainer's `val()` method called from a script): methods are judged
+from the calls their own file shows. Lightning's `validation_step`,
 `test_step` and `predict_step` are not reported (Lightning disables gradients around them). A model
 that leaklint cannot recognise as a model (no `.eval()`, `.parameters()`, known constructor or
 `nn.Module` class in the file) is only a low-confidence guess by its name and hidden by default; a
@@ -1333,8 +1344,107 @@ def finetune_frozen_bn(model, loader, optimizer):
         loss = F.cross_entropy(model(x), y)
         apply_update(optimizer, loss)
 """,
+        # the shared loop records a graph only on the side that backpropagates
+        """
+import torch
+import torch.nn.functional as F
+
+
+def run_epoch(model, loader, optimizer, train):
+    model.train(train)
+    for x, y in loader:
+        with torch.set_grad_enabled(train):
+            loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+def fit(model, optimizer, train_loader, val_loader):
+    run_epoch(model, train_loader, optimizer, train=True)
+    run_epoch(model, val_loader, optimizer, train=False)
+""",
+        # the evaluation call is made under no_grad; the other call passes the side that trains
+        """
+import torch
+import torch.nn.functional as F
+
+
+def run_epoch(model, loader, optimizer, phase="train"):
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if phase == "train":
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+def fit(model, optimizer, train_loader, val_loader):
+    run_epoch(model, train_loader, optimizer)
+    with torch.no_grad():
+        run_epoch(model, val_loader, optimizer, phase="val")
+""",
     )
     INVALID = (
+        # one loop for both phases: the backward runs only when `train` is true, and the
+        # evaluation call passes False with gradients on
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Fitter:
+    def __init__(self, model, lr=1e-3):
+        self.model = model
+        self.opt = torch.optim.Adam(model.parameters(), lr=lr)
+
+    def run_epoch(self, batches, train):
+        self.model.train(train)
+        total = 0.0
+        for x, y in batches:
+            loss = F.cross_entropy(self.model(x), y)  # expect: LL201
+            if train:
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+            total += loss.item()
+        return total / len(batches)
+
+    def fit(self, train_batches, valid_batches, epochs):
+        for epoch in range(epochs):
+            print(self.run_epoch(train_batches, True), self.run_epoch(valid_batches, train=False))
+
+
+Fitter(nn.Linear(16, 4)).fit([(torch.randn(8, 16), torch.randint(0, 4, (8,)))], [(torch.randn(8, 16), torch.randint(0, 4, (8,)))], 2)
+""",
+        # the phase is a string: "val" skips the branch that backpropagates
+        """
+import torch
+import torch.nn.functional as F
+
+
+def run_phase(model, loader, optimizer, phase):
+    error = 0.0
+    for x, y in loader:
+        pred = model(x)  # expect: LL201
+        loss = F.mse_loss(pred, y)
+        if phase in ("train", "finetune"):
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        error += loss.item()
+    return error
+
+
+def main(train_loader, val_loader):
+    model = torch.nn.Linear(32, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for epoch in range(10):
+        run_phase(model, train_loader, optimizer, "train")
+        run_phase(model, val_loader, optimizer, "val")
+""",
         # a plain wrapper puts its model in evaluation mode once, in __init__, and its encode
         # method runs it over a corpus with gradients on
         """
@@ -2128,6 +2238,89 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         if isinstance(call, (_MethodForward, _HelperForward)) and where not in reported:
             reported.add(where)
             yield finding
+    for call, finding in _backward_skipped_by_a_caller(facts).items():
+        where = call.statement.line if call.statement is not None else call.node
+        if where not in reported:
+            reported.add(where)
+            yield finding
+
+
+def _backward_skipped_by_a_caller(facts: ModuleFacts) -> dict[ModelCall, Violation]:
+    """``run_epoch(loader, train=False)``: a function shared by training and evaluation runs its
+    backward only on one side of a test of its parameters (``if train:``, ``if phase ==
+    "train":``), and a call in the file passes the literal that skips it, with gradients on.
+    On that call every forward of the function records a graph that nothing differentiates.
+    Reported at the forward, where ``torch.set_grad_enabled(train)`` goes."""
+    found: dict[ModelCall, Violation] = {}
+    forwards: dict[FunctionInfo, list[ModelCall]] = {}
+    for call in facts.model_calls():
+        if call.grad is GradMode.ENABLED and call.statement is not None and call.statement.function.node is not None:
+            forwards.setdefault(call.statement.function, []).append(call)
+    if not forwards:
+        return found
+    use = graph_use(facts)
+    for function, calls in forwards.items():
+        backwards = _backward_branches(facts, function)
+        if not backwards or any(not branches for branches in backwards.values()):
+            continue  # no backward, or one that runs on every call
+        returns = facts.summary(function).returns
+        if returns is not None and returns.is_graph:
+            continue  # the callers get a graph: what they do with it decides
+        for site, fact in call_graph(facts).sites_of(function):
+            if fact.grad is not GradMode.ENABLED or use.runs_with_grad(fact.function) is False:
+                continue
+            bound = isinstance(site.func, cst.Attribute) and function.is_method
+            literals = literal_arguments(function.node, site, bound=bound)  # type: ignore[arg-type]
+            skipped = [
+                backward for backward, branches in backwards.items()
+                if any(literal_truth(test, literals) is (not side) for test, side in branches)
+            ]
+            if len(skipped) < len(backwards):
+                continue
+            flags = ", ".join(f"{name}={literals[name]!r}" for name in sorted(_tested_names(backwards)) if name in literals)
+            for call in calls:
+                if call in found or not _records_graph(facts, use, call, function):
+                    continue
+                place = facts.index.place_of(call.statement)  # type: ignore[arg-type]
+                if place is not None and any(literal_truth(test, literals) is (not side) for test, side in place.branches()):
+                    continue  # the forward is skipped as well
+                name = call.callee or facts.describe(call.node.func)
+                backward_line = facts.line_of(next(iter(backwards)))
+                found[call] = Violation(
+                    node=call.node,
+                    message=(
+                        f"'{name}' runs with gradients enabled when '{function.name}' is called with {flags} "
+                        f"(line {facts.line_of(site)}), which skips its backward (line {backward_line}): on that call "
+                        "the forward records an autograd graph that nothing differentiates"
+                    ),
+                    confidence=Confidence.MEDIUM,
+                    help=(
+                        "record the graph only on the side that runs the backward: wrap the forward in "
+                        "'with torch.set_grad_enabled(...)' with the test that guards the backward, or make that call under torch.no_grad()"
+                    ),
+                    statement=call.statement.line,  # type: ignore[union-attr]
+                )
+            break
+    return found
+
+
+def _backward_branches(facts: ModuleFacts, function: FunctionInfo) -> dict[cst.CSTNode, list[tuple[cst.BaseExpression, bool]]]:
+    """Each backward statement of ``function``, with the ``if`` tests (and sides) around it."""
+    branches: dict[cst.CSTNode, list[tuple[cst.BaseExpression, bool]]] = {}
+    for fact in facts.index.statements_of(function):
+        if backward_calls(fact.node, facts.imports):
+            place = facts.index.place_of(fact)
+            branches[fact.node] = place.branches() if place is not None else []
+    return branches
+
+
+def _tested_names(backwards: dict[cst.CSTNode, list[tuple[cst.BaseExpression, bool]]]) -> set[str]:
+    """The parameters the tests around the backwards read (for the message)."""
+    names: set[str] = set()
+    for branches in backwards.values():
+        for test, _ in branches:
+            names.update(node.value for node in walk(test) if isinstance(node, cst.Name))
+    return names
 
 
 def _eval_mode_finding(facts: ModuleFacts, call: ModelCall) -> Violation | None:

@@ -65,6 +65,38 @@ def literal_arguments(function: cst.FunctionDef, node: cst.Call, *, bound: bool)
     return literals
 
 
+def literal_truth(test: cst.BaseExpression, literals: Mapping[str, object]) -> bool | None:
+    """The truth of ``test`` where its names are parameters with known literals: ``flag``,
+    ``not flag``, ``phase == "train"``, ``mode != "eval"``, ``split in ("val", "test")``
+    (None: not known)."""
+    held = True
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
+        test, held = test.expression, not held  # type: ignore[attr-defined]
+    if type(test) is cst.Name:
+        literal = literals.get(test.value, VARIES)  # type: ignore[attr-defined]
+        return None if literal is VARIES else bool(literal) is held
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.left) is not cst.Name:  # type: ignore[attr-defined]
+        return None
+    literal = literals.get(test.left.value, VARIES)  # type: ignore[attr-defined]
+    target = test.comparisons[0]  # type: ignore[attr-defined]
+    operator, compared = type(target.operator), target.comparator
+    if literal is VARIES:
+        return None
+    if operator in (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot):
+        other = _literal(compared)
+        if other is VARIES:
+            return None
+        same = literal == other and type(literal) is type(other)
+        return (same if operator in (cst.Equal, cst.Is) else not same) is held
+    if operator in (cst.In, cst.NotIn) and type(compared) in (cst.Tuple, cst.List, cst.Set):
+        options = [_literal(element.value) for element in compared.elements]  # type: ignore[attr-defined]
+        if any(option is VARIES for option in options):
+            return None
+        inside = any(literal == option and type(literal) is type(option) for option in options)
+        return (inside if operator is cst.In else not inside) is held
+    return None
+
+
 def _literal(expr: cst.BaseExpression) -> object:
     if type(expr) is cst.Name and expr.value in ("True", "False", "None"):  # type: ignore[attr-defined]
         return {"True": True, "False": False, "None": None}[expr.value]  # type: ignore[attr-defined]

@@ -910,12 +910,22 @@ class GraphUse:
                     sites.append((call, caller))
                 continue
             if function.is_method and type(call.func) is cst.Attribute and facts.imports.resolve(call.func) is None:
-                sites.append((call, caller))  # ``obj.method(...)`` on an object leaklint cannot place
+                if not self._another_model(call.func.value, function):  # type: ignore[attr-defined]
+                    sites.append((call, caller))  # ``obj.method(...)`` on an object leaklint cannot place
         if hook:
             # A step hook of a class no framework runs (a home-made trainer calls
             # `self.model.validation_step(batch)`): the calls the file shows, when it shows any.
             return sites or None
         return sites
+
+    def _another_model(self, receiver: cst.BaseExpression, method: FunctionInfo) -> bool:
+        """``receiver`` is known to be a model, and ``method`` belongs to a plain class (no bases),
+        which no model is built from: ``self.model.train(mode)`` does not run ``Trainer.train``."""
+        value = self.facts.value(receiver)
+        if value.role not in (Role.MODEL, Role.FROZEN_MODEL) or value.confidence is Confidence.LOW:
+            return False
+        cls = method.cls
+        return cls is not None and not cls.base_names
 
     # ---- indexes ----------------------------------------------------------------------------------
     def _parent_map(self) -> dict[cst.CSTNode, cst.CSTNode]:

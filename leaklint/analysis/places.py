@@ -133,13 +133,21 @@ class Place:
         """Every ``if`` / ternary test whose branch holds the node, across scopes."""
         return self._guards(0)
 
+    def branches(self) -> list[tuple[cst.BaseExpression, bool]]:
+        """(test, side) for each ``if`` / ternary whose branch holds the node, in its own scope:
+        side True for the body, False for the ``else`` (an ``elif`` is the ``else`` of its ``if``)."""
+        return self._branches(self.scope_index + 1)
+
     def _guards(self, start: int) -> list[cst.BaseExpression]:
+        return [test for test, _ in self._branches(start)]
+
+    def _branches(self, start: int) -> list[tuple[cst.BaseExpression, bool]]:
         chain = self.chain
         tests = []
         for index in range(start, len(chain) - 1):
             parent, child = chain[index], chain[index + 1]
             if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
-                tests.append(parent.test)
+                tests.append((parent.test, child is parent.body))
         return tests
 
     def in_except_handler(self) -> bool:

@@ -17,7 +17,7 @@ from typing import AbstractSet, Any, Callable, Iterable, Iterator, Mapping, Sequ
 
 import libcst as cst
 from leaklint.analysis import device, percall_api, torch_api
-from leaklint.analysis.arguments import VARIES, arguments_by_parameter, arguments_with_nodes, bind_arguments, join_arguments, join_literals, literal_arguments
+from leaklint.analysis.arguments import arguments_by_parameter, arguments_with_nodes, bind_arguments, join_arguments, join_literals, literal_arguments, literal_truth
 from leaklint.analysis.containers import bounded_attributes, container_name, literal_key
 from leaklint.analysis.stores import constant_key
 from leaklint.analysis.environment import Env
@@ -1174,23 +1174,20 @@ class FunctionInterpreter:
     def _constant_test(self, test: cst.BaseExpression) -> bool | None:
         """The truth of ``flag`` / ``not flag`` when ``flag`` is a parameter that every call in the
         file gives the same literal (None: not known)."""
-        held = True
-        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
-            test, held = test.expression, not held  # type: ignore[attr-defined]
-        if type(test) is not cst.Name or test.value not in self.function.params:  # type: ignore[attr-defined]
+        flag = test
+        while type(flag) is cst.UnaryOperation and type(flag.operator) is cst.Not:  # type: ignore[attr-defined]
+            flag = flag.expression  # type: ignore[attr-defined]
+        if type(flag) is not cst.Name or flag.value not in self.function.params:  # type: ignore[attr-defined]
             return None
         literals = self._literals
         if literals is None:
             literals = self._literals = self.inputs.callee_literals(self.function) or {}
-        literal = literals.get(test.value, VARIES)  # type: ignore[attr-defined]
-        if literal is VARIES:
-            return None
         if self._rebound_params is None:
             node = self.function.node
             self._rebound_params = frozenset(names_bound_in(node.body)) & set(self.function.params) if node is not None else frozenset()
-        if test.value in self._rebound_params:  # type: ignore[attr-defined]
+        if flag.value in self._rebound_params:  # type: ignore[attr-defined]
             return None
-        return bool(literal) is held
+        return literal_truth(test, literals)
 
     def _tensor_check(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
         """(name, held) for ``isinstance(name, torch.Tensor)`` (held: True) or its negation."""

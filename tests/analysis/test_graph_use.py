@@ -142,6 +142,24 @@ def test_runs_with_grad_follows_the_callers():
     assert use.runs_with_grad(facts.structure.top) is True
 
 
+def test_a_models_own_train_call_is_not_a_call_of_a_plain_classs_train_method():
+    facts = facts_of(
+        """
+        import torch
+        class Fitter:
+            def __init__(self):
+                self.model = torch.nn.Linear(4, 2)
+            def run(self, batches, train):
+                self.model.train(train)
+                return [self.model(x) for x in batches]
+            def train(self, batches):
+                return self.run(batches, True)
+        """
+    )
+    use = graph_use(facts)
+    assert use.runs_with_grad(function(facts, "train")) is None  # no call of it in the file
+
+
 def test_a_parameter_named_like_nothing_is_a_model_when_every_caller_passes_one():
     facts = facts_of(
         """

@@ -10,6 +10,7 @@ import libcst as cst
 import pytest
 
 from leaklint.analysis.accumulate import accumulation, grown_tensor
+from leaklint.analysis.arguments import literal_truth
 from leaklint.analysis.calls import call_graph, local_callee
 from leaklint.analysis.names import ImportMap
 from leaklint.analysis.carry import carried_states
@@ -138,6 +139,38 @@ def test_guards_stay_in_their_scope_unless_asked():
     [place] = facts.index.calls_named("set_detect_anomaly")
     assert [cst.Module([]).code_for_node(test) for test in place.guards()] == ["step % 10 == 0"]
     assert len(place.all_guards()) == 2
+
+
+def test_branches_say_which_side_of_each_test_holds_the_node():
+    facts = facts_of(
+        """\
+        def run(phase, step):
+            if phase == "train":
+                pass
+            elif step:
+                optimizer.step()
+        """
+    )
+    [place] = facts.index.calls_named("step")
+    assert [(cst.Module([]).code_for_node(test), side) for test, side in place.branches()] == [('phase == "train"', False), ("step", True)]
+
+
+@pytest.mark.parametrize(
+    "test, literals, truth",
+    [
+        ("train", {"train": False}, False),
+        ("not train", {"train": False}, True),
+        ('phase == "train"', {"phase": "val"}, False),
+        ('phase != "train"', {"phase": "val"}, True),
+        ('mode in ("train", "finetune")', {"mode": "finetune"}, True),
+        ('mode not in ["train"]', {"mode": "train"}, False),
+        ("train", {}, None),
+        ("phase == other", {"phase": "val"}, None),
+        ("train and debug", {"train": True, "debug": True}, None),
+    ],
+)
+def test_the_truth_of_a_test_on_literal_parameters(test, literals, truth):
+    assert literal_truth(cst.parse_expression(test), literals) is truth
 
 
 def test_recovery_code_behind_an_error_flag():
