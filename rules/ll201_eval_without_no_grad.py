@@ -114,7 +114,8 @@ differentiated). Not when the helper is decorated with `no_grad`, disables gradi
 runs a backward (test-time adaptation) or calls one that does, binds the parameter again, or calls
 `model.train()`; not when the call's result feeds a backward; not when a forward the helper runs
 already has a finding, at any confidence (one finding per graph), or the helper carries a chain
-that LL103 reports.
+that LL103 reports. A method of the model's module class that runs it, handed over as a value (`model.eval()` then
+`samples = sample_ode(model.forward_with_cfg, z)`), counts as the model: calling it is a forward.
 
 A forward after `.eval()` whose output feeds a backward is training with frozen batch-norm
 statistics, not evaluation: not reported, whether the backward is in the same function or in a
@@ -1387,6 +1388,47 @@ def fit(model, optimizer, train_loader, val_loader):
 """,
     )
     INVALID = (
+        # a method of the model handed to a sampler as its model function: calling it is a forward
+        """
+import torch
+import torch.nn as nn
+
+
+class Velocity(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(17, 64), nn.SiLU(), nn.Linear(64, 16))
+
+    def forward(self, x, t):
+        return self.net(torch.cat([x, t[:, None]], dim=1))
+
+    def guided(self, x, t, scale):
+        return scale * self(x, t)
+
+
+def integrate(field, x, steps=20):
+    for i in range(steps):
+        t = torch.full((len(x),), i / steps)
+        x = x + field(x, t, 2.0) / steps
+    return x
+
+
+def train(model, optimizer, data, preview_noise):
+    for step, x in enumerate(data):
+        loss = model(x, torch.rand(len(x))).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 1000 == 0:
+            model.eval()
+            preview = integrate(model.guided, preview_noise)  # expect: LL201
+            model.train()
+            torch.save(preview, f"preview_{step}.pt")
+
+
+model = Velocity()
+train(model, torch.optim.Adam(model.parameters()), [torch.randn(8, 16)], torch.randn(4, 16))
+""",
         # one loop for both phases: the backward runs only when `train` is true, and the
         # evaluation call passes False with gradients on
         """
@@ -2212,7 +2254,9 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         # LL102 reports the keep that names it), or a chain it carries that LL103 reports, is
         # the finding for that graph.
         judged = {call.statement.function for call in (*unused, *judged_calls) if call.statement is not None}
-        judged |= {carry.function for carry in carried_states(facts) if carry.reported}
+        # (A chain whose graph is only a guess, value.confidence LOW, is shown by LL103 at low
+        # confidence: it does not stand for this finding.)
+        judged |= {carry.function for carry in carried_states(facts) if carry.reported and carry.value.confidence is not Confidence.LOW}
     for call in helper_calls:
         where = call.statement.line  # type: ignore[union-attr]
         if where in reported or call.runs_in & judged:
@@ -2583,12 +2627,13 @@ def _eval_mode_helper_calls(facts: ModuleFacts, use: GraphUse) -> list[_EvalMode
             continue
         skip = 1 if isinstance(call.func, cst.Attribute) and callee.is_method and is_bound_to_object(callee.node) else 0
         for arg in call.args:
-            model = dotted_name(arg.value)
+            handed = _bound_forward_receiver(facts, use, arg.value, fact.function) or arg.value
+            model = dotted_name(handed)
             if model is None or model == "self" or model not in fact.eval_mode:
                 continue
-            if model in frozen or model.split(".", 1)[0] in frozen or facts.value(arg.value).role is Role.FROZEN_MODEL:
+            if model in frozen or model.split(".", 1)[0] in frozen or facts.value(handed).role is Role.FROZEN_MODEL:
                 continue
-            if use.model_confidence(arg.value, fact.function) is Confidence.LOW:
+            if use.model_confidence(handed, fact.function) is Confidence.LOW:
                 continue
             parameter = parameter_for(callee.node, call, arg, skip)
             runs_in = _runs_parameter_forward(facts, calls, callee, parameter, 0) if parameter is not None else frozenset()
@@ -2601,6 +2646,17 @@ def _eval_mode_helper_calls(facts: ModuleFacts, use: GraphUse) -> list[_EvalMode
         else:
             found.extend(_eval_mode_own_method_call(facts, use, calls, call, fact, callee, frozen))
     return found
+
+
+def _bound_forward_receiver(facts: ModuleFacts, use: GraphUse, expr: cst.BaseExpression, function: FunctionInfo) -> cst.BaseExpression | None:
+    """For ``model.forward_with_cfg`` handed over as a value (a sampler's ``model_fn``): ``model``,
+    when the method is one of its module class's that runs the model. Calling it is a forward."""
+    if not isinstance(expr, cst.Attribute):
+        return None
+    method = use.local_forward(expr.value, function, expr.attr.value)
+    if not isinstance(method, FunctionInfo) or not facts.summary(method).runs_model:
+        return None
+    return expr.value
 
 
 def _eval_mode_own_method_call(facts: ModuleFacts, use: GraphUse, calls, call: cst.Call, fact, callee: FunctionInfo, frozen) -> list[_EvalModeHelper]:

@@ -77,7 +77,8 @@ def is_framework_hook(info: FunctionInfo) -> bool:
 def per_step_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
     """Functions that run once per training/evaluation step, with the reason (for messages).
 
-    Seeds: ``forward``/``training_step``/``step``... by name, a function that runs backward
+    Seeds: ``forward``/``training_step``/``step``... by name, a framework's per-batch hook
+    (``validation_step`` of a Lightning module, a callback's ``on_batch_end``), a function that runs backward
     outside its own loops, and a local function called inside a loop that repeats per input. Whatever a
     per-step function calls in the same file runs once per step too. Built once per file.
     """
@@ -90,6 +91,8 @@ def _per_step_functions(facts: ModuleFacts) -> dict[FunctionInfo, str]:
     for info in facts.structure.functions.values():
         if info.name in STEP_FUNCTION_NAMES:
             found[info] = f"'{info.name}' runs every training step"
+        elif is_per_step_hook(info):
+            found[info] = f"the framework calls '{info.name}' once per batch"
         elif info.backward_names and _backward_outside_loops(facts.index.statements_of(info), facts):
             found[info] = f"'{info.name}' runs one training step"
     for _, fact, callee in graph.resolved:
