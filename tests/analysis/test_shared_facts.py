@@ -346,6 +346,26 @@ def test_functions_that_run_every_step():
     assert per_step["log_stats"] == "'log_stats' is called from 'update', which runs every step"
 
 
+def test_what_a_frameworks_per_batch_hook_calls_runs_every_step():
+    facts = facts_of(
+        """\
+        import pytorch_lightning as pl
+        class Plotter:
+            def update(self, pred):
+                self.kept.append(pred)
+        class Forecaster(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.plotter = Plotter()
+            def test_step(self, batch, batch_idx):
+                self.plotter.update(self(batch))
+        """
+    )
+    per_step = {info.name: why for info, why in per_step_functions(facts).items()}
+    assert per_step["test_step"] == "the framework calls 'test_step' once per batch"
+    assert "update" in per_step
+
+
 def test_hooks_resolve_through_factories_and_partials():
     facts = facts_of(
         """\
