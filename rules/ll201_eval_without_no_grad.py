@@ -1388,6 +1388,57 @@ def fit(model, optimizer, train_loader, val_loader):
 """,
     )
     INVALID = (
+        # the same through a sampler whose own chain is only a guess (its parameter is believed a
+        # model by its name): LL103 shows that chain at low confidence, which does not stand for
+        # this finding
+        """
+import torch
+import torch.nn as nn
+
+
+class Velocity(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(17, 64), nn.SiLU(), nn.Linear(64, 16))
+
+    def forward(self, x, t):
+        return self.net(torch.cat([x, t[:, None]], dim=1))
+
+    def guided(self, x, t, scale):
+        return scale * self(x, t)
+
+
+def heun(model_fn, z, steps=20):
+    x = z
+    ts = torch.linspace(1.0, 0.0, steps + 1, device=z.device)
+    for i in range(steps):
+        t, dt = ts[i], ts[i + 1] - ts[i]
+        v = model_fn(x, t.expand(len(x)), 2.0)
+        x_pred = x + dt * v
+        v2 = model_fn(x_pred, ts[i + 1].expand(len(x)), 2.0)
+        x = x + dt * 0.5 * (v + v2)
+    return x
+
+
+def train(data, steps=10_000):
+    model = Velocity()
+    optimizer = torch.optim.Adam(model.parameters())
+    preview_noise = torch.randn(4, 16)
+    for step, x in enumerate(data):
+        loss = model(x, torch.rand(len(x))).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 1000 == 0:
+            model.eval()
+            preview = heun(model.guided, preview_noise)  # expect: LL201
+            model.train()
+            torch.save(preview, f"preview_{step}.pt")
+
+
+if __name__ == "__main__":
+    train([torch.randn(8, 16)])
+""",
         # a method of the model handed to a sampler as its model function: calling it is a forward
         """
 import torch

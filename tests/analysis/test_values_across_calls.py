@@ -8,6 +8,7 @@ import textwrap
 import libcst as cst
 import pytest
 
+from leaklint.analysis.calls import call_graph
 from leaklint.analysis.facts import ModuleFacts, result_backpropagated
 from leaklint.analysis.steps import per_step_functions
 from leaklint.analysis.structure import GradMode
@@ -393,6 +394,8 @@ def test_a_nested_function_that_its_maker_returns_is_followed_where_it_is_called
         """
     )
     assert probed(facts).kind is Kind.GRAPH
+    callees = {fact.node.value.func.value: callee.name for call, fact, callee in call_graph(facts).resolved if callee is not None and isinstance(fact.node, cst.Assign)}
+    assert callees["act"] == "policy"  # the call graph follows it too
 
 
 def test_a_returned_nested_function_has_callers_the_file_does_not_show():
