@@ -177,19 +177,23 @@ def model_attributes(facts: ModuleFacts) -> dict[ClassInfo, set[str]]:
 
 def _model_attributes(facts: ModuleFacts) -> dict[ClassInfo, set[str]]:
     found: dict[ClassInfo, set[str]] = {}
-    from_params = _attributes_from_params(facts)
+    from_params = attributes_from_params(facts)
     constructions = _constructions(facts, set(from_params))
     for cls, params in from_params.items():
         calls = constructions.get(cls, [])
         for param, attribute in params.items():
-            values = [facts.value(arg) for call in calls if (arg := _argument_for(call, cls, param, facts)) is not None]
+            values = [facts.value(arg) for call in calls if (arg := argument_for(call, cls, param, facts)) is not None]
             if values and all(value.role is Role.MODEL and value.confidence >= Confidence.MEDIUM for value in values):
                 found.setdefault(cls, set()).add(attribute)
     return found
 
 
+def attributes_from_params(facts: ModuleFacts) -> dict[ClassInfo, dict[str, str]]:
+    """``self.x = x`` in ``__init__``: class -> {parameter: attribute}. Built once per file."""
+    return facts.derived(_attributes_from_params)
+
+
 def _attributes_from_params(facts: ModuleFacts) -> dict[ClassInfo, dict[str, str]]:
-    """``self.x = x`` in ``__init__``: class -> {parameter: attribute}."""
     found: dict[ClassInfo, dict[str, str]] = {}
     for statement in facts.statements():
         function, node = statement.function, statement.node
@@ -207,7 +211,8 @@ def _attributes_from_params(facts: ModuleFacts) -> dict[ClassInfo, dict[str, str
     return found
 
 
-def _argument_for(call: cst.Call, cls: ClassInfo, param: str, facts: ModuleFacts) -> cst.BaseExpression | None:
+def argument_for(call: cst.Call, cls: ClassInfo, param: str, facts: ModuleFacts) -> cst.BaseExpression | None:
+    """What ``call`` (a construction of ``cls``) passes for ``__init__``'s parameter ``param``."""
     init = cls.find_method("__init__")
     info = facts.structure.functions.get(init) if init is not None else None
     if info is None or param not in info.params[1:]:
