@@ -11,7 +11,7 @@ from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_names_in
 from leaklint.analysis.places import Place
 from leaklint.analysis.syntax import call_argument, is_literal
-from leaklint.analysis.torch_api import TORCH_CODE
+from leaklint.analysis.torch_api import LIGHTNING_TRAINERS, TORCH_CODE
 from leaklint.analysis.walk import walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixes.spec import EditSpec, RemoveStatement, SuggestedFix, UnwrapWith, drop_argument
@@ -194,13 +194,6 @@ trainer = pl.Trainer(max_epochs=10, detect_anomaly=True)  # expect: LL404
 # --- detection ------------------------------------------------------------------------------------
 SET_DETECT_ANOMALY = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"})
 DETECT_ANOMALY = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"})
-#: Lightning trainers whose ``detect_anomaly=True`` turns on torch's anomaly mode for every step.
-LIGHTNING_TRAINERS = frozenset(
-    {
-        "pytorch_lightning.Trainer", "pytorch_lightning.trainer.Trainer", "pytorch_lightning.trainer.trainer.Trainer",
-        "lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer",
-    }
-)
 #: A name or string in a guard or flag that says "only while debugging".
 _DEBUG_WORD = re.compile(r"debug|anomal", re.IGNORECASE)
 _TEST_FUNCTION = re.compile(r"^_*test", re.IGNORECASE)

@@ -76,6 +76,14 @@ LIGHTNING_MODULES = frozenset(
     }
 )
 #: Lightning runs these hooks with gradients disabled.
+#: Lightning's ``Trainer`` class under the names it is imported by (``detect_anomaly=True`` turns on
+#: torch's anomaly mode for every step; ``predict()`` keeps every batch's prediction).
+LIGHTNING_TRAINERS = frozenset(
+    {
+        "pytorch_lightning.Trainer", "pytorch_lightning.trainer.Trainer", "pytorch_lightning.trainer.trainer.Trainer",
+        "lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer",
+    }
+)
 LIGHTNING_NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
 
 # --- losses ------------------------------------------------------------------------------------

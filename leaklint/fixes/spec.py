@@ -120,6 +120,16 @@ def bare_code(module: cst.Module, expression: cst.BaseExpression) -> str:
     return module.code_for_node(expression)
 
 
+def add_keyword(module: cst.Module, call: cst.Call, keyword: str, value: str) -> Replace:
+    """``f(a, b)`` → ``f(a, b, keyword=value)``: the call's own layout kept, the argument appended."""
+    argument = cst.Arg(
+        value=cst.parse_expression(value),
+        keyword=cst.Name(keyword),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+    return Replace(call, bare_code(module, call.with_changes(args=(*call.args, argument))))
+
+
 def method_call(expression: cst.BaseExpression, method: str) -> Surround:
     """The edit ``expr`` → ``expr.method()``, parenthesising ``expr`` when it is not an atom."""
     if isinstance(expression, _ATOMS):
