@@ -47,7 +47,9 @@ Confidence is high when the module passed is of a LightningModule class of the f
 `predict_step` returns something (or that keeps Lightning's default `predict_step`, which returns
 `self(batch)`); medium when the module comes from elsewhere. It stays quiet when the class's
 `predict_step` returns nothing, when `return_predictions=False` (or any value leaklint cannot read)
-is passed, when the result is used, and when `*args` or `**kwargs` hide the arguments.
+is passed, when the result is used, when `*args` or `**kwargs` hide the arguments, and for a
+call at the top level of a notebook cell (the notebook shows the list and keeps it in its output
+history: the user asked for it).
 
 ## Why it matters
 With `return_predictions` left at its default, Lightning's prediction loop appends what
@@ -280,7 +282,8 @@ def _dropped(facts: ModuleFacts, place: Place) -> bool:
     """The call is a statement of its own, or its result goes to a name nothing reads."""
     parent = place.path[-1] if place.path else None
     if isinstance(parent, cst.Expr):
-        return True
+        # In a notebook, a cell's top-level expression is displayed and kept in the kernel's output history.
+        return not (facts.notebook and place.function(facts) is None)
     if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
         return False
     target = parent.targets[0].target

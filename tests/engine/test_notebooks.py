@@ -764,6 +764,32 @@ def test_figures_a_cell_only_displays_are_closed_by_the_inline_backend(project: 
     assert "inline backend" in shown["message"]
 
 
+PREDICT = textwrap.dedent(
+    """\
+    import lightning.pytorch as pl
+
+    class Encoder(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(16, 512)
+
+        def predict_step(self, batch, batch_idx):
+            return self.net(batch)
+
+    trainer = pl.Trainer(devices=1)"""
+)
+
+
+def test_a_predict_call_a_cell_displays_is_its_output(project: Path) -> None:
+    """A cell's top-level `trainer.predict(...)` is displayed and kept in the output history: the
+    user asked for the list. The same call in a function of the notebook, or in a script, drops it."""
+    write(project / "shown.ipynb", notebook(IMPORTS, PREDICT, "trainer.predict(Encoder(), loader)"))
+    write(project / "function.ipynb", notebook(IMPORTS, PREDICT, "def embed(loader):\n    trainer.predict(Encoder(), loader)"))
+    write(project / "script.py", f"{IMPORTS}\n{PREDICT}\ntrainer.predict(Encoder(), loader)\n")
+    _, findings, err = lint_json("--select", "LL310", ".", cwd=project)
+    assert sorted(Path(f["path"]).name for f in findings) == ["function.ipynb", "script.py"], (findings, err)
+
+
 def test_lines_a_message_names_are_counted_in_their_cells(project: Path) -> None:
     """A message that points at another line (the loop, the forward) names it as the notebook
     shows it: the line within the same cell, or the line and the cell when it is in another."""
