@@ -10,6 +10,7 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis import percall_api
+from leaklint.analysis.accelerators import argument_for_parameter, is_accelerator
 from leaklint.analysis.calls import call_graph
 from leaklint.analysis.device import is_hf_trainer
 from leaklint.analysis.facts import ModuleFacts
@@ -436,7 +437,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         function = fact.function
         receiver = call.func.value
         name = dotted_name(receiver)
-        if name is None or not _is_accelerator(receiver, function, facts):
+        if name is None or not is_accelerator(receiver, function, facts):
             continue
         repeat = _repeat(fact, name, facts)
         if repeat is None or _released(name, function, repeat, facts) or _memoised(function, facts) or _after_cache_guard(fact, facts):
@@ -484,47 +485,6 @@ def _statements_by_call(facts: ModuleFacts) -> dict[cst.Call, StatementFact]:
     return {call: fact for call, fact in facts.index.statement_calls}
 
 
-def _is_accelerator(expr: cst.BaseExpression, function: FunctionInfo, facts: ModuleFacts, depth: int = 0) -> bool:
-    """``expr`` holds an accelerate ``Accelerator``: a name bound to ``Accelerator(...)`` (here, in
-    the class, at module level), a parameter every caller in the file... any caller passes one, or
-    the ``self.accelerator`` of a transformers / TRL trainer subclass."""
-    name = dotted_name(expr)
-    if name is None:
-        return False
-    cls = function.cls
-    if name == "self.accelerator" and cls is not None and is_hf_trainer(cls, facts.imports):
-        return True
-    for value in facts.index.visible_values(function, name):
-        if isinstance(value, cst.Call) and facts.imports.resolve(value.func) in percall_api.ACCELERATOR_CLASSES:
-            return True
-    if "." in name or name not in function.params or depth > 1:
-        return False
-    for call, fact in call_graph(facts).sites_of(function):
-        argument = _argument_for(call, function, name)
-        if argument is not None and _is_accelerator(argument, fact.function, facts, depth + 1):
-            return True
-    return False
-
-
-def _argument_for(call: cst.Call, function: FunctionInfo, param: str) -> cst.BaseExpression | None:
-    """What ``call`` passes for ``function``'s parameter ``param``."""
-    params = list(function.params)
-    if function.is_method and params[:1] in (["self"], ["cls"]):
-        params = params[1:]
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value == param:
-                return arg.value
-            continue
-        if position < len(params) and params[position] == param:
-            return arg.value
-        position += 1
-    return None
-
-
 def _repeat(fact: StatementFact, name: str, facts: ModuleFacts, depth: int = 0) -> _Repeat | None:
     """Why the statement runs many times with the same ``name``: a loop around it that does not
     rebind ``name`` (and is not bounded by a few literal iterations), or a function that runs many
@@ -567,7 +527,7 @@ def _fresh_at_every_call(function: FunctionInfo, param: str, facts: ModuleFacts,
     if not sites:
         return False
     for call, site in sites:
-        argument = _argument_for(call, function, param)
+        argument = argument_for_parameter(call, function, param)
         if argument is None:
             return False
         if isinstance(argument, cst.Call) and facts.imports.resolve(argument.func) in percall_api.ACCELERATOR_CLASSES:
