@@ -15,11 +15,12 @@ from types import SimpleNamespace
 from typing import ClassVar
 
 #: Frameworks whose absence *skips* a rule ("skipped: tensorflow not installed") instead of failing
-#: it: a rule about another framework's API cannot be measured without that framework, and its
-#: absence says nothing about the rule. numpy, psutil and matplotlib come with
+#: it: a rule about another framework's API (TensorFlow's, Lightning's trainer) cannot be measured
+#: without that framework, and its absence says nothing about the rule. Lightning requires torch,
+#: so it cannot be in an extra either (see below). numpy, psutil and matplotlib come with
 #: ``pip install 'leaklint-ml[runtime]'``, so a missing one is a broken install: the rule fails with
 #: an install hint. torch is needed by everything and installed by the user (see below).
-OPTIONAL_FRAMEWORKS = ("tensorflow",)
+OPTIONAL_FRAMEWORKS = ("tensorflow", "lightning")
 RUNTIME_EXTRA = "pip install 'leaklint-ml[runtime]'"
 #: The oldest torch the runtime verifier and the guard are tested with.
 MINIMUM_TORCH = (2, 1)

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from leaklint import cli
 from leaklint.findings import Severity
 from leaklint.rule import Rule
+from leaklint.runtime.repro import OPTIONAL_FRAMEWORKS
 from leaklint.runtime.units import format_bytes
 
 
@@ -142,8 +143,9 @@ def test_a_missing_psutil_or_matplotlib_fails_the_rule_with_an_install_hint(monk
     assert "[1/2] LL302 error: psutil not installed" in result.stderr
 
 
-def test_the_runtime_extra_brings_everything_verify_needs_but_torch_and_tensorflow():
-    """torch is the user's to install (the build for their machine); the extra never pulls it."""
+def test_the_runtime_extra_brings_everything_verify_needs_but_torch_and_the_optional_frameworks():
+    """torch is the user's to install (the build for their machine); the extra never pulls it, nor
+    the frameworks whose rules are skipped without them (TensorFlow, Lightning, which needs torch)."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -152,7 +154,7 @@ def test_the_runtime_extra_brings_everything_verify_needs_but_torch_and_tensorfl
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     runtime = {requirement.split(">")[0].split("=")[0] for requirement in project["optional-dependencies"]["runtime"]}
-    needed = {name for rule in cli_rules().values() if rule.has_repro() for name in rule.Repro.requires} - {"tensorflow", "torch"}
+    needed = {name for rule in cli_rules().values() if rule.has_repro() for name in rule.Repro.requires} - {"torch", *OPTIONAL_FRAMEWORKS}
     assert needed <= runtime, needed - runtime
     assert "torch" not in runtime
     assert {r.split(">")[0].split(";")[0].strip() for r in project["dependencies"]} == {"libcst", "click", "tomli"}
