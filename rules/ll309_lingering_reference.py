@@ -17,8 +17,9 @@ from leaklint.analysis.heavy import Built, argument_for, attributes_from_params,
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.provenance import StatementFact
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
-from leaklint.analysis.syntax import assignment_pairs
-from leaklint.analysis.walk import children, not_into_scopes, walk
+from leaklint.analysis.timeline import EMPTYING_METHODS, FREEING_CALLS, Event, Timeline, del_targets, timeline
+from leaklint.analysis.torch_api import MODULE_RETURNS_SELF
+from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
 from leaklint.gate import LOOPS, Syntax
 from leaklint.rule import Measured, Rule, Violation
@@ -47,8 +48,9 @@ runs (the training loop, a sampling loop):
 - **the del removes a list, and the models in it keep their names**: `text_encoders =
   [text_encoder_one, text_encoder_two]`, later `del tokenizers, text_encoders`, while
   `text_encoder_one` and `text_encoder_two` are never read again;
-- **the del removes a name, and a list, tuple, dict or `functools.partial` still holds the model**:
-  `del text_encoder_one` while `text_encoders = [text_encoder_one, ...]` stays bound and unused;
+- **the del removes a name, and another name, a list, tuple, dict or `functools.partial` still
+  holds the model**: `del text_encoder_one` while `text_encoders = [text_encoder_one, ...]` (or
+  `frozen = text_encoder_one`) stays bound and unused;
 - **an object of a class of the file still holds it**: the model was given to its constructor,
   `__init__` keeps it (`self.text_encoders = text_encoders`), and none of the methods the function
   still calls on the object reads that attribute (reported at the attribute, the reference to drop).
@@ -64,12 +66,21 @@ one (a final validation helper). Confidence is high when a `gc.collect()`,
 `torch.cuda.empty_cache()` or `free_memory()` call follows the `del` (the author means to give the
 memory back), medium otherwise.
 
-It stays quiet when the other reference is read again after the `del` (the model is still needed:
-the `del` is then pointless but frees nothing the program could do without), when that reference
-is deleted or rebound before the loop starts, when a nested function reads it (it may run at any
-time), when the name was rebound between the moment the list took the model and the `del` (the
-list holds another object), when a method of the holder class rebinds or deletes the attribute
-itself, for parameters (their caller holds the object anyway), and for a `del` inside a loop.
+The work that follows must be able to run after the `del`: not behind a `return` or `raise`
+in between, not in the other branch of the `if` that holds the `del`. It stays quiet when the
+other reference is read again after the `del` (the model is still needed: the `del` is then
+pointless but frees nothing the program could do without); when that reference was handed,
+before the `del`, to something that may keep it and still be in use (a `DataLoader` the loop
+reads, a function of the file that makes a closure or stores its argument, an item of another
+container, an alias, a bound method taken as a hook); when a nested function reads it, or it is a
+`global` (it may be read at any time); when it is deleted, rebound or emptied (`.clear()`,
+`.pop()`, `del holder[:]`) before the work starts; when the name got another object between the
+moment the list took the model and the `del` (`model.to(...)` and `unwrap_model(model)` give
+back the same one and do not count); when a method of the holder class rebinds or deletes the
+attribute itself, or the holder's methods still called include one inherited from another module
+(`model(x)` on a module: its `forward` may read anything); for an Accelerator deleted or rebound
+too, or told to `free_memory()`; for parameters (their caller holds the object anyway); and for
+a `del` inside a loop.
 
 ## Why it matters
 `del name` removes one name, not the object: CPython frees an object when its last reference
@@ -246,6 +257,154 @@ def finetune(args, unet, loader):
     for batch in loader:
         accelerator.backward(unet(batch, embeds).mean())
 """,
+        # A del whose function returns before the loop; a del in one branch of an if, the loop in
+        # the other; a list emptied before its models are deleted.
+        """
+import gc
+
+import torch
+from transformers import CLIPTextModel
+
+def cache_or_train(args, unet, optimizer, loader):
+    encoder = CLIPTextModel.from_pretrained(args.model).to("cuda")
+    encoders = [encoder]
+    if args.cache_only:
+        torch.save([e(args.ids)[0].cpu() for e in encoders], args.cache_path)
+        del encoders
+        gc.collect()
+        return
+    for batch in loader:
+        unet(batch).mean().backward()
+
+def precompute_or_train(args, unet, loader):
+    encoder = CLIPTextModel.from_pretrained(args.model).to("cuda")
+    encoders = [encoder]
+    if args.precompute_only:
+        torch.save([e(args.ids)[0].cpu() for e in encoders], args.out)
+        del encoders
+    else:
+        for batch in loader:
+            unet(batch, encoders[0](batch)).mean().backward()
+
+def encode_then_train(args, unet, loader):
+    clip = CLIPTextModel.from_pretrained(args.model).to("cuda")
+    encoders = [clip]
+    with torch.no_grad():
+        embeds = [e(args.ids)[0] for e in encoders]
+    encoders.clear()
+    del clip
+    for batch in loader:
+        unet(batch, embeds[0]).mean().backward()
+""",
+        # The holder is still in use: handed to a DataLoader, a method taken as a hook, a closure
+        # made by a helper of the file, a global read by a helper; a holder that is a module
+        # itself (its submodule is part of the model being trained).
+        """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+from transformers import CLIPTextModel
+
+class PromptDataset(Dataset):
+    def __init__(self, captions, text_encoder):
+        self.captions = captions
+        self.text_encoder = text_encoder
+
+    def __len__(self):
+        return len(self.captions)
+
+    def __getitem__(self, i):
+        with torch.no_grad():
+            return self.text_encoder(self.captions[i])[0]
+
+class Validator:
+    def __init__(self, text_encoder):
+        self.text_encoder = text_encoder
+
+    def run(self, unet):
+        return unet(self.text_encoder(0)[0])
+
+def make_validation_fn(encoders):
+    def validate(unet):
+        return unet(encoders[0](0)[0])
+    return validate
+
+class Classifier(nn.Module):
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+        self.head = nn.Linear(512, 10)
+
+    def forward(self, x):
+        return self.head(self.backbone(x))
+
+def train(args, unet, captions):
+    text_encoder = CLIPTextModel.from_pretrained(args.model).to("cuda")
+    loader = DataLoader(PromptDataset(captions, text_encoder), batch_size=8)
+    hooks = {"on_epoch_end": Validator(text_encoder).run}
+    encoders = [text_encoder]
+    validate = make_validation_fn(encoders)
+    backbone = nn.Sequential(nn.Linear(64, 512), nn.ReLU())
+    model = Classifier(backbone)
+    del text_encoder, backbone
+    for epoch in range(args.epochs):
+        for cond in loader:
+            unet(cond).mean().backward()
+            model(cond).sum().backward()
+        hooks["on_epoch_end"](unet)
+        validate(unet)
+
+def train_with_a_registry(args, unet, loader):
+    text_encoder = CLIPTextModel.from_pretrained(args.model).to("cuda")
+    encoders = [text_encoder]
+    registry = {"encoders": encoders}
+    del text_encoder
+    for batch in loader:
+        unet(batch, registry["encoders"][0](batch)[0]).mean().backward()
+
+def train_with_global(args, unet, loader, check):
+    global cached_encoders
+    text_encoder = CLIPTextModel.from_pretrained(args.model).to("cuda")
+    cached_encoders = [text_encoder]
+    del text_encoder
+    for step, batch in enumerate(loader):
+        unet(batch).mean().backward()
+        check(step)
+""",
+        # An Accelerator's model replaced by another one before the del (the del frees that one), and
+        # an Accelerator deleted together with its model.
+        """
+import gc
+
+import torch
+from accelerate import Accelerator
+from diffusers import DiffusionPipeline, UNet2DConditionModel
+
+def score_ema(args, loader):
+    accelerator = Accelerator()
+    unet = UNet2DConditionModel.from_pretrained(args.model, subfolder="unet")
+    unet, loader = accelerator.prepare(unet, loader)
+    for batch in loader:
+        accelerator.backward(unet(batch).sample.mean())
+    unet = UNet2DConditionModel.from_pretrained(args.ema_dir, subfolder="unet").to("cuda")
+    score = unet(args.probe).sample.mean().item()
+    del unet
+    for prompt in args.prompts:
+        print(prompt, score)
+
+def train_then_sample(args, loader):
+    accelerator = Accelerator()
+    unet = UNet2DConditionModel.from_pretrained(args.model, subfolder="unet")
+    unet, loader = accelerator.prepare(unet, loader)
+    for batch in loader:
+        accelerator.backward(unet(batch).sample.mean())
+    accelerator.end_training()
+    del unet, loader, accelerator
+    gc.collect()
+    pipeline = DiffusionPipeline.from_pretrained(args.output_dir).to("cuda")
+    for prompt in args.prompts:
+        pipeline(prompt).images[0].save(f"{prompt}.png")
+""",
         # The holder class lets the model go itself once the captions are encoded.
         """
 import torch
@@ -317,6 +476,54 @@ def train(data, steps):
     head = nn.Linear(512, 10).cuda()
     for step in range(steps):
         head(feats).sub(targets[:, :10]).pow(2).mean().backward()
+""",
+        # An alias, a list grown with +=, a list that took the model before '.to()' rebound the
+        # name (the same module), and a notebook-style script at the top level.
+        """
+import gc
+
+import torch
+from torch import nn
+from transformers import CLIPTextModel
+
+def distill(args, student, loader):
+    teacher = CLIPTextModel.from_pretrained(args.teacher).to("cuda")
+    frozen_teacher = teacher
+    with torch.no_grad():
+        targets = [teacher(batch)[0].cpu() for batch in args.probe]
+    del teacher  # expect: LL309
+    gc.collect()
+    for batch, target in zip(loader, targets):
+        (student(batch) - target.cuda()).pow(2).mean().backward()
+
+def train(args, transformer, loader):
+    clip = CLIPTextModel.from_pretrained(args.model, subfolder="text_encoder").to("cuda")
+    t5 = CLIPTextModel.from_pretrained(args.model, subfolder="text_encoder_2").to("cuda")
+    encoders = [clip]
+    if args.use_t5:
+        encoders += [t5]
+    with torch.no_grad():
+        embeds = [e(args.ids)[0] for e in encoders]
+    del clip, t5  # expect: LL309
+    for batch in loader:
+        transformer(batch, embeds[0]).mean().backward()
+
+def finetune(args, loader):
+    transformer = nn.Transformer(d_model=512).cuda()
+    models_to_save = [transformer]
+    transformer = transformer.to(dtype=torch.bfloat16)
+    torch.save(models_to_save[0].state_dict(), args.out)
+    del transformer  # expect: LL309
+    for batch in loader:
+        print(batch)
+
+encoder = CLIPTextModel.from_pretrained("openai/clip-vit-base-patch32").to("cuda")
+encoders = [encoder]
+with torch.no_grad():
+    prompt_embeds = encoders[0](torch.tensor([[1, 2, 3]]))[0]
+del encoders  # expect: LL309
+for step in range(1000):
+    print(prompt_embeds.sum())
 """,
         # The Accelerator still holds the trained model when the final validation loads a new one.
         """
@@ -419,210 +626,75 @@ def train(model_id, captions, unet, steps):
 
 
 # --- detection ------------------------------------------------------------------------------------
-#: Calls that show the author means to give memory back right after a ``del``.
-FREEING_CALLS = frozenset({"collect", "empty_cache", "free_memory", "release_memory", "flush"})
 #: Callables whose result keeps the arguments it is given (``functools.partial``).
 KEEPING_CALLS = frozenset({"functools.partial"})
+#: Builtins that read their argument and keep no reference to it.
+KEEPS_NOTHING = frozenset({"len", "isinstance", "print", "str", "repr", "id", "type", "hasattr", "bool", "int", "float"})
+#: Calls that give back the very model they are handed (or one that the handed object wraps):
+#: ``model = model.to(device)``, ``unet = accelerator.unwrap_model(unet)`` rebind a name to it.
+SAME_MODEL_CALLS = frozenset({"unwrap_model"})
 
 
-@dataclass(frozen=True, eq=False)
-class _Event:
-    """One thing a function's code does to a name, in the order it runs: ``load`` (a read),
-    ``store`` (a new value: ``value`` is what is assigned, when known), ``del``, ``member``
-    (``name.attr`` read, ``attr`` in ``value``'s place), or a ``loop`` / ``free`` marker."""
+def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
+    """One violation per ``del`` that frees no model because another name or object still holds it."""
+    for fact in facts.statements():
+        node = fact.node
+        if not isinstance(node, cst.Del) or fact.loops:
+            continue
+        function = fact.function
+        line = timeline(facts, function)
+        marker = line.statement_event(node)
+        if marker is None:
+            continue
+        index = line.index(marker)
+        work = _long_work_after(facts, function, line, index, node)
+        if work is None:
+            continue  # nothing long runs after the del: the names go with the function
+        deleted = {target.value for target in del_targets(node) if isinstance(target, cst.Name)}
+        confidence = Confidence.HIGH if _frees_after(line, index, work) else Confidence.MEDIUM
+        context = _Context(facts, function, line, index, deleted, work)
+        lingering = _names_left_holding(context)
+        prepared = _prepared(context)
+        if lingering:
+            yield _name_violation(context, fact, node, lingering, confidence, prepared)
+        elif prepared is not None:
+            yield _prepared_violation(context, fact, node, prepared)
+        yield from _objects_left_holding(context, fact)
 
-    kind: str
-    name: str
-    node: cst.CSTNode
-    #: Inside a nested def, lambda or class: it runs at some later time, not where it is written.
-    nested: bool = False
-    value: cst.BaseExpression | None = None
-    attribute: str = ""
-    #: Inside an ``if`` (or a ``try`` handler): it may not run.
-    guarded: bool = False
+
+@dataclass(frozen=True)
+class _Context:
+    """One ``del`` statement: where it is, what it deletes, and the long work that follows it."""
+
+    facts: ModuleFacts
+    function: FunctionInfo
+    line: Timeline
+    index: int
+    deleted: set[str]
+    work: Event
+
+    @property
+    def work_index(self) -> int:
+        return self.line.index(self.work)
 
 
-class _Timeline:
-    """Every read and write of a plain name in one function (or the module's top level), in
-    source order, with the loops and memory-freeing calls between them."""
-
-    def __init__(self, facts: ModuleFacts, function: FunctionInfo) -> None:
-        self.events: list[_Event] = []
-        self._guards = 0
-        root = function.node.body if function.node is not None else facts.module
-        self._visit(root, nested=False)
-        self.position = {event.node: index for index, event in enumerate(self.events) if event.kind in ("del", "loop")}
-
-    # --- what happens to a name after a point ---------------------------------------------------
-    def first_after(self, index: int, name: str) -> _Event | None:
-        """The first thing done to ``name`` after event ``index`` at this level (not in a nested def)."""
-        for event in self.events[index + 1 :]:
-            if event.name == name and not event.nested and event.kind in ("load", "store", "del", "member"):
+def _long_work_after(facts: ModuleFacts, function: FunctionInfo, line: Timeline, index: int, node: cst.Del) -> Event | None:
+    """The first long-running thing that can run after the ``del``: a loop, or a call of a
+    function of the file that runs one (a final validation helper)."""
+    for event in line.between(index, len(line.events)):
+        if event.kind == "loop" or (event.kind == "call" and event.name and _runs_a_loop(facts, event.node, function)):  # type: ignore[arg-type]
+            if line.reachable(node, event.node):
                 return event
-        return None
-
-    def read_later_by_closure(self, name: str) -> bool:
-        """A nested def or lambda reads ``name``: it may run at any time."""
-        return any(event.nested and event.name == name and event.kind in ("load", "member") for event in self.events)
-
-    def next_loop(self, index: int, facts: ModuleFacts, function: FunctionInfo) -> _Event | None:
-        """The first long-running thing after event ``index``: a loop, or a call of a function of
-        the file that runs one (a final validation helper)."""
-        for event in self.events[index + 1 :]:
-            if event.nested:
-                continue
-            if event.kind == "loop":
-                return event
-            if event.kind == "call" and _runs_a_loop(facts, event.node, function):  # type: ignore[arg-type]
-                return event
-        return None
-
-    def frees_after(self, index: int) -> bool:
-        """A memory-freeing call (``gc.collect()``, ``torch.cuda.empty_cache()``) follows before the next loop."""
-        for event in self.events[index + 1 :]:
-            if event.nested:
-                continue
-            if event.kind == "loop":
-                return False
-            if event.kind == "free":
-                return True
-        return False
-
-    def last_value_before(self, index: int, name: str) -> cst.BaseExpression | None:
-        """What ``name`` was last assigned before event ``index`` (None: unknown or deleted)."""
-        for event in reversed(self.events[:index]):
-            if event.name == name and not event.nested and event.kind in ("store", "del"):
-                return event.value
-        return None
-
-    def rebound_between(self, store: _Event, index: int, name: str) -> bool:
-        """``name`` gets a new value after ``store`` and before event ``index``: what ``store``
-        kept is not what ``name`` refers to at ``index``."""
-        start = self.events.index(store)
-        return any(e.name == name and not e.nested and e.kind == "store" for e in self.events[start + 1 : index])
-
-    def prepares_before(self, index: int) -> list[_Event]:
-        """The ``prepare`` calls that run on every path to event ``index`` (not in a branch)."""
-        return [e for e in self.events[:index] if e.kind == "prepare" and not e.nested and not e.guarded]
-
-    def releases_between(self, start: int, end: int) -> list[cst.Call]:
-        """The ``x.free_memory()`` / ``x.clear()`` calls between events ``start`` and ``end``."""
-        return [e.node for e in self.events[start + 1 : end] if e.kind == "release"]  # type: ignore[misc]
-
-    def stores_before(self, index: int) -> list[_Event]:
-        return [event for event in self.events[:index] if event.kind == "store" and not event.nested and event.value is not None]
-
-    def members_after(self, index: int, name: str) -> set[str] | None:
-        """The attributes read from ``name`` after event ``index`` (``cache.load`` → ``load``), or
-        None when ``name`` itself is read whole (handed on: anything may use it)."""
-        found: set[str] = set()
-        for event in self.events[index + 1 :]:
-            if event.name != name or event.kind not in ("load", "member"):
-                continue
-            if event.kind == "load":
-                return None
-            found.add(event.attribute)
-        return found
-
-    # --- building -------------------------------------------------------------------------------
-    def _visit(self, node: cst.CSTNode, nested: bool) -> None:
-        node_type = type(node)
-        if node_type is cst.Name:
-            self.events.append(_Event("load", node.value, node, nested))
-        elif node_type is cst.Attribute:
-            if type(node.value) is cst.Name:
-                self.events.append(_Event("member", node.value.value, node, nested, attribute=node.attr.value))
-            else:
-                self._visit(node.value, nested)
-        elif node_type is cst.Subscript and type(node.value) is cst.Name:
-            # ``cache[i]`` calls the holder's ``__getitem__``
-            self.events.append(_Event("member", node.value.value, node, nested, attribute="__getitem__"))
-            for element in node.slice:
-                self._visit(element, nested)
-        elif node_type is cst.Arg:
-            self._visit(node.value, nested)
-        elif node_type in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            for child in children(node):
-                if child is not getattr(node, "name", None):
-                    self._visit(child, True)
-        elif node_type is cst.Param:
-            if node.default is not None:
-                self._visit(node.default, nested)
-        elif node_type is cst.Assign:
-            self._visit(node.value, nested)
-            for target in node.targets:
-                self._store(target.target, node.value, nested)
-        elif node_type is cst.AnnAssign:
-            if node.value is not None:
-                self._visit(node.value, nested)
-                self._store(node.target, node.value, nested)
-        elif node_type is cst.NamedExpr:
-            self._visit(node.value, nested)
-            self._store(node.target, node.value, nested)
-        elif node_type is cst.For:
-            self._visit(node.iter, nested)
-            self._store(node.target, None, nested)
-            self.events.append(_Event("loop", "", node, nested))
-            self._visit(node.body, nested)
-            if node.orelse is not None:
-                self._visit(node.orelse, nested)
-        elif node_type is cst.While:
-            self.events.append(_Event("loop", "", node, nested))
-            for child in children(node):
-                self._visit(child, nested)
-        elif node_type is cst.Del:
-            self.events.append(_Event("del", "", node, nested))
-            for target in _deleted_names(node):
-                self.events.append(_Event("del", target, node, nested))
-        elif node_type is cst.WithItem:
-            self._visit(node.item, nested)
-            if node.asname is not None:
-                self._store(node.asname.name, None, nested)
-        elif node_type in (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal):
-            return
-        elif node_type in (cst.If, cst.ExceptHandler, cst.IfExp):
-            self._guards += 1
-            for child in children(node):
-                self._visit(child, nested)
-            self._guards -= 1
-        else:
-            if node_type is cst.Call:
-                if type(node.func) is cst.Name:
-                    self.events.append(_Event("call", node.func.value, node, nested))
-                called = _callee_last_name(node)
-                if called in FREEING_CALLS:
-                    self.events.append(_Event("free", "", node, nested))
-                if type(node.func) is cst.Attribute and (called in percall_api.PREPARE_METHODS or called in percall_api.ACCELERATOR_RELEASE_METHODS):
-                    kind = "prepare" if called in percall_api.PREPARE_METHODS else "release"
-                    self.events.append(_Event(kind, "", node, nested, guarded=self._guards > 0))
-            for child in children(node):
-                self._visit(child, nested)
-
-    def _store(self, target: cst.BaseExpression, value: cst.BaseExpression | None, nested: bool) -> None:
-        pairs = list(assignment_pairs(target, value)) if value is not None else []
-        if not pairs:
-            pairs = [(target, None)]  # unknown, or unpacked from a call: ``a, b = load()``
-        for part, part_value in pairs:
-            if isinstance(part, cst.Name):
-                self.events.append(_Event("store", part.value, part, nested, value=part_value))
-            elif isinstance(part, (cst.Tuple, cst.List)):
-                for element in part.elements:
-                    self._store(element.value, None, nested)
-            elif isinstance(part, cst.StarredElement):
-                self._store(part.value, None, nested)
-            else:
-                self._visit(part, nested)
+    return None
 
 
-def _timelines(facts: ModuleFacts) -> dict[FunctionInfo, _Timeline]:
-    return {}
-
-
-def _timeline(facts: ModuleFacts, function: FunctionInfo) -> _Timeline:
-    built = facts.derived(_timelines)
-    if function not in built:
-        built[function] = _Timeline(facts, function)
-    return built[function]
+def _frees_after(line: Timeline, index: int, work: Event) -> bool:
+    """A memory-freeing call (``gc.collect()``, ``torch.cuda.empty_cache()``) follows the ``del``
+    before the long work: the author means to give the memory back."""
+    return any(
+        event.kind == "call" and _last_name(event.node) in FREEING_CALLS  # type: ignore[arg-type]
+        for event in line.between(index, line.index(work))
+    )
 
 
 def _runs_a_loop(facts: ModuleFacts, call: cst.Call, function: FunctionInfo) -> bool:
@@ -633,18 +705,14 @@ def _runs_a_loop(facts: ModuleFacts, call: cst.Call, function: FunctionInfo) -> 
     return any(type(node) in (cst.For, cst.While) for node in walk(callee.node.body, into=not_into_scopes))
 
 
-def _long_work(facts: ModuleFacts, event: _Event) -> str:
+def _describe_work(facts: ModuleFacts, event: Event) -> str:
     """How a message names what runs after the ``del``: the loop, or the call that loops."""
     if event.kind == "loop":
         return f"the loop at line {facts.line_of(event.node)}"
     return f"'{event.name}()' at line {facts.line_of(event.node)}, which loops"
 
 
-def _deleted_names(node: cst.Del) -> list[str]:
-    return [element.value for element in _del_targets(node) if isinstance(element, cst.Name)]
-
-
-def _callee_last_name(call: cst.Call) -> str | None:
+def _last_name(call: cst.Call) -> str | None:
     func = call.func
     if isinstance(func, cst.Name):
         return func.value
@@ -653,123 +721,55 @@ def _callee_last_name(call: cst.Call) -> str | None:
     return None
 
 
-def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
-    """One violation per ``del`` that frees no model because another name or object still holds it."""
-    for fact in facts.statements():
-        node = fact.node
-        if not isinstance(node, cst.Del) or fact.loops:
-            continue
-        function = fact.function
-        timeline = _timeline(facts, function)
-        index = timeline.position.get(node)
-        if index is None:
-            continue
-        loop = timeline.next_loop(index, facts, function)
-        if loop is None:
-            continue  # nothing long runs after the del: the names go with the function
-        deleted = set(_deleted_names(node))
-        confidence = Confidence.HIGH if timeline.frees_after(index) else Confidence.MEDIUM
-        lingering = _names_left_holding(facts, function, timeline, index, deleted, loop)
-        if lingering:
-            yield _name_violation(facts, fact, function, node, lingering, loop, confidence)
-        prepared = _prepared(facts, function, timeline, index, deleted, loop)
-        if prepared is not None and not lingering:
-            yield _prepared_violation(facts, fact, function, node, prepared, loop)
-        yield from _objects_left_holding(facts, function, timeline, index, deleted, loop, fact)
-
-
+# --- names and containers that still hold the model -------------------------------------------------
 @dataclass(frozen=True)
 class _Holding:
-    """``holder`` (a name the ``del`` leaves) still refers to ``what`` (a model the ``del`` meant to free)."""
+    """``holder`` (a name the ``del`` leaves) still refers to ``model`` (one the ``del`` meant to free)."""
 
     holder: str
     model: str
     built: Built
 
 
-def _names_left_holding(
-    facts: ModuleFacts, function: FunctionInfo, timeline: _Timeline, index: int, deleted: set[str], loop: _Event
-) -> list[_Holding]:
-    """Names that still hold a model the ``del`` meant to free, that nothing reads again and that
-    stay bound through the loop that follows: the elements of a deleted list (``del text_encoders``
-    leaves ``text_encoder_one``), or a list, tuple, dict or ``functools.partial`` that holds a
-    deleted model (``del text_encoder_one`` leaves ``text_encoders``)."""
+def _names_left_holding(context: _Context) -> list[_Holding]:
+    """Names that still hold a model the ``del`` meant to free, that nothing reads again, that
+    nothing was handed that could keep them, and that stay bound through the work that follows:
+    the elements of a deleted list (``del text_encoders`` leaves ``text_encoder_one``), or a list,
+    tuple, dict, alias or ``functools.partial`` that holds a deleted model (``del text_encoder_one``
+    leaves ``text_encoders``)."""
+    facts, line, index = context.facts, context.line, context.index
     found: list[_Holding] = []
-    for name in sorted(deleted):
-        value = timeline.last_value_before(index, name)
+    for name in sorted(context.deleted):
+        store = line.last_store_before(index, name)
+        value = store.value if store is not None else None
         for element in _held_names(facts, value):
-            if element in deleted:
+            if element in context.deleted:
                 continue
-            built = _model(facts, function, element)
-            if built is not None and _idle_through(timeline, index, element, loop, function):
+            built = _model(facts, context.function, element)
+            if built is not None and _idle(context, element, 0, inside=value) and not _emptied(context, name, store):
                 found.append(_Holding(element, element, built))
-        built = _model(facts, function, name)
+        built = _model(facts, context.function, name)
         if built is None:
             continue
-        for store in timeline.stores_before(index):
-            holder = store.name
-            if holder in deleted or holder == name or name not in _held_names(facts, store.value):
+        for holder_store in [e for e in line.events[:index] if e.kind == "store" and not e.nested and e.value is not None]:
+            holder = holder_store.name
+            if holder in context.deleted or holder == name or name not in _held_names(facts, holder_store.value):
                 continue
             if (
-                timeline.last_value_before(index, holder) is store.value
-                and not timeline.rebound_between(store, index, name)
-                and _idle_through(timeline, index, holder, loop, function)
+                line.last_store_before(index, holder) is holder_store
+                and not _rebound_to_another(context, name, line.index(holder_store))
+                and not _emptied(context, holder, holder_store)
+                and _idle(context, holder, line.index(holder_store))
             ):
                 found.append(_Holding(holder, name, built))
     return found
 
 
-@dataclass(frozen=True)
-class _Prepared:
-    """``model`` (deleted) was handed to ``call`` (``accelerator.prepare(...)``), whose Accelerator
-    keeps it until ``free_memory()``."""
-
-    model: str
-    built: Built
-    call: cst.Call
-
-
-def _prepared(
-    facts: ModuleFacts, function: FunctionInfo, timeline: _Timeline, index: int, deleted: set[str], loop: _Event
-) -> _Prepared | None:
-    """A deleted model that an Accelerator prepared on every path to the ``del`` (a prepare in a
-    branch may not be the one that ran), with no ``free_memory()`` / ``clear()`` after it before
-    the loop: the Accelerator still holds the model (its ``_models`` list)."""
-    for event in timeline.prepares_before(index):
-        call = event.node
-        assert isinstance(call, cst.Call)
-        if not isinstance(call.func, cst.Attribute) or not is_accelerator(call.func.value, function, facts):
-            continue
-        handed = {arg.value.value for arg in call.args if isinstance(arg.value, cst.Name) and arg.keyword is None}
-        for name in sorted(handed & deleted):
-            built = _model(facts, function, name)
-            releases = timeline.releases_between(timeline.events.index(event), timeline.events.index(loop))
-            if built is None or any(is_accelerator(release.func.value, function, facts) for release in releases):  # type: ignore[attr-defined]
-                continue
-            return _Prepared(name, built, call)
-    return None
-
-
-def _prepared_violation(
-    facts: ModuleFacts, fact: StatementFact, function: FunctionInfo, node: cst.Del, prepared: _Prepared, loop: _Event
-) -> Violation:
-    accelerator = facts.describe(prepared.call.func.value)  # type: ignore[attr-defined]
-    return Violation(
-        node=node,
-        message=(
-            f"'{facts.describe(node)}' frees nothing: '{prepared.model}' ({prepared.built.what}) went through "
-            f"'{facts.describe(prepared.call)}' at line {facts.line_of(prepared.call)}, and the Accelerator keeps every "
-            f"model it prepared until '{accelerator}.free_memory()': the memory stays taken through {_long_work(facts, loop)}"
-        ),
-        confidence=Confidence.MEDIUM,
-        help=f"call '{accelerator}.free_memory()' (it empties the Accelerator's lists) before deleting the model",
-        statement=fact.line,
-    )
-
-
 def _held_names(facts: ModuleFacts, value: cst.BaseExpression | None) -> list[str]:
-    """The plain names a value keeps: the items of a list, tuple, set or dict literal, the
-    arguments of ``functools.partial``."""
+    """The plain names a value keeps: itself (an alias), the items of a list, tuple, set or dict
+    literal, the arguments of ``functools.partial``."""
+    if isinstance(value, cst.Name):
+        return [value.value]
     if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
         items = [element.value for element in value.elements]
     elif isinstance(value, cst.Dict):
@@ -783,55 +783,253 @@ def _held_names(facts: ModuleFacts, value: cst.BaseExpression | None) -> list[st
 
 
 def _model(facts: ModuleFacts, function: FunctionInfo, name: str) -> Built | None:
-    """The model, pipeline or trainer ``name`` holds, when ``function`` builds it itself."""
+    """The model, pipeline or trainer ``name`` holds, when ``function`` (or the script, at the
+    top level) builds it itself."""
     if name in function.params:
         return None
-    return built_here(cst.Name(name), function, facts)
+    if function.node is not None:
+        return built_here(cst.Name(name), function, facts)
+    for value in facts.index.module_values(name):
+        found = built_here(value, function, facts)
+        if found is not None:
+            return found
+    return None
 
 
-def _idle_through(timeline: _Timeline, index: int, name: str, loop: _Event, function: FunctionInfo) -> bool:
-    """``name`` is never read again after event ``index``, and still bound when ``loop`` starts."""
-    if name in function.params or timeline.read_later_by_closure(name):
+def _idle(context: _Context, name: str, since: int, inside: cst.CSTNode | None = None) -> bool:
+    """``name`` is kept for nothing: a local never read after the ``del``, still bound when the
+    long work starts, and not handed, since event ``since``, to anything that could keep it
+    (``inside``: the deleted list's own literal, where it is an item)."""
+    line = context.line
+    if name in context.function.params or name in line.outer_names or line.read_by_closure(name):
         return False
-    first = timeline.first_after(index, name)
-    if first is None:
-        return True
-    if first.kind in ("load", "member"):
-        return False
-    return timeline.events.index(first) > timeline.events.index(loop)
+    if context.function.node is None and _read_in_any_function(context.facts, name):
+        return False  # a module-level name: functions of the script may read it
+    first = line.first_after(context.index, name)
+    if first is not None and (first.kind != "store" and first.kind != "del" or line.index(first) < context.work_index):
+        return False  # read again (still needed), or released before the work
+    return not _escaped(context, name, since, inside)
 
 
-def _objects_left_holding(
-    facts: ModuleFacts,
-    function: FunctionInfo,
-    timeline: _Timeline,
-    index: int,
-    deleted: set[str],
-    loop: _Event,
-    fact: StatementFact,
-) -> Iterator[Violation]:
-    """An object of a class of the file, given the deleted model at construction, keeps it in an
-    attribute (``self.text_encoders = text_encoders``) that none of its methods the function still
-    calls reads: reported at that attribute, the reference to drop when it is no longer needed."""
+def _escaped(context: _Context, name: str, since: int, inside: cst.CSTNode | None) -> bool:
+    """Between event ``since`` and the ``del``, ``name`` was handed to something that may keep it:
+    a function of the file that can capture its argument (it defines a nested function, or stores
+    into an attribute, an item or a global), a call of another package whose result the code reads
+    after the ``del`` (``DataLoader(dataset)``), or any other place (an alias, a container literal,
+    a return value): the model may still be in use."""
+    facts, line = context.facts, context.line
+    for event in line.between(since - 1 if since else -1, context.index):
+        if event.name != name or event.kind != "load":
+            continue
+        if inside is not None and any(node is event.node for node in walk(inside)):
+            continue
+        call = event.argument_of
+        if call is None:
+            if line.kept_by_its_place(event):
+                return True
+            continue
+        if _last_name(call) in KEEPS_NOTHING and isinstance(call.func, cst.Name):
+            continue
+        callee = local_callee(call, context.function, facts)
+        if callee is not None and callee.node is not None:
+            if _can_keep_arguments(callee.node):
+                return True
+            continue
+        call_event = next((e for e in line.events if e.node is call and e.kind == "call"), None)
+        targets = call_event.targets if call_event is not None else ()
+        if any(line.read_after(context.index, target) for target in targets):
+            return True
+    return False
+
+
+def _can_keep_arguments(function: cst.FunctionDef) -> bool:
+    """The function defines a nested function or lambda (a closure over its arguments), or stores
+    into an attribute or an item, or declares a global."""
+    for node in walk(function.body):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Global, cst.Nonlocal)):
+            return True
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if any(isinstance(target, (cst.Attribute, cst.Subscript)) for target in targets):
+                return True
+    return False
+
+
+def _read_in_any_function(facts: ModuleFacts, name: str) -> bool:
+    return any(
+        info.node is not None and any(type(node) is cst.Name and node.value == name for node in walk(info.node.body))
+        for info in facts.structure.functions.values()
+    )
+
+
+def _emptied(context: _Context, holder: str, store: Event | None) -> bool:
+    """``holder`` had its items taken out after ``store`` and before the work (``.clear()``,
+    ``.pop()``, ``del holder[:]``)."""
+    start = context.line.index(store) if store is not None else -1
+    return any(
+        event.kind == "method" and event.name == holder and event.attribute in EMPTYING_METHODS
+        for event in context.line.between(start, context.work_index)
+    )
+
+
+def _rebound_to_another(context: _Context, name: str, since: int) -> bool:
+    """``name`` gets another object after event ``since`` and before the ``del``: what was kept
+    then is not what the ``del`` deletes. ``name.to(device)``, ``unwrap_model(name)`` and the like
+    give back the same model (or the one it wraps) and do not count."""
+    for event in context.line.between(since, context.index):
+        if event.kind == "store" and event.name == name and not _same_model(event.value, name):
+            return True
+    return False
+
+
+def _same_model(value: cst.BaseExpression | None, name: str) -> bool:
+    """``name.to(device).eval()``, ``accelerator.unwrap_model(name)``: the model ``name`` held."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MODULE_RETURNS_SELF:
+        value = value.func.value
+    if isinstance(value, cst.Name):
+        return value.value == name
+    if isinstance(value, cst.Call) and _last_name(value) in SAME_MODEL_CALLS and value.args:
+        return isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == name
+    return False
+
+
+def _name_violation(
+    context: _Context, fact: StatementFact, node: cst.Del, lingering: list[_Holding], confidence: Confidence, prepared: _Prepared | None
+) -> Violation:
+    facts = context.facts
+    first = lingering[0]
+    holders = ", ".join(dict.fromkeys(f"'{h.holder}'" for h in lingering))
+    if first.holder == first.model:
+        what = f"the list holds {first.built.what}, but {holders} still name the models"
+        help = f"delete the names too: 'del {', '.join(dict.fromkeys(h.holder for h in lingering))}'"
+    else:
+        what = f"{holders} still hold {first.built.what} ('{first.model}')"
+        help = f"delete {holders} too, or build it only where it is needed"
+    where = "the function returns" if context.function.node is not None else "the script ends"
+    also = ""
+    if prepared is not None:
+        accelerator = facts.describe(prepared.call.func.value)  # type: ignore[attr-defined]
+        also = (
+            f"; the Accelerator that prepared '{prepared.model}' (line {facts.line_of(prepared.call)}) keeps it too, "
+            f"until '{accelerator}.free_memory()'"
+        )
+        help += f", and call '{accelerator}.free_memory()'"
+    return Violation(
+        node=node,
+        message=(
+            f"'{facts.describe(node)}' frees nothing: {what} and are never read again, so the memory stays taken until "
+            f"{where}, through {_describe_work(facts, context.work)}{also}"
+        ),
+        confidence=confidence,
+        help=help,
+        statement=fact.line,
+    )
+
+
+# --- an Accelerator that prepared the model -------------------------------------------------------
+@dataclass(frozen=True)
+class _Prepared:
+    """``model`` (deleted) was handed to ``call`` (``accelerator.prepare(...)``), whose Accelerator
+    keeps it until ``free_memory()``."""
+
+    model: str
+    built: Built
+    call: cst.Call
+
+
+def _prepared(context: _Context) -> _Prepared | None:
+    """A deleted model that an Accelerator prepared on every path to the ``del`` (a prepare in a
+    branch may not be the one that ran), still that model at the ``del``, with the Accelerator
+    still alive and no ``free_memory()`` / ``clear()`` on it before the work that follows: the
+    Accelerator still holds the model (its ``_models`` list)."""
+    facts, line, function = context.facts, context.line, context.function
+    for event in line.between(-1, context.index):
+        call = event.node
+        if event.kind != "call" or event.guarded or not isinstance(call, cst.Call) or _last_name(call) not in percall_api.PREPARE_METHODS:
+            continue
+        if not isinstance(call.func, cst.Attribute) or not is_accelerator(call.func.value, function, facts):
+            continue
+        accelerator = dotted_name(call.func.value)
+        if accelerator is None or accelerator in context.deleted or _released(context, accelerator, line.index(event)):
+            continue
+        handed = {arg.value.value for arg in call.args if isinstance(arg.value, cst.Name) and arg.keyword is None}
+        since = _after_own_assignment(line, event)
+        for name in sorted(handed & context.deleted):
+            built = _model(facts, function, name)
+            if built is not None and not _rebound_to_another(context, name, since):
+                return _Prepared(name, built, call)
+    return None
+
+
+def _after_own_assignment(line: Timeline, call: Event) -> int:
+    """The last event of the statement that assigns ``call``'s result (``unet, opt =
+    accelerator.prepare(unet, opt)``): its own stores are the prepared objects, not new ones."""
+    position = line.index(call)
+    pending = set(call.targets)
+    for event in line.events[position + 1 :]:
+        if not pending:
+            break
+        if event.kind == "store" and event.name in pending:
+            pending.discard(event.name)
+            position = line.index(event)
+    return position
+
+
+def _released(context: _Context, accelerator: str, since: int) -> bool:
+    """``accelerator.free_memory()`` (or ``clear()``) runs after event ``since`` and before the
+    work, or the Accelerator's name is deleted or rebound before the work."""
+    for event in context.line.between(since, context.work_index):
+        if event.kind == "method" and event.name == accelerator and event.attribute in percall_api.ACCELERATOR_RELEASE_METHODS:
+            return True
+        if event.name == accelerator and event.kind in ("del", "store"):
+            return True
+    return False
+
+
+def _prepared_violation(context: _Context, fact: StatementFact, node: cst.Del, prepared: _Prepared) -> Violation:
+    facts = context.facts
+    accelerator = facts.describe(prepared.call.func.value)  # type: ignore[attr-defined]
+    return Violation(
+        node=node,
+        message=(
+            f"'{facts.describe(node)}' frees nothing: '{prepared.model}' ({prepared.built.what}) went through "
+            f"'{facts.describe(prepared.call)}' at line {facts.line_of(prepared.call)}, and the Accelerator keeps every "
+            f"model it prepared until '{accelerator}.free_memory()': the memory stays taken through "
+            f"{_describe_work(facts, context.work)}"
+        ),
+        confidence=Confidence.MEDIUM,
+        help=f"call '{accelerator}.free_memory()' (it empties the Accelerator's lists) before deleting the model",
+        statement=fact.line,
+    )
+
+
+# --- an object of the file that keeps the model ---------------------------------------------------
+def _objects_left_holding(context: _Context, fact: StatementFact) -> Iterator[Violation]:
+    """An object of a class of the file, given the deleted model at construction, keeps it in an attribute (``self.text_encoders =
+    text_encoders``) that none of the methods the function still calls on it reads, and the object
+    was handed nowhere else: reported at that attribute, the reference to drop when it is no
+    longer needed."""
+    facts, line, function = context.facts, context.line, context.function
     kept_params = attributes_from_params(facts)
-    for store in timeline.stores_before(index):
+    for store in [e for e in line.events[: context.index] if e.kind == "store" and not e.nested]:
         call = store.value
-        if store.name in deleted or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+        if store.name in context.deleted or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
             continue
         cls = facts.structure.classes_by_name.get(call.func.value)
-        if cls is None or cls not in kept_params or timeline.last_value_before(index, store.name) is not call:
+        if cls is None or cls not in kept_params or line.last_store_before(context.index, store.name) is not store:
             continue
-        first = timeline.first_after(index, store.name)
-        if first is not None and first.kind in ("store", "del") and timeline.events.index(first) < timeline.events.index(loop):
-            continue  # the holder goes before the loop
-        used = timeline.members_after(index, store.name)
-        if used is None or timeline.read_later_by_closure(store.name):
+        first = line.first_after(context.index, store.name)
+        if first is not None and first.kind in ("store", "del") and line.index(first) < context.work_index:
+            continue  # the holder goes before the work
+        used = _methods_called(context, store.name, line.index(store), cls)
+        if used is None or store.name in line.outer_names or line.read_by_closure(store.name):
             continue
+        read = _attributes_read(cls, used)
         for param, attribute in sorted(kept_params[cls].items()):
             argument = argument_for(call, cls, param, facts)
             passed = [argument.value] if isinstance(argument, cst.Name) else _held_names(facts, argument)
-            models = [(name, built) for name in passed if name in deleted and (built := _model(facts, function, name)) is not None]
-            if not models or attribute in _attributes_read(facts, cls, used) or _released_by_a_method(facts, cls, attribute):
+            models = [(name, built) for name in passed if name in context.deleted and (built := _model(facts, function, name)) is not None]
+            if not models or read is None or attribute in read or _released_by_a_method(cls, attribute):
                 continue
             kept = _init_store(facts, cls, attribute)
             if kept is None:
@@ -843,7 +1041,7 @@ def _objects_left_holding(
                     f"'{attribute}' keeps {models[0][1].what} that {function.name}() deletes at line "
                     f"{facts.line_of(fact.node)} ('del {names}'): the '{cls.name}' object '{store.name}' stays alive "
                     f"and none of the methods still called on it reads '{attribute}', so the model stays in memory "
-                    f"through {_long_work(facts, loop)}"
+                    f"through {_describe_work(facts, context.work)}"
                 ),
                 confidence=Confidence.MEDIUM,
                 help=f"set '{attribute} = None' once the object no longer needs it (or pass the model only to the method that uses it)",
@@ -851,8 +1049,32 @@ def _objects_left_holding(
             )
 
 
-def _attributes_read(facts: ModuleFacts, cls: ClassInfo, methods: set[str]) -> set[str]:
-    """``self.x`` attributes read by ``methods`` of ``cls`` and the methods they call on ``self``."""
+def _methods_called(context: _Context, holder: str, since: int, cls: ClassInfo) -> set[str] | None:
+    """The methods called on ``holder`` after the ``del`` (``cache.load(i)`` → ``load``;
+    ``cache[i]`` → ``__getitem__``), or None when the object was handed on, or a method of it
+    taken as a value (``hooks = {"end": validator.run}``), after event ``since``: anything may
+    use it then."""
+    line = context.line
+    if _escaped(context, holder, since + 1, None):
+        return None
+    methods: set[str] = set()
+    for event in line.between(since, len(line.events)):
+        if event.name != holder:
+            continue
+        if event.kind == "load":
+            if line.index(event) > context.index:
+                return None
+        elif event.kind == "member" and event.attribute in cls.methods:
+            return None  # a bound method handed on
+        elif event.kind in ("method", "member") and line.index(event) > context.index:
+            methods.add(event.attribute)
+    return methods
+
+
+def _attributes_read(cls: ClassInfo, methods: set[str]) -> set[str] | None:
+    """``self.x`` attributes read by ``methods`` of ``cls`` and the methods they call on ``self``
+    (``self(...)`` runs ``__call__``/``forward``), or None when one of them is inherited from a
+    class of another module (it may read anything)."""
     read: set[str] = set()
     todo, seen = list(methods), set()
     while todo:
@@ -862,16 +1084,20 @@ def _attributes_read(facts: ModuleFacts, cls: ClassInfo, methods: set[str]) -> s
         seen.add(name)
         method = cls.find_method(name)
         if method is None:
-            read.add(f"self.{name}")  # an attribute read directly, or a method of a base class: anything
+            if cls.has_unknown_bases or cls.qualified_bases:
+                return None
+            read.add(f"self.{name}")  # an attribute read directly
             continue
         for inner in walk(method.body):
             if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Name) and inner.value.value == "self":
                 read.add(f"self.{inner.attr.value}")
                 todo.append(inner.attr.value)
+            elif isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "self":
+                todo.extend(("__call__", "forward"))
     return read
 
 
-def _released_by_a_method(facts: ModuleFacts, cls: ClassInfo, attribute: str) -> bool:
+def _released_by_a_method(cls: ClassInfo, attribute: str) -> bool:
     """A method other than ``__init__`` rebinds or deletes ``attribute`` (``self.text_encoders =
     None`` once the captions are encoded): the class lets the model go itself."""
     for name, method in cls.methods.items():
@@ -880,14 +1106,9 @@ def _released_by_a_method(facts: ModuleFacts, cls: ClassInfo, attribute: str) ->
         for inner in walk(method.body):
             if isinstance(inner, cst.Assign) and any(dotted_name(t.target) == attribute for t in inner.targets):
                 return True
-            if isinstance(inner, cst.Del) and attribute in {dotted_name(t) for t in _del_targets(inner)}:
+            if isinstance(inner, cst.Del) and attribute in {dotted_name(t) for t in del_targets(inner)}:
                 return True
     return False
-
-
-def _del_targets(node: cst.Del) -> list[cst.BaseExpression]:
-    target = node.target
-    return [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
 
 
 def _init_store(facts: ModuleFacts, cls: ClassInfo, attribute: str) -> StatementFact | None:
@@ -901,34 +1122,3 @@ def _init_store(facts: ModuleFacts, cls: ClassInfo, attribute: str) -> Statement
         if isinstance(node, cst.Assign) and any(dotted_name(t.target) == attribute for t in node.targets):
             return statement
     return None
-
-
-def _name_violation(
-    facts: ModuleFacts,
-    fact: StatementFact,
-    function: FunctionInfo,
-    node: cst.Del,
-    lingering: list[_Holding],
-    loop: _Event,
-    confidence: Confidence,
-) -> Violation:
-    deleted = facts.describe(node)
-    first = lingering[0]
-    holders = ", ".join(dict.fromkeys(f"'{h.holder}'" for h in lingering))
-    if first.holder == first.model:
-        what = f"the list holds {first.built.what}, but {holders} still name the models"
-        help = f"delete the names too: 'del {', '.join(dict.fromkeys(h.holder for h in lingering))}'"
-    else:
-        what = f"{holders} still hold {first.built.what} ('{first.model}')"
-        help = f"delete {holders} too, or build it only where it is needed"
-    where = "the function returns" if function.node is not None else "the script ends"
-    return Violation(
-        node=node,
-        message=(
-            f"'{deleted}' frees nothing: {what} and are never read again, so the memory stays taken until "
-            f"{where}, through {_long_work(facts, loop)}"
-        ),
-        confidence=confidence,
-        help=help,
-        statement=fact.line,
-    )

@@ -13,6 +13,7 @@ from leaklint.analysis.places import Place
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
 from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.torch_api import LIGHTNING_TRAINERS
+from leaklint.analysis.timeline import del_targets
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Applicability, Confidence, Severity
 from leaklint.fixes.spec import SuggestedFix, add_keyword
@@ -45,9 +46,13 @@ own, or a name that nothing reads, while `return_predictions` is not passed (or 
 
 Confidence is high when the module passed is of a LightningModule class of the file whose
 `predict_step` returns something (or that keeps Lightning's default `predict_step`, which returns
-`self(batch)`); medium when the module comes from elsewhere. It stays quiet when the class's
-`predict_step` returns nothing, when `return_predictions=False` (or any value leaklint cannot read)
-is passed, when the result is used, when `*args` or `**kwargs` hide the arguments, and for a
+`self(batch)`); medium when the module comes from elsewhere, or its `predict_step` also returns
+nothing on some path. It stays quiet when the class's `predict_step` returns nothing, when
+`return_predictions=False` (or any value other than `True` and `None` that leaklint cannot read)
+is passed, when the trainer's strategy starts processes (`ddp_spawn`, `ddp_fork`,
+`ddp_notebook`: Lightning then returns nothing by default), when the file sets up a prediction
+writer that writes once per epoch (`write_interval="epoch"` or `"batch_and_epoch"`: Lightning keeps
+every batch's prediction for it whatever `return_predictions` says), when the result is used, when `*args` or `**kwargs` hide the arguments, and for a
 call at the top level of a notebook cell (the notebook shows the list and keeps it in its output
 history: the user asked for it).
 
@@ -139,6 +144,47 @@ def run(loader, keras_model, x):
     pl.Trainer().predict(Embedder("out"), loader)
     keras_model.predict(x)
 """,
+        # A strategy that starts processes returns nothing by default; a writer that works on the
+        # whole epoch needs Lightning to keep every batch's prediction anyway.
+        """
+import lightning.pytorch as pl
+import torch
+from lightning.pytorch.callbacks import BasePredictionWriter
+
+class Segmenter(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Conv2d(3, 4, 1)
+
+    def predict_step(self, batch, batch_idx):
+        return self.net(batch).argmax(1)
+
+class EpochWriter(BasePredictionWriter):
+    def __init__(self, path):
+        super().__init__(write_interval="epoch")
+        self.path = path
+
+    def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices):
+        torch.save(predictions, self.path)
+
+def run(loader):
+    pl.Trainer(devices=1, callbacks=[EpochWriter("masks.pt")]).predict(Segmenter(), dataloaders=loader)
+""",
+        """
+import lightning.pytorch as pl
+import torch
+
+class Segmenter(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Conv2d(3, 4, 1)
+
+    def predict_step(self, batch, batch_idx):
+        return self.net(batch).argmax(1)
+
+def run(loader):
+    pl.Trainer(devices=4, strategy="ddp_spawn").predict(Segmenter(), dataloaders=loader)
+""",
     )
     INVALID = (
         # The tile segmenter: a writer callback saves every batch, predict() keeps them all too.
@@ -184,6 +230,30 @@ def embed_all(loader, ckpt, other_module):
     outputs = trainer.predict(Encoder.load_from_checkpoint(ckpt), loader)  # expect: LL310
     trainer.predict(other_module, loader)  # expect: LL310
 """,
+        # Explicit None is the default; a predict_step that returns nothing on some path (medium);
+        # a result deleted unread.
+        """
+import lightning.pytorch as pl
+import torch
+
+class Detector(pl.LightningModule):
+    def __init__(self, keep_outputs=True):
+        super().__init__()
+        self.net = torch.nn.Linear(16, 4)
+        self.keep_outputs = keep_outputs
+
+    def predict_step(self, batch, batch_idx):
+        boxes = self.net(batch)
+        if not self.keep_outputs:
+            return None
+        return boxes
+
+def run(loader):
+    trainer = pl.Trainer(devices=1)
+    trainer.predict(Detector(), loader, return_predictions=None)  # expect: LL310
+    preds = trainer.predict(Detector(), loader)  # expect: LL310
+    del preds
+""",
     )
 
     def check(self, facts: ModuleFacts) -> Iterator[Violation]:
@@ -228,6 +298,8 @@ def embed_all(loader, ckpt, other_module):
 
 
 # --- detection ------------------------------------------------------------------------------------
+#: Words in a strategy's name or start method that mean Lightning starts new processes.
+SPAWNING = ("spawn", "fork", "notebook")
 #: Class methods that build a module of their class (``Model.load_from_checkpoint(path)``).
 LOADING_CLASSMETHODS = frozenset({"load_from_checkpoint"})
 
@@ -242,11 +314,14 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         if not _dropped(facts, place):
             continue
         function = place.function(facts) or facts.structure.top
-        if not _lightning_trainer(facts, call.func.value, function):
-            continue
+        trainer = _lightning_trainer(facts, call.func.value, function)
+        if trainer is None or (isinstance(trainer, cst.Call) and _spawns_processes(trainer)):
+            continue  # not Lightning's; or a strategy that starts processes, where nothing is returned
         keep = call_argument(call, -1, "return_predictions")
-        if keep is not None and not (isinstance(keep, cst.Name) and keep.value == "True"):
+        if keep is not None and not (isinstance(keep, cst.Name) and keep.value in ("True", "None")):
             continue
+        if _epoch_writer(facts):
+            continue  # a writer that works on the whole epoch needs the predictions kept anyway
         module = call_argument(call, 0, "model")
         cls = _module_class(facts, module, function) if module is not None else None
         returned = _returned(facts, cls) if cls is not None else None
@@ -254,12 +329,12 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
             continue  # its predict_step returns nothing: a list of None per batch
         if cls is not None:
             what = f"what '{cls.name}.predict_step' returns ({returned})"
-            confidence = Confidence.HIGH
+            confidence = Confidence.MEDIUM if _returns_none_somewhere(cls) else Confidence.HIGH
         else:
             what = "what the module's predict_step returns (its outputs, by default 'self(batch)')"
             confidence = Confidence.MEDIUM
         fix = None
-        if isinstance(place.path[-1], cst.Expr) and keep is None:
+        if isinstance(place.path[-1], cst.Expr) and keep is None and not _epoch_writer(facts):
             fix = SuggestedFix(
                 "pass return_predictions=False",
                 Applicability.SAFE,
@@ -291,22 +366,72 @@ def _dropped(facts: ModuleFacts, place: Place) -> bool:
         return True
     function = place.function(facts)
     scope = function.node if function is not None and function.node is not None else facts.module
-    return not any(type(node) is cst.Name and node.value == target.value and node is not target for node in walk(scope))
+    deleted = {id(t) for node in walk(scope) if type(node) is cst.Del for t in del_targets(node)}  # type: ignore[arg-type]
+    return not any(
+        type(node) is cst.Name and node.value == target.value and node is not target and id(node) not in deleted for node in walk(scope)
+    )
 
 
-def _lightning_trainer(facts: ModuleFacts, expr: cst.BaseExpression, function: FunctionInfo) -> bool:
-    """``pl.Trainer(...)`` itself, a name or attribute the file binds to one, or ``self.trainer``
-    in a LightningModule."""
+def _lightning_trainer(facts: ModuleFacts, expr: cst.BaseExpression, function: FunctionInfo) -> cst.Call | bool | None:
+    """The ``pl.Trainer(...)`` call that builds the trainer ``expr`` is (itself, or what a name or
+    attribute of the file is bound to), True for ``self.trainer`` in a LightningModule (built
+    elsewhere), None for anything else."""
     if isinstance(expr, cst.Call):
-        return facts.imports.resolve(expr.func) in LIGHTNING_TRAINERS
+        return expr if facts.imports.resolve(expr.func) in LIGHTNING_TRAINERS else None
     name = dotted_name(expr)
     if name is None:
-        return False
+        return None
     if name == "self.trainer" and function.cls is not None and function.cls.is_lightning:
         return True
+    for value in facts.index.visible_values(function, name):
+        if isinstance(value, cst.Call) and facts.imports.resolve(value.func) in LIGHTNING_TRAINERS:
+            return value
+    return None
+
+
+def _spawns_processes(trainer: cst.Call) -> bool:
+    """``strategy="ddp_spawn"`` (or ``ddp_fork``, ``ddp_notebook``, a strategy object started
+    with ``start_method="spawn"``): Lightning then returns no predictions by default."""
+    strategy = call_argument(trainer, -1, "strategy")
+    if strategy is None:
+        return False
+    return any(isinstance(node, cst.SimpleString) and any(word in node.value for word in SPAWNING) for node in walk(strategy))
+
+
+def _epoch_writer(facts: ModuleFacts) -> bool:
+    """The file sets up a prediction writer that writes once per epoch (``write_interval="epoch"``
+    or ``"batch_and_epoch"``, as a keyword or as the first argument of a writer class): Lightning
+    keeps every batch's prediction for it whatever ``return_predictions`` says."""
+    for node in walk(facts.module):
+        if not isinstance(node, cst.Call):
+            continue
+        interval = call_argument(node, -1, "write_interval")
+        if interval is None and node.args and node.args[0].keyword is None and _is_writer(facts, node):
+            interval = node.args[0].value
+        if isinstance(interval, cst.SimpleString) and "epoch" in interval.value:
+            return True
+    return False
+
+
+def _is_writer(facts: ModuleFacts, call: cst.Call) -> bool:
+    """``call`` builds a prediction writer (Lightning's ``BasePredictionWriter`` or a class of the
+    file deriving from it), or is the ``super().__init__(...)`` of one."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "__init__":
+        return True  # super().__init__("epoch") inside a writer class; checked by the string below
+    cls = facts.structure.classes_by_name.get(func.value) if isinstance(func, cst.Name) else None
+    bases = cls.qualified_bases if cls is not None else (facts.imports.resolve(func) or "",)
+    return any(base.endswith("BasePredictionWriter") for base in bases)
+
+
+def _returns_none_somewhere(cls: ClassInfo) -> bool:
+    """``predict_step`` also returns nothing on some path (a bare ``return``, ``return None``)."""
+    method = cls.find_method("predict_step")
+    if method is None:
+        return False
     return any(
-        isinstance(value, cst.Call) and facts.imports.resolve(value.func) in LIGHTNING_TRAINERS
-        for value in facts.index.visible_values(function, name)
+        isinstance(node, cst.Return) and (node.value is None or (isinstance(node.value, cst.Name) and node.value.value == "None"))
+        for node in walk(method.body, into=not_into_scopes)
     )
 
 
