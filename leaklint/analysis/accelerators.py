@@ -13,6 +13,7 @@ from leaklint.analysis.calls import call_graph
 from leaklint.analysis.device import is_hf_trainer
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import FunctionInfo
+from leaklint.analysis.syntax import call_argument
 
 if TYPE_CHECKING:
     from leaklint.analysis.facts import ModuleFacts
@@ -45,15 +46,4 @@ def argument_for_parameter(call: cst.Call, function: FunctionInfo, param: str) -
     params = list(function.params)
     if function.is_method and params[:1] in (["self"], ["cls"]):
         params = params[1:]
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value == param:
-                return arg.value
-            continue
-        if position < len(params) and params[position] == param:
-            return arg.value
-        position += 1
-    return None
+    return call_argument(call, params.index(param), param) if param in params else None
