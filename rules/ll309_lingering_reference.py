@@ -11,7 +11,7 @@ import libcst as cst
 
 from leaklint.analysis import percall_api
 from leaklint.analysis.accelerators import is_accelerator
-from leaklint.analysis.calls import local_callee
+from leaklint.analysis.calls import callee_name, local_callee
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.heavy import Built, argument_for, attributes_from_params, built_here
 from leaklint.analysis.names import dotted_name
@@ -692,7 +692,7 @@ def _frees_after(line: Timeline, index: int, work: Event) -> bool:
     """A memory-freeing call (``gc.collect()``, ``torch.cuda.empty_cache()``) follows the ``del``
     before the long work: the author means to give the memory back."""
     return any(
-        event.kind == "call" and _last_name(event.node) in FREEING_CALLS  # type: ignore[arg-type]
+        event.kind == "call" and callee_name(event.node.func) in FREEING_CALLS  # type: ignore[arg-type]
         for event in line.between(index, line.index(work))
     )
 
@@ -710,15 +710,6 @@ def _describe_work(facts: ModuleFacts, event: Event) -> str:
     if event.kind == "loop":
         return f"the loop at line {facts.line_of(event.node)}"
     return f"'{event.name}()' at line {facts.line_of(event.node)}, which loops"
-
-
-def _last_name(call: cst.Call) -> str | None:
-    func = call.func
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return None
 
 
 # --- names and containers that still hold the model -------------------------------------------------
@@ -803,8 +794,6 @@ def _idle(context: _Context, name: str, since: int, inside: cst.CSTNode | None =
     line = context.line
     if name in context.function.params or name in line.outer_names or line.read_by_closure(name):
         return False
-    if context.function.node is None and _read_in_any_function(context.facts, name):
-        return False  # a module-level name: functions of the script may read it
     first = line.first_after(context.index, name)
     if first is not None and (first.kind != "store" and first.kind != "del" or line.index(first) < context.work_index):
         return False  # read again (still needed), or released before the work
@@ -828,7 +817,7 @@ def _escaped(context: _Context, name: str, since: int, inside: cst.CSTNode | Non
             if line.kept_by_its_place(event):
                 return True
             continue
-        if _last_name(call) in KEEPS_NOTHING and isinstance(call.func, cst.Name):
+        if callee_name(call.func) in KEEPS_NOTHING and isinstance(call.func, cst.Name):
             continue
         callee = local_callee(call, context.function, facts)
         if callee is not None and callee.node is not None:
@@ -853,13 +842,6 @@ def _can_keep_arguments(function: cst.FunctionDef) -> bool:
             if any(isinstance(target, (cst.Attribute, cst.Subscript)) for target in targets):
                 return True
     return False
-
-
-def _read_in_any_function(facts: ModuleFacts, name: str) -> bool:
-    return any(
-        info.node is not None and any(type(node) is cst.Name and node.value == name for node in walk(info.node.body))
-        for info in facts.structure.functions.values()
-    )
 
 
 def _emptied(context: _Context, holder: str, store: Event | None) -> bool:
@@ -888,7 +870,7 @@ def _same_model(value: cst.BaseExpression | None, name: str) -> bool:
         value = value.func.value
     if isinstance(value, cst.Name):
         return value.value == name
-    if isinstance(value, cst.Call) and _last_name(value) in SAME_MODEL_CALLS and value.args:
+    if isinstance(value, cst.Call) and callee_name(value.func) in SAME_MODEL_CALLS and value.args:
         return isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == name
     return False
 
@@ -945,7 +927,7 @@ def _prepared(context: _Context) -> _Prepared | None:
     facts, line, function = context.facts, context.line, context.function
     for event in line.between(-1, context.index):
         call = event.node
-        if event.kind != "call" or event.guarded or not isinstance(call, cst.Call) or _last_name(call) not in percall_api.PREPARE_METHODS:
+        if event.kind != "call" or event.guarded or not isinstance(call, cst.Call) or callee_name(call.func) not in percall_api.PREPARE_METHODS:
             continue
         if not isinstance(call.func, cst.Attribute) or not is_accelerator(call.func.value, function, facts):
             continue

@@ -110,9 +110,9 @@ class Timeline:
         )
 
     def reachable(self, start: cst.CSTNode, target: cst.CSTNode) -> bool:
-        """``target`` can run after the statement holding ``start``: it is in a later statement of
-        the same block or of an enclosing one, with no ``return`` / ``raise`` in between and not in
-        another branch of an ``if`` that holds ``start``."""
+        """``target`` can run after the statement holding ``start`` (which no loop holds): it is in
+        a later statement of the same block or of an enclosing one, with no ``return`` / ``raise``
+        in between and not in another branch of an ``if`` that holds ``start``."""
         node = start
         while node in self._parents and not isinstance(self._parents[node], _BLOCKS):
             node = self._parents[node]
@@ -130,8 +130,6 @@ class Timeline:
             node = owner
             while node in self._parents and not isinstance(self._parents[node], _BLOCKS):
                 node = self._parents[node]
-            if isinstance(node, (cst.For, cst.While)) and any(inner is target for inner in walk(node)):
-                return True  # the next iteration runs the loop's body again
         return False
 
     def kept_by_its_place(self, event: Event) -> bool:
