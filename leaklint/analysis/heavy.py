@@ -17,6 +17,7 @@ from leaklint.analysis import percall_api, torch_api
 from leaklint.analysis.calls import function_named
 from leaklint.analysis.names import dotted_name
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
+from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.values import Role
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence
@@ -217,16 +218,7 @@ def argument_for(call: cst.Call, cls: ClassInfo, param: str, facts: ModuleFacts)
     info = facts.structure.functions.get(init) if init is not None else None
     if info is None or param not in info.params[1:]:
         return None
-    position = info.params[1:].index(param)
-    for index, arg in enumerate(call.args):
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value == param:
-                return arg.value
-        elif index == position:
-            return arg.value
-    return None
+    return call_argument(call, info.params[1:].index(param), param)
 
 
 def _model_holders(facts: ModuleFacts) -> dict[ClassInfo, str]:
