@@ -16,7 +16,7 @@ from leaklint.analysis.places import COMPREHENSIONS, FEW_RUNS, Level, Place, per
 from leaklint.analysis.steps import is_per_step_hook
 from leaklint.analysis.structure import ClassInfo, FunctionInfo
 from leaklint.analysis.iterations import few_runs
-from leaklint.analysis.tensorflow import tf_api, tf_graph
+from leaklint.analysis.tensorflow import is_tf_function, tf_api, tf_graph
 from leaklint.analysis.torch_api import CHECKPOINT_ITERATORS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import walk
 from leaklint.findings import Confidence, Severity
@@ -441,18 +441,10 @@ for cell_type in cell_types:
 
 
 # --- detection ------------------------------------------------------------------------------------
-TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v2.function", "tensorflow.compat.v1.function"})
 #: Methods that run once per object, not per step: a tf.function made there is made once.
 _ONCE_METHODS = frozenset({"__init__", "__post_init__", "build", "setup", "on_fit_start", "on_train_start", "compile"})
 _PER_STEP_LEVELS = (Level.STEP, Level.EPOCH)
 _STORING_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault", "update"})
-
-
-def _is_tf_function(facts: ModuleFacts, expr: cst.BaseExpression) -> bool:
-    """``tf.function`` or ``tf.function(...)`` used as a decorator or a wrapper."""
-    if isinstance(expr, cst.Call):
-        expr = expr.func
-    return facts.imports.resolve(expr) in TF_FUNCTION
 
 
 def _is_cache_guard(test: cst.BaseExpression) -> bool:
@@ -507,11 +499,11 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
 
     index = facts.index
     places = [
-        p for p in index.calls_named("function") if facts.imports.resolve(p.node.func) in TF_FUNCTION  # type: ignore[attr-defined]
+        p for p in index.calls_named("function") if is_tf_function(facts, p.node)  # type: ignore[arg-type]
     ] + [
         p
         for p in index.decorated_with("function")
-        if any(_is_tf_function(facts, d.decorator) for d in p.node.decorators)  # type: ignore[attr-defined]
+        if any(is_tf_function(facts, d.decorator) for d in p.node.decorators)  # type: ignore[attr-defined]
     ]
     instances = _traced_instantiations(facts)
     if not places and not instances:
@@ -544,7 +536,7 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
 
 
 def _decorator(facts: ModuleFacts, node: cst.FunctionDef) -> cst.BaseExpression:
-    return next(d.decorator for d in node.decorators if _is_tf_function(facts, d.decorator))
+    return next(d.decorator for d in node.decorators if is_tf_function(facts, d.decorator))
 
 
 def _per_object(
@@ -726,7 +718,7 @@ def _runners(facts: ModuleFacts, cls: ClassInfo) -> _Runners | None:
         pending.extend(current.local_bases)
     traced = frozenset(
         name for name, node in methods.items()
-        if any(_is_tf_function(facts, d.decorator) for d in node.decorators) and is_bound_to_object(node)
+        if any(is_tf_function(facts, d.decorator) for d in node.decorators) and is_bound_to_object(node)
     )
     if not traced:
         return None

@@ -15,7 +15,7 @@ from leaklint.analysis.places import COMPREHENSIONS, Place
 from leaklint.analysis.structure import FunctionInfo, bound_names
 from leaklint.analysis.syntax import call_argument
 from leaklint.analysis.iterations import few_runs
-from leaklint.analysis.tensorflow import Site, TfGraph, tf_graph
+from leaklint.analysis.tensorflow import Site, TfGraph, has_input_signature, is_tf_function, tf_graph
 from leaklint.analysis.torch_api import LOOPS_OR_FUNCTIONS, TENSORFLOW_CODE, TENSORFLOW_ROOTS
 from leaklint.analysis.walk import not_into_scopes, walk
 from leaklint.findings import Confidence, Severity
@@ -272,7 +272,6 @@ for t in range(100000):
 
 
 # --- detection ------------------------------------------------------------------------------------
-TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v2.function", "tensorflow.compat.v1.function"})
 #: Builtins that turn numbers into numbers.
 _NUMBER_BUILTINS = frozenset({"float", "int", "max", "min", "round", "abs", "pow"})
 #: The standard library module whose functions take and return Python numbers (``math.exp``,
@@ -319,15 +318,6 @@ def find_violations(facts: ModuleFacts) -> Iterator[Violation]:
         )
 
 
-def _is_tf_function(facts: ModuleFacts, expr: cst.BaseExpression) -> bool:
-    return facts.imports.resolve(expr.func if isinstance(expr, cst.Call) else expr) in TF_FUNCTION
-
-
-def _has_signature(call: cst.BaseExpression) -> bool:
-    """``tf.function(..., input_signature=[...])``: one trace serves every call."""
-    return isinstance(call, cst.Call) and any(a.keyword is not None and a.keyword.value == "input_signature" for a in call.args)
-
-
 def _traced_functions(facts: ModuleFacts, tf: TfGraph) -> dict[FunctionInfo, str]:
     """Local functions decorated with ``@tf.function`` (no input_signature), by their name."""
     found = {}
@@ -335,7 +325,7 @@ def _traced_functions(facts: ModuleFacts, tf: TfGraph) -> dict[FunctionInfo, str
         node = info.node
         assert node is not None
         for decorator in node.decorators:
-            if _is_tf_function(facts, decorator.decorator) and not _has_signature(decorator.decorator):
+            if is_tf_function(facts, decorator.decorator) and not has_input_signature(decorator.decorator):
                 found[info] = info.name
     return found
 
@@ -354,8 +344,8 @@ def _traced_callee(
     bound = tf.lookup(name, tf.scopes_of(place))
     if not bound:
         return None
-    wrapped = [b.value for b in bound if isinstance(b.value, cst.Call) and _is_tf_function(facts, b.value) and not b.element]
-    if wrapped and len(wrapped) == len(bound) and not any(_has_signature(w) for w in wrapped):
+    wrapped = [b.value for b in bound if isinstance(b.value, cst.Call) and is_tf_function(facts, b.value) and not b.element]
+    if wrapped and len(wrapped) == len(bound) and not any(has_input_signature(w) for w in wrapped):
         return name
     return None
 

@@ -1194,14 +1194,27 @@ def _training_sites(facts: ModuleFacts) -> TrainingSites:
     return TrainingSites(frozenset(loops), frozenset(functions))
 
 
+#: ``tf.function`` under the names TensorFlow exports it as.
+TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v2.function", "tensorflow.compat.v1.function"})
+
+
+def is_tf_function(facts: ModuleFacts, expr: cst.BaseExpression) -> bool:
+    """``tf.function`` or ``tf.function(...)``, as a decorator or a wrapper."""
+    return facts.imports.resolve(expr.func if isinstance(expr, cst.Call) else expr) in TF_FUNCTION
+
+
+def has_input_signature(expr: cst.BaseExpression) -> bool:
+    """``tf.function(..., input_signature=[...])``: every argument is a tensor of the given spec,
+    so one trace serves every call."""
+    return isinstance(expr, cst.Call) and any(arg.keyword is not None and arg.keyword.value == "input_signature" for arg in expr.args)
+
+
 def in_tf_function(facts: ModuleFacts, function: FunctionInfo) -> bool:
     """``function`` (or a function around it) is decorated with ``tf.function``: its body is
     traced once, not run per call."""
     current: FunctionInfo | None = function
     while current is not None and current.node is not None:
-        for decorator in current.node.decorators:
-            expr = decorator.decorator
-            if tf_api(facts.imports.resolve(expr.func if isinstance(expr, cst.Call) else expr)) == "function":
-                return True
+        if any(is_tf_function(facts, decorator.decorator) for decorator in current.node.decorators):
+            return True
         current = current.parent
     return False
