@@ -361,7 +361,10 @@ for epoch in range(10):
 
     class Repro(Rule.Repro):
         """A step that creates a new trainable variable and hands it to the optimizer (which makes
-        its slot variables and keeps them), vs a step that assigns to one variable made once."""
+        its slot variables and keeps them), vs a step that assigns to one variable made once. The
+        optimizer is TensorFlow's own v1 Adam, which runs eagerly in TF2 and keeps slots per
+        variable as tf_keras (Keras 2) optimizers do; a Keras 3 optimizer refuses a variable it
+        was not built with (``ValueError: Unknown variable``) instead of keeping it."""
 
         requires = ("tensorflow",)
         tensors = False
@@ -372,7 +375,7 @@ for epoch in range(10):
             ctx.w = tf.Variable(tf.zeros([256, 256]))
             ctx.bias = tf.Variable(tf.zeros([256]))
             ctx.x = tf.random.normal([64, 256])
-            ctx.optimizer = tf.keras.optimizers.Adam(1e-3)
+            ctx.optimizer = tf.compat.v1.train.AdamOptimizer(1e-3)
 
         def _step(self, ctx, bias):
             import tensorflow as tf

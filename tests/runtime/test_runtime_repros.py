@@ -9,7 +9,8 @@ from leaklint.findings import Severity
 from leaklint.registry import all_rules
 
 RULES = all_rules()
-TENSORFLOW_RULES = ("LL501", "LL502", "LL503")
+#: Rules whose repro runs TensorFlow, which CI does not install (bench/RESULTS.md has their figures).
+TENSORFLOW_RULES = tuple(code for code, rule in RULES.items() if rule.has_repro() and "tensorflow" in rule.Repro.requires)
 #: Rules about leaklint's own comments: nothing happens at run time, so there is nothing to measure.
 NO_RUNTIME = {code for code, rule in RULES.items() if rule.severity is Severity.HYGIENE}
 
