@@ -12,7 +12,7 @@ from leaklint.analysis.guards import absent_names, lazily_built
 from leaklint.analysis.iterations import few_runs
 from leaklint.analysis.names import dotted_name, names_read
 from leaklint.analysis.syntax import subscript_base
-from leaklint.analysis.keras import is_keras_callback_hook, is_keras_name
+from leaklint.analysis.keras import KERAS_STEP_METHODS, is_keras_callback_hook, is_keras_layer_method
 from leaklint.analysis.places import Level, Place, loop_level, step_level, walk_with_ancestors
 from leaklint.analysis.structure import FunctionInfo
 from leaklint.analysis.tensorflow import in_tf_function, tf_api, tf_graph, training_sites
@@ -398,12 +398,6 @@ for epoch in range(10):
 _VARIABLE = frozenset({"Variable"})
 #: Loops that run once per training step or epoch (LL502's notion).
 _PER_STEP_LEVELS = (Level.STEP, Level.EPOCH)
-#: Methods Keras runs for every batch, of a subclass of a Keras layer or model: ``call`` (every
-#: forward pass, in ``fit`` inside its traced ``train_function``) and the custom steps ``fit`` /
-#: ``evaluate`` / ``predict`` run.
-_KERAS_STEP_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
-#: What a class must subclass for Keras to run its ``call``: a layer or a model.
-_KERAS_LAYER_BASES = frozenset({"Layer", "Model", "Sequential"})
 
 #: Methods that fill a container kept on an object.
 _FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "add", "setdefault"})
@@ -528,7 +522,7 @@ def _per_step_tf_functions(facts: ModuleFacts) -> dict[FunctionInfo, _Found]:
         return True
 
     for info in facts.structure.functions.values():
-        if info.is_method and info.name in _KERAS_STEP_METHODS and _is_keras_layer(facts, info):
+        if info.is_method and info.name in KERAS_STEP_METHODS and is_keras_layer_method(info):
             note(info, Confidence.MEDIUM, f"on every call of '{info.name}', which Keras runs for every batch")
         elif is_keras_callback_hook(facts, info):
             note(info, Confidence.MEDIUM, f"on every call of the Keras callback hook '{info.name}'")
@@ -551,17 +545,6 @@ def _per_step_tf_functions(facts: ModuleFacts) -> dict[FunctionInfo, _Found]:
             if note(callee, found[caller][0], f"on every call of '{callee.name}', which '{caller.name}' calls every step"):
                 frontier.append(callee)
     return found
-
-
-def _is_keras_layer(facts: ModuleFacts, info: FunctionInfo) -> bool:
-    """A method of a subclass of a Keras layer or model (through the file's own classes too)."""
-    cls = info.cls
-    if cls is None:
-        return False
-    for base in cls.qualified_bases:
-        if is_keras_name(base) and (base.rsplit(".", 1)[-1] in _KERAS_LAYER_BASES or ".layers." in base):
-            return True
-    return False
 
 
 def _once_guarded(place: Place) -> bool:

@@ -49,6 +49,25 @@ def is_model_loader(qualified: str | None) -> bool:
     return is_keras_name(qualified) and qualified.rsplit(".", 1)[-1] in _MODEL_LOADERS  # type: ignore[union-attr]
 
 
+#: Methods Keras runs for every batch, of a subclass of a Keras layer or model: ``call`` (every
+#: forward pass, in ``fit`` inside its traced ``train_function``) and the custom steps ``fit`` /
+#: ``evaluate`` / ``predict`` run.
+KERAS_STEP_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
+#: What a class must subclass for Keras to run its ``call``: a layer or a model.
+_KERAS_LAYER_BASES = frozenset({"Layer", "Model", "Sequential"})
+
+
+def is_keras_layer_method(info: FunctionInfo) -> bool:
+    """A method of a subclass of a Keras layer or model (through the file's own classes too)."""
+    cls = info.cls
+    if cls is None:
+        return False
+    for base in cls.qualified_bases:
+        if is_keras_name(base) and (base.rsplit(".", 1)[-1] in _KERAS_LAYER_BASES or ".layers." in base):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class KerasEvidence:
     confidence: Confidence

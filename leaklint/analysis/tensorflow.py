@@ -1203,10 +1203,19 @@ def is_tf_function(facts: ModuleFacts, expr: cst.BaseExpression) -> bool:
     return facts.imports.resolve(expr.func if isinstance(expr, cst.Call) else expr) in TF_FUNCTION
 
 
+def input_signature(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The ``input_signature`` of ``tf.function(fn, input_signature)`` or
+    ``tf.function(..., input_signature=[...])`` (the second parameter of ``tf.function``)."""
+    if not isinstance(expr, cst.Call):
+        return None
+    signature = call_argument(expr, 1, "input_signature")
+    return None if isinstance(signature, cst.Name) and signature.value == "None" else signature
+
+
 def has_input_signature(expr: cst.BaseExpression) -> bool:
-    """``tf.function(..., input_signature=[...])``: every argument is a tensor of the given spec,
-    so one trace serves every call."""
-    return isinstance(expr, cst.Call) and any(arg.keyword is not None and arg.keyword.value == "input_signature" for arg in expr.args)
+    """``tf.function`` given an ``input_signature``: every argument is a tensor of the given
+    spec, so one trace serves every call."""
+    return input_signature(expr) is not None
 
 
 def in_tf_function(facts: ModuleFacts, function: FunctionInfo) -> bool:

@@ -154,3 +154,194 @@ def test_a_loop_of_tensorflow_ops_alone_adds_a_few_nodes_per_iteration_and_is_no
     # each unrolled copy of `x = tf.tanh(x @ w)` is two nodes; of `cell(x)`, a whole layer
     source = DECODER.replace("STEPS", "200").replace("x, [state] = cell(x, [state])", "x = tf.tanh(x @ state)")
     assert confidences(source) == {}
+
+
+def test_an_input_signature_passed_by_position_makes_the_arguments_tensors_too():
+    # tf.function(fn, input_signature): the signature is tf.function's second parameter
+    source = """
+        import tensorflow as tf
+
+        cell = tf.keras.layers.GRUCell(64)
+
+        def rollout(x, state, steps):
+            for _ in range(steps):
+                x, [state] = cell(x, [state])
+            return x
+
+        fast = tf.function(rollout, [tf.TensorSpec([None, 64]), tf.TensorSpec([None, 64]), tf.TensorSpec([], tf.int32)])
+        fast(tf.zeros([2, 64]), tf.zeros([2, 64]), 500)
+        """
+    assert confidences(source) == {}
+    assert confidences(source.replace(", [tf.TensorSpec([None, 64]), tf.TensorSpec([None, 64]), tf.TensorSpec([], tf.int32)])", ")")) == {7: Confidence.HIGH}
+
+
+def test_a_parameter_the_body_rebinds_to_a_tensor_is_a_tensor_bound():
+    source = DECODER.replace("STEPS", "200").replace(
+        "        for _ in range(steps):", "        steps = tf.minimum(steps, 512 - tf.shape(x)[1])\n        for _ in range(steps):"
+    )
+    assert confidences(source) == {}
+
+
+def test_the_count_of_a_range_with_a_start_and_a_step_is_its_length():
+    assert confidences(DECODER.replace("range(steps)", "range(0, steps, 64)").replace("STEPS", "512")) == {}
+    found = findings(DECODER.replace("range(steps)", "range(steps - 1, -1, -1)").replace("STEPS", "200"))
+    assert [(f.line, f.confidence) for f in found] == [(8, Confidence.HIGH)] and "200 copies" in found[0].message
+
+
+def test_layers_picked_through_a_local_name_and_a_list_of_levels_are_not_reported():
+    source = """
+        import tensorflow as tf
+
+        class Encoder(tf.keras.Model):
+            def __init__(self, depth=24):
+                super().__init__()
+                self.blocks = [tf.keras.layers.Dense(64) for _ in range(depth)]
+                self.head = tf.keras.layers.Conv2D(8, 3)
+
+            @tf.function
+            def call(self, x, features):
+                for i in range(len(self.blocks)):
+                    block = self.blocks[i]
+                    x = block(x)
+                outputs = []
+                for level in range(len(features)):
+                    outputs.append(self.head(features[level]))
+                return x, outputs
+        """
+    assert confidences(source) == {}
+
+
+def test_a_helper_of_plain_python_arithmetic_adds_nothing_to_the_graph():
+    source = """
+        import tensorflow as tf
+
+        def out_length(length, stride):
+            return (length - 3) // stride + 1
+
+        @tf.function
+        def lengths(x):
+            length = x.shape[1]
+            for i in range(500):
+                length = out_length(length, 2)
+            return length
+        """
+    assert confidences(source) == {}
+
+
+def test_a_helper_the_tf_function_calls_is_traced_with_it():
+    source = """
+        import tensorflow as tf
+
+        cell = tf.keras.layers.GRUCell(256)
+
+        def autoregress(state, steps=300):
+            x = tf.zeros_like(state)
+            for _ in reversed(range(steps)):
+                x, [state] = cell(x, [state])
+            return x
+
+        @tf.function
+        def generate(features):
+            return autoregress(features)
+        """
+    found = findings(source)
+    assert [(f.line, f.confidence) for f in found] == [(8, Confidence.HIGH)]
+    assert "traced with the tf.function 'generate'" in found[0].message
+
+
+def test_a_step_method_keras_traces_is_medium_confidence():
+    # fit() traces train_step unless the model is compiled with run_eagerly=True
+    source = """
+        import tensorflow as tf
+
+        class Accumulating(tf.keras.Model):
+            def __init__(self, micro_batches=32):
+                super().__init__()
+                self.micro_batches = micro_batches
+                self.body = tf.keras.layers.Dense(10)
+
+            def train_step(self, data):
+                x, y = data
+                size = x.shape[0] // self.micro_batches
+                for i in range(self.micro_batches):
+                    with tf.GradientTape() as tape:
+                        loss = self.compiled_loss(y[i * size:(i + 1) * size], self.body(x[i * size:(i + 1) * size]))
+                    self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables), self.trainable_variables))
+                return {"loss": loss}
+
+        Accumulating()
+        """
+    found = findings(source)
+    assert [(f.line, f.confidence) for f in found] == [(13, Confidence.MEDIUM)]
+    assert "Keras traces 'train_step' in fit()" in found[0].message
+
+
+def test_a_gradient_without_an_optimizer_step_is_not_a_training_loop():
+    # an adversarial attack's tape: reported at the loop, not as a traced training loop
+    source = """
+        import tensorflow as tf
+
+        classifier = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+
+        @tf.function
+        def pgd(images, labels, steps=40):
+            adv = images
+            for _ in range(steps):
+                with tf.GradientTape() as tape:
+                    tape.watch(adv)
+                    loss = tf.reduce_sum(classifier(adv))
+                adv = adv + 0.01 * tf.sign(tape.gradient(loss, adv))
+            return adv
+
+        pgd(tf.zeros([8, 4]), tf.zeros([8]))
+        """
+    found = findings(source)
+    assert [(f.line, f.confidence) for f in found] == [(9, Confidence.HIGH)]
+    assert "training loop" not in found[0].message
+
+
+def test_thousands_of_iterations_of_tensorflow_ops_alone_are_medium_confidence():
+    source = DECODER.replace("STEPS", "10000").replace("x, [state] = cell(x, [state])", "x = tf.tanh(x @ state)")
+    assert confidences(source) == {8: Confidence.MEDIUM}
+
+
+def test_a_signature_dimension_gives_the_count_of_a_static_shape():
+    source = """
+        import tensorflow as tf
+
+        norm = tf.keras.layers.LayerNormalization()
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 224, 224, CHANNELS])])
+        def per_channel(images):
+            outputs = []
+            for c in range(images.shape[-1]):
+                outputs.append(norm(images[..., c]))
+            return tf.stack(outputs, -1)
+        """
+    assert confidences(source.replace("CHANNELS", "3")) == {}
+    assert confidences(source.replace("CHANNELS", "64")) == {9: Confidence.HIGH}
+    assert confidences(source.replace("CHANNELS", "None")) == {}
+
+
+def test_a_keras_call_looping_over_a_static_shape_is_left_alone():
+    # Keras's own RNN(unroll=True): fine for short sequences, and the file does not say how long
+    source = """
+        import keras
+        from keras import layers, ops
+
+        class CustomRNN(layers.Layer):
+            def __init__(self, units=32):
+                super().__init__()
+                self.units = units
+                self.projection = layers.Dense(units, activation="tanh")
+
+            def call(self, inputs):
+                state = ops.zeros((inputs.shape[0], self.units))
+                for t in range(LENGTH):
+                    state = self.projection(inputs[:, t, :]) + state
+                return state
+
+        CustomRNN()
+        """
+    assert confidences(source.replace("LENGTH", "inputs.shape[1]")) == {}
+    assert confidences(source.replace("LENGTH", "500")) == {13: Confidence.MEDIUM}
