@@ -128,26 +128,31 @@ def test_the_training_step_itself_as_the_tf_function_is_not_reported():
     assert confidences(source) == {}
 
 
+ROLLOUT = """
+    import tensorflow as tf
+
+    cell = tf.keras.layers.GRUCell(64)
+
+    def rollout(x, state, steps=96):
+        for _ in range(steps):
+            x, [state] = cell(x, [state])
+        return x
+
+    fast = tf.function(rolloutSIGNATURE)
+    fast(tf.zeros([2, 64]), tf.zeros([2, 64])ARGUMENT)
+    """
+SIGNATURE = ", [tf.TensorSpec([None, 64]), tf.TensorSpec([None, 64]), tf.TensorSpec([], tf.int32)]"
+
+
+def rollout(signature: str = "", argument: str = "") -> str:
+    return ROLLOUT.replace("SIGNATURE", signature).replace("ARGUMENT", argument)
+
+
 def test_a_function_wrapped_by_a_tf_function_call_is_traced_too():
-    source = """
-        import tensorflow as tf
-
-        cell = tf.keras.layers.GRUCell(64)
-
-        def rollout(x, state, horizon=96):
-            outputs = []
-            for _ in range(horizon):
-                x, [state] = cell(x, [state])
-                outputs.append(x)
-            return tf.stack(outputs)
-
-        fast = tf.function(rollout)
-        fast(tf.zeros([2, 64]), tf.zeros([2, 64]))
-        """
     # the calls of the wrapper are calls of the function: the default, 96, holds
-    assert confidences(source) == {8: Confidence.HIGH}
-    assert "96 copies" in findings(source)[0].message
-    assert confidences(source.replace("fast(tf.zeros([2, 64]), tf.zeros([2, 64]))", "fast(tf.zeros([2, 64]), tf.zeros([2, 64]), horizon=8)")) == {}
+    assert confidences(rollout()) == {7: Confidence.HIGH}
+    assert "96 copies" in findings(rollout())[0].message
+    assert confidences(rollout(argument=", steps=8")) == {}
 
 
 def test_a_loop_of_tensorflow_ops_alone_adds_a_few_nodes_per_iteration_and_is_not_reported():
@@ -158,21 +163,8 @@ def test_a_loop_of_tensorflow_ops_alone_adds_a_few_nodes_per_iteration_and_is_no
 
 def test_an_input_signature_passed_by_position_makes_the_arguments_tensors_too():
     # tf.function(fn, input_signature): the signature is tf.function's second parameter
-    source = """
-        import tensorflow as tf
-
-        cell = tf.keras.layers.GRUCell(64)
-
-        def rollout(x, state, steps):
-            for _ in range(steps):
-                x, [state] = cell(x, [state])
-            return x
-
-        fast = tf.function(rollout, [tf.TensorSpec([None, 64]), tf.TensorSpec([None, 64]), tf.TensorSpec([], tf.int32)])
-        fast(tf.zeros([2, 64]), tf.zeros([2, 64]), 500)
-        """
-    assert confidences(source) == {}
-    assert confidences(source.replace(", [tf.TensorSpec([None, 64]), tf.TensorSpec([None, 64]), tf.TensorSpec([], tf.int32)])", ")")) == {7: Confidence.HIGH}
+    assert confidences(rollout(SIGNATURE, ", 500")) == {}
+    assert confidences(rollout("", ", 500")) == {7: Confidence.HIGH}
 
 
 def test_a_parameter_the_body_rebinds_to_a_tensor_is_a_tensor_bound():
