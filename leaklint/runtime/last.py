@@ -107,6 +107,8 @@ def render(code: str, path: Path | None = None) -> str:
         ]
     if host_meter:
         rows.append((f"host memory ({host_meter}) gained per iteration", "host_growth_per_iteration", _bytes))
+        if not leaky.get("live") and leaky.get("host_held") is not None:
+            rows.append((f"host memory ({host_meter}) held at the end", "host_held", _bytes))
     rows.append(("time per iteration", "seconds_per_iteration", lambda s: "-" if s is None else f"{s * 1e3:.2f} ms"))
     table = ["| measured | leaky | fixed |", "| --- | --- | --- |"]
     table += [f"| {label} | {show(leaky.get(key))} | {show(fixed.get(key))} |" for label, key, show in rows]

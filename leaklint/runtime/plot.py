@@ -37,7 +37,7 @@ def focus(result: RuleResult) -> str:
         return "host" if leaky.host else "time"
     if verdict == PEAK:
         if not leaky.live:
-            return "time"
+            return "host" if leaky.host else "time"
         peak_ratio = leaky.peak / fixed.peak if fixed.peak > 0 else float("inf")
         held_ratio = leaky.held / fixed.held if fixed.held > 0 else float("inf")
         return "held" if peak_ratio < PEAK_RATIO <= held_ratio else "peak"

@@ -8,8 +8,9 @@ by adding keys: ``schema``, ``leaklint``, ``torch``, ``device``, ``iterations``,
 psutil or matplotlib is missing), ``no repro``), ``verdict``, ``reason``, ``host_meter`` and ``leaky`` /
 ``fixed`` (null unless the repro ran), each with integer byte counts ``growth_per_iteration``,
 ``host_growth_per_iteration`` (null without a host meter), ``peak``, ``held``,
-``allocated_per_iteration``, ``seconds_per_iteration`` and the series ``live`` and ``host``
-(bytes at the end of every iteration, warm-up included). Bytes are relative to the moment before
+``allocated_per_iteration``, ``seconds_per_iteration``, the series ``live`` and ``host``
+(bytes at the end of every iteration, warm-up included) and ``host_held`` (the host meter's
+reading after the last step; null without a host meter). Bytes are relative to the moment before
 the variant's first step.
 """
 
@@ -39,6 +40,7 @@ def _variant(stats: VariantStats | None) -> dict[str, Any] | None:
         "seconds_per_iteration": round(stats.seconds_per_iteration, 6),
         "live": [round(value) for value in stats.live],
         "host": [round(value) for value in stats.host],
+        "host_held": None if stats.host_held is None else round(stats.host_held),
     }
 
 
@@ -99,10 +101,18 @@ def _row(result: RuleResult) -> list[str]:
         format_bytes(fixed.growth) if tensors else "-",
         host,
         _pair(format_bytes(leaky.peak), format_bytes(fixed.peak)) if tensors else "-",
-        _pair(format_bytes(leaky.held), format_bytes(fixed.held)) if tensors else "-",
+        _pair(format_bytes(leaky.held), format_bytes(fixed.held)) if tensors else _host_held(result),
         _pair(f"{leaky.seconds_per_iteration * 1e3:.2f}", f"{fixed.seconds_per_iteration * 1e3:.2f}"),
         verdict_cell(result),
     ]
+
+
+def _host_held(result: RuleResult) -> str:
+    """The HELD cell of a repro measured on the host only: what the host meter still holds."""
+    held_l, held_f = result.leaky.host_held, result.fixed.host_held  # type: ignore[union-attr]
+    if held_l is None or held_f is None:
+        return "-"
+    return _pair(format_bytes(held_l), format_bytes(held_f)) + f" {result.host_meter}"
 
 
 HEADER = [

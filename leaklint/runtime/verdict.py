@@ -22,6 +22,10 @@ GROWTH_SHARE = 0.02
 MIN_HOST_GROWTH = 1024.0
 #: A leaky peak (or bytes held between steps) this many times the fixed one is a peak finding.
 PEAK_RATIO = 1.25
+#: Without a tensor meter (a TensorFlow repro), what the host meter still holds after the leaky
+#: variant's last step must exceed the fixed one's by this much (and PEAK_RATIO times) to be a
+#: peak: memory kept from one step into the next, measured on the host.
+MIN_HOST_HELD = 64 * 1024.0
 #: A leaky step this many times slower than the fixed one is a perf finding...
 PERF_RATIO = 1.5
 #: ... when it is also this many seconds slower: below that, a step's time is the timer's and the
@@ -104,6 +108,12 @@ class VariantStats:
         return self.live[-1] if self.live else 0.0
 
     @property
+    def host_held(self) -> float | None:
+        """The host meter's reading after the last step: host bytes still held (None without a
+        host meter)."""
+        return self.host[-1] if self.host else None
+
+    @property
     def allocated_per_iteration(self) -> float:
         return statistics.median(self._after_warmup(self.allocated)) if self.allocated else 0.0
 
@@ -137,6 +147,14 @@ def _ratio(leaky: float, fixed: float, floor: float) -> bool:
     return leaky - fixed >= floor and leaky >= PEAK_RATIO * fixed
 
 
+def _held_on_host(leaky: VariantStats, fixed: VariantStats) -> bool:
+    """Measured without tensor meters, the leaky variant still holds :data:`MIN_HOST_HELD` more
+    on the host after its last step than the fixed one (and :data:`PEAK_RATIO` times as much): it
+    keeps one step's memory into the next, as a persistent tape kept by an object does."""
+    held_l, held_f = leaky.host_held, fixed.host_held
+    return held_l is not None and held_f is not None and _ratio(held_l, max(held_f, 0.0), MIN_HOST_HELD)
+
+
 def decide(leaky: VariantStats, fixed: VariantStats) -> Verdict:
     """The strongest verdict the two variants support, strongest first: growth, host growth, peak,
     perf. Nothing is confirmed when the fixed variant's tensor bytes grow."""
@@ -152,6 +170,8 @@ def decide(leaky: VariantStats, fixed: VariantStats) -> Verdict:
         if host_l - host_f >= MIN_HOST_GROWTH and host_l >= MIN_HOST_GROWTH:
             return Verdict(HOST_GROWTH, threshold)
     if _ratio(leaky.peak, fixed.peak, threshold) or _ratio(leaky.held, fixed.held, threshold):
+        return Verdict(PEAK, threshold)
+    if not leaky.live and _held_on_host(leaky, fixed):
         return Verdict(PEAK, threshold)
     slow, fast = leaky.seconds_per_iteration, fixed.seconds_per_iteration
     # Noise only ever adds time: the slowdown must show in every leaky step (its fastest one is

@@ -60,7 +60,7 @@ def test_json_output_follows_the_documented_schema():
     assert list(ll102) == ["code", "name", "severity", "device", "status", "verdict", "reason", "host_meter", "leaky", "fixed"]
     assert list(ll102["leaky"]) == [
         "growth_per_iteration", "host_growth_per_iteration", "peak", "held",
-        "allocated_per_iteration", "seconds_per_iteration", "live", "host",
+        "allocated_per_iteration", "seconds_per_iteration", "live", "host", "host_held",
     ]  # fmt: skip
     assert (ll102["status"], ll102["verdict"]) == ("confirmed", "growth confirmed")
     assert len(ll102["leaky"]["live"]) == 9  # warm-up included
@@ -280,6 +280,7 @@ def plot_cases():
         "held": synthetic("LL104", "peak", "peak confirmed", VariantStats((2e6,) * 8, (3e6,) * 8, flat, (), seconds, 3), VariantStats((1e6,) * 8, (2.5e6,) * 8, flat, (), seconds, 3)),
         "time": synthetic("LL402", "perf", "perf confirmed", VariantStats(flat, flat, flat, (), (0.2,) * 8, 3), VariantStats(flat, flat, flat, (), seconds, 3)),
         "python host": synthetic("LL303", "leak", "host growth confirmed", VariantStats((), (), (), rising, seconds, 3), VariantStats((), (), (), flat, seconds, 3), "python"),
+        "host held": synthetic("LL509", "peak", "peak confirmed", VariantStats((), (), (), (1e6,) * 8, seconds, 3), VariantStats((), (), (), (3e3,) * 8, seconds, 3)),
     }
 
 
@@ -288,7 +289,15 @@ def test_the_plot_shows_what_each_verdict_is_about():
 
     assert {name: focus(result) for name, result in plot_cases().items()} == {
         "live": "live", "host": "host", "peak": "peak", "held": "held", "time": "time", "python host": "host",
+        "host held": "host",
     }  # fmt: skip
+
+
+def test_a_repro_measured_on_the_host_only_shows_what_the_host_still_holds():
+    from leaklint.runtime.report import render_text
+
+    row = render_text([plot_cases()["host held"]]).splitlines()[1]
+    assert "976.6 KiB / 2.9 KiB heap" in row and row.rstrip().endswith("peak confirmed")
 
 
 def test_the_plot_labels_its_quantity_in_plain_numbers():

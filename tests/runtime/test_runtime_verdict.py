@@ -112,3 +112,15 @@ def test_noise_on_a_step_is_no_perf_finding():
     assert decide(every_one_disturbed, stats(live=flat, seconds=[10e-6] * 8)).verdict == NOT_CONFIRMED  # 40 us
     slower_every_time = stats(live=flat, seconds=[0.002] * 7 + [0.0012])
     assert decide(slower_every_time, stats(live=flat, seconds=[0.001] * 8)).verdict == PERF  # even its fastest step
+
+
+def test_without_tensor_meters_memory_the_host_still_holds_after_the_last_step_is_peak():
+    # a TensorFlow repro: a persistent tape kept between steps holds ~1 MiB on the heap, flat
+    kept = stats(host=[984 * KIB] + [986 * KIB] * 7)
+    released = stats(host=[2 * KIB] + [3 * KIB] * 7)
+    assert decide(kept, released).verdict == PEAK
+    # under 64 KiB more, or less than 1.25 times as much, is not a peak
+    assert decide(stats(host=[40 * KIB] * 8), released).verdict == NOT_CONFIRMED
+    assert decide(stats(host=[1100 * KIB] * 8), stats(host=[1000 * KIB] * 8)).verdict == NOT_CONFIRMED
+    # with tensor meters, the tensor bytes decide, not the host level
+    assert decide(stats(live=[0] * 8, host=[986 * KIB] * 8), stats(live=[0] * 8, host=[3 * KIB] * 8)).verdict == NOT_CONFIRMED
