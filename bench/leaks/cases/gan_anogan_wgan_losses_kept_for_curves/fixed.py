@@ -64,7 +64,8 @@ def train_wgangp(loader, epochs=200, n_critic=5, lambda_gp=10.0, device="cuda"):
             z = torch.randn(real.size(0), LATENT, device=device)
 
             opt_d.zero_grad()
-            fake = G(z)
+            with torch.no_grad():
+                fake = G(z)  # the critic step only needs the images
             d_loss = -D(real).mean() + D(fake.detach()).mean() + lambda_gp * gradient_penalty(D, real, fake.detach())
             d_loss.backward()
             opt_d.step()

@@ -49,6 +49,7 @@ class SupervisedLearningExperiment:
             total += loss.item()
         return total / len(self.train_set)
 
+    @torch.no_grad()
     def trajectory_predict(self, dataset):
         predictions, targets = [], []
         for states, controls in dataset:

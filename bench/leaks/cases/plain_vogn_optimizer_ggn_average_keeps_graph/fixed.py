@@ -19,7 +19,7 @@ class InputRecorder:
                 module.register_forward_hook(self._save)
 
     def _save(self, module, args, output):
-        self.inputs[module] = args[0]
+        self.inputs[module] = args[0].detach()  # the values, not the forward's graph
 
 
 class VOGN(torch.optim.Optimizer):
