@@ -8,7 +8,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from leaklint.analysis.calls import call_graph
+from leaklint.analysis.calls import call_graph, constructions
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.iterations import few_runs
 from leaklint.analysis.names import dotted_name, dotted_names_in
@@ -621,11 +621,7 @@ class _FigureAnalysis:
         sites = list(self._graph.sites_of(function))
         cls = function.cls
         if function.name == "__init__" and cls is not None and function.parent is None:
-            sites += [
-                (call, statement) for call, statement, _ in self._graph.resolved
-                if isinstance(call.func, cst.Name) and call.func.value == cls.name
-                and self.facts.structure.classes.get(cls.node) is cls
-            ]
+            sites += constructions(self.facts, cls)
         return sites
 
     def repeated_by(self, function: FunctionInfo, depth: int = 0) -> str | None:

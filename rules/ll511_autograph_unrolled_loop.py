@@ -12,7 +12,7 @@ from typing import Iterator
 import libcst as cst
 
 from leaklint.analysis.accelerators import argument_for_parameter
-from leaklint.analysis.calls import function_named, local_callee
+from leaklint.analysis.calls import constructions, function_named, local_callee
 from leaklint.analysis.facts import ModuleFacts
 from leaklint.analysis.names import dotted_name, names_read
 from leaklint.analysis.steps import resolved_calls
@@ -866,14 +866,7 @@ def _call_sites(facts: ModuleFacts, function: FunctionInfo) -> list[tuple[cst.Ca
     """Where the file calls ``function``: its calls (methods through the objects the file builds),
     or, for ``__init__``, the constructions of its class."""
     if function.name == "__init__" and function.cls is not None:
-        cls = function.cls
-        sites = []
-        for place in facts.index.calls_named(cls.name):
-            call = place.node
-            assert isinstance(call, cst.Call)
-            if isinstance(call.func, cst.Name) and facts.structure.classes_by_name.get(call.func.value) is cls:
-                sites.append((call, place.function(facts) or facts.structure.top))
-        return sites
+        return [(call, statement.function) for call, statement in constructions(facts, function.cls)]
     return [(call, fact.function) for call, fact, callee in resolved_calls(facts) if callee is function]
 
 

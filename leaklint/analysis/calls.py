@@ -140,3 +140,13 @@ def caller_of(place: Place, facts: ModuleFacts) -> FunctionInfo:
 def call_graph(facts: ModuleFacts) -> CallGraph:
     """The module's :class:`CallGraph`, built once per file."""
     return facts.derived(CallGraph)
+
+
+def constructions(facts: ModuleFacts, cls: ClassInfo) -> list[tuple[cst.Call, StatementFact]]:
+    """Where the file builds an object of ``cls`` by its name (``Grapher(...)``): the calls that run
+    its ``__init__``, with their statements."""
+    return [
+        (call, statement)
+        for call, statement, _ in call_graph(facts).resolved
+        if isinstance(call.func, cst.Name) and call.func.value == cls.name and facts.structure.classes.get(cls.node) is cls
+    ]
