@@ -313,3 +313,13 @@ def test_the_plot_labels_its_quantity_in_plain_numbers():
     ]  # fmt: skip
     assert all(ax.yaxis.get_offset_text().get_text() == "" for ax in figure.axes[:6])
     assert figure.axes[4].get_yscale() == "log"  # 200x slower: the fixed line would vanish on a linear axis
+
+
+def test_the_rule_page_of_a_repro_measured_on_the_host_only_shows_what_the_host_still_holds(tmp_path):
+    from leaklint.runtime import last
+    from leaklint.runtime.report import result_to_dict
+
+    store = last.save([result_to_dict(plot_cases()["host held"])], device="cpu", torch_version="-", iterations=8, warmup=3, path=tmp_path / "verify.json")
+    section = last.render("LL509", store)
+    assert "| host memory (heap) held at the end | 976.6 KiB | 2.9 KiB |" in section
+    assert "tensor bytes held at the end" not in section
