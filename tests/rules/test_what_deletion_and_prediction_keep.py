@@ -40,27 +40,28 @@ def test_a_del_followed_by_a_memory_freeing_call_is_high_confidence_and_medium_w
     assert confidences(SD3_LISTS.replace("        gc.collect()\n", ""), "LL309") == {12: Confidence.MEDIUM}
 
 
+PREPARED = """
+    import gc
+
+    from accelerate import Accelerator
+    from diffusers import UNet2DConditionModel
+
+    def main(args, loader):
+        accelerator = Accelerator()
+        unet = UNet2DConditionModel.from_pretrained(args.model, subfolder="unet")
+        unet, loader = accelerator.prepare(unet, loader)
+        for batch in loader:
+            accelerator.backward(unet(batch).sample.mean())
+        del unet
+        gc.collect()
+        for prompt in args.prompts:
+            print(prompt)
+    """
+
+
 def test_a_model_an_accelerator_prepared_is_medium_confidence_even_with_a_freeing_call():
     # that the Accelerator keeps it is the library's behaviour, not something the file shows
-    source = """
-        import gc
-
-        import torch
-        from accelerate import Accelerator
-        from diffusers import UNet2DConditionModel
-
-        def main(args, loader):
-            accelerator = Accelerator()
-            unet = UNet2DConditionModel.from_pretrained(args.model, subfolder="unet")
-            unet, loader = accelerator.prepare(unet, loader)
-            for batch in loader:
-                accelerator.backward(unet(batch).sample.mean())
-            del unet
-            gc.collect()
-            for prompt in args.prompts:
-                print(prompt)
-        """
-    assert confidences(source, "LL309") == {14: Confidence.MEDIUM}
+    assert confidences(PREPARED, "LL309") == {13: Confidence.MEDIUM}
 
 
 PREDICT = """
@@ -93,25 +94,9 @@ def test_a_predict_step_that_returns_nothing_on_some_path_is_medium_confidence()
 
 def test_a_list_and_an_accelerator_that_both_hold_the_model_are_both_named():
     # deleting the list alone would still leave the model in the Accelerator's own list
-    source = """
-        import gc
-
-        from accelerate import Accelerator
-        from diffusers import UNet2DConditionModel
-
-        def main(args, loader):
-            accelerator = Accelerator()
-            unet = UNet2DConditionModel.from_pretrained(args.model, subfolder="unet")
-            unet, loader = accelerator.prepare(unet, loader)
-            for batch in loader:
-                models_to_accumulate = [unet]
-                accelerator.backward(unet(batch).sample.mean())
-            unet = accelerator.unwrap_model(unet)
-            del unet
-            gc.collect()
-            for prompt in args.prompts:
-                print(prompt)
-        """
+    source = PREPARED.replace(
+        "        for batch in loader:\n", "        for batch in loader:\n            models_to_accumulate = [unet]\n"
+    ).replace("        del unet\n", "        unet = accelerator.unwrap_model(unet)\n        del unet\n")
     findings, errors = lint_snippet(textwrap.dedent(source), [all_rules()["LL309"]])
     assert errors == [] and len(findings) == 1
     assert "'models_to_accumulate' still hold" in findings[0].message
